@@ -1,0 +1,58 @@
+# lightagent development tasks. `make help` lists them.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.setup-stamp
+DISTS := lightagent-core lightagent-flow lightagent-dag lightagent-mcp lightagent-rag-fts \
+         lightagent-memory-mem0 lightagent-guardrails contracts
+PYPROJECTS := $(foreach d,$(DISTS),$(d)/pyproject.toml)
+PYTEST := $(PY) -m pytest
+
+.DEFAULT_GOAL := help
+.PHONY: help setup demo test test-slow test-all lint format bench dists check-dists clean
+
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
+
+$(STAMP): $(PYPROJECTS) requirements-dev.txt Makefile
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "lightagent needs Python 3.10+")'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(foreach d,$(DISTS),-e ./$(d)) -r requirements-dev.txt
+	touch $(STAMP)
+
+setup: $(STAMP) ## Create .venv and install every distribution editable, with dev tools
+
+demo: $(STAMP) ## The tour: plugins, an agent with tools and a durable session, flow, DAG, trace
+	$(PY) examples/demo.py
+
+test: $(STAMP) ## Every default test (slow fault-injection and load tests: make test-slow)
+	$(PYTEST) -m "not slow"
+
+test-slow: $(STAMP) ## The slow crash, fault-injection and load tests
+	$(PYTEST) -m slow
+
+test-all: test test-slow ## Both of the above
+
+lint: $(STAMP) ## ruff check and format check
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(STAMP) ## ruff fix and format
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
+
+bench: $(STAMP) ## Benchmarks; results go to bench/RESULTS.md
+	$(PY) bench/run.py
+
+dists: $(STAMP) ## Build a wheel and sdist of every distribution into dist/
+	rm -rf dist && mkdir -p dist
+	$(foreach d,$(DISTS),$(PIP) wheel -q --no-deps -w dist ./$(d) &&) true
+
+check-dists: dists ## Install lightagent-core[flow,dag] from the wheels into a fresh venv and check it
+	$(PY) scripts/check_dists.py dist
+
+clean: ## Remove the venv, build output and caches
+	rm -rf $(VENV) dist build .ruff_cache .pytest_cache
+	find . -name __pycache__ -prune -exec rm -rf {} +

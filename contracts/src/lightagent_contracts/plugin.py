@@ -1,0 +1,1 @@
+"""lightagent-contracts as a lightagent plugin: it registers nothing at runtime."""

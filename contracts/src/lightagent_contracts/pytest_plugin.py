@@ -1,0 +1,1 @@
+"""The pytest plugin of lightagent-contracts: fixtures for plugin test suites."""

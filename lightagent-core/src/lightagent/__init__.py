@@ -1,0 +1,115 @@
+"""lightagent: a small microkernel for LLM agents, extended by plugins.
+
+Importing this package is cheap: every public name is loaded from its module on first
+use, and no plugin, model client or database driver is imported until needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from lightagent._version import __version__
+
+# Public name -> module that defines it. The one place that says where each name lives.
+_EXPORTS: dict[str, str] = {
+    # kernel
+    "hookimpl": "lightagent.hookspecs",
+    "hookspec": "lightagent.hookspecs",
+    "Registry": "lightagent.registry",
+    "ProviderEntry": "lightagent.registry",
+    "PluginHost": "lightagent.plugins",
+    "PluginInfo": "lightagent.plugins",
+    "get_host": "lightagent.plugins",
+    "get_registry": "lightagent.plugins",
+    # errors
+    "LightAgentError": "lightagent.errors",
+    "ModelError": "lightagent.errors",
+    "ToolError": "lightagent.errors",
+    "ValidationError": "lightagent.errors",
+    "ConfigurationError": "lightagent.errors",
+    "PolicyError": "lightagent.errors",
+    "ApprovalError": "lightagent.errors",
+    "BudgetError": "lightagent.errors",
+    "CancelledError": "lightagent.errors",
+    "StorageError": "lightagent.errors",
+    "PluginError": "lightagent.errors",
+    "ERROR_TAXONOMY": "lightagent.errors",
+    "classify_exception": "lightagent.errors",
+    # agent loop
+    "LightAgent": "lightagent.agent",
+    "RunResult": "lightagent.results",
+    "StreamEvent": "lightagent.results",
+    "CancellationToken": "lightagent.cancellation",
+    # models
+    "Model": "lightagent.models.base",
+    "ModelRequest": "lightagent.models.base",
+    "ModelResponse": "lightagent.models.base",
+    "ToolCall": "lightagent.models.base",
+    "OpenAIModel": "lightagent.models.openai_compat",
+    "ProviderProfile": "lightagent.models.profiles",
+    "get_profile": "lightagent.models.profiles",
+    "ScriptedModel": "lightagent.models.scripted",
+    # tools
+    "tool": "lightagent.tools.decorator",
+    "Tool": "lightagent.tools.decorator",
+    "ToolRegistry": "lightagent.tools.registry",
+    "ToolLoader": "lightagent.tools.loader",
+    "AsyncToolDispatcher": "lightagent.tools.dispatch",
+    "safe_expression": "lightagent.tools.builtin",
+    # events, sessions, trace
+    "SessionEvent": "lightagent.events.model",
+    "SessionStore": "lightagent.events.store",
+    "InMemorySessionStore": "lightagent.events.memory_store",
+    "JsonlSessionStore": "lightagent.events.jsonl_store",
+    "SqlSessionStore": "lightagent.events.sql_store",
+    "SqliteSessionStore": "lightagent.events.sql_store",
+    "ContextProjector": "lightagent.events.projector",
+    "TraceSummary": "lightagent.events.trace",
+    "summarize_trace": "lightagent.events.trace",
+    "JsonlTraceExporter": "lightagent.events.trace",
+    "redact": "lightagent.events.redaction",
+    # control
+    "HookContext": "lightagent.hooks",
+    "HookDecision": "lightagent.hooks",
+    "HookManager": "lightagent.hooks",
+    "PolicyHook": "lightagent.hooks",
+    "GuardrailDecision": "lightagent.guardrails",
+    "CapabilityRegistry": "lightagent.capabilities",
+    "CapabilitySpec": "lightagent.capabilities",
+    "BaseCapabilityProvider": "lightagent.capabilities",
+    "PolicyEngine": "lightagent.policy",
+    "PolicyDecision": "lightagent.policy",
+    "SecurityContext": "lightagent.security",
+    "PermissionSet": "lightagent.security",
+    "CapabilityGate": "lightagent.security",
+    "ApprovalToken": "lightagent.security",
+    "HumanApprovalHook": "lightagent.review",
+    "ApprovalRequest": "lightagent.review",
+    "ApprovalDecision": "lightagent.review",
+    "InMemoryReviewStore": "lightagent.review",
+    "JsonReviewStore": "lightagent.review",
+    "SqlReviewStore": "lightagent.review",
+    # ecosystem
+    "ConnectorManifest": "lightagent.connectors.manifest",
+    "validate_connector": "lightagent.connectors.validate",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lightagent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from lightagent.errors import *  # noqa: F403

@@ -1,0 +1,3 @@
+"""The version of lightagent-core."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,235 @@
+"""Typed errors with stable ``LA-…`` codes, a one-line hint and structured details."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ERROR_TAXONOMY",
+    "ApprovalError",
+    "BudgetError",
+    "CancelledError",
+    "ConfigurationError",
+    "ErrorInfo",
+    "LightAgentError",
+    "ModelError",
+    "PluginError",
+    "PolicyError",
+    "StorageError",
+    "ToolError",
+    "ValidationError",
+    "classify_exception",
+]
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """What a code means and the one-line hint shown with it."""
+
+    code: str
+    family: str
+    message: str
+    hint: str
+
+
+def _info(code: str, family: str, message: str, hint: str) -> tuple[str, ErrorInfo]:
+    return code, ErrorInfo(code, family, message, hint)
+
+
+# Codes are public and stable: add freely, never rename or reuse one.
+ERROR_TAXONOMY: dict[str, ErrorInfo] = dict(
+    [
+        # The seeds' provider codes (HTTP status of the model endpoint).
+        _info("LA-400", "model", "The model endpoint rejected the request.", "Check the model name, message shapes and tool schemas sent."),
+        _info("LA-401", "model", "The model endpoint refused the credentials.", "Set OPENAI_API_KEY or pass api_key=; check it belongs to base_url."),
+        _info("LA-403", "model", "The model endpoint denied access.", "Check the key's permissions for this model and region."),
+        _info("LA-404", "model", "The model or endpoint was not found.", "Check model= and base_url= (most servers end in /v1)."),
+        _info("LA-408", "model", "The model request timed out.", "Raise the timeout or retry; check the server is reachable."),
+        _info("LA-413", "model", "The request is too large for the model.", "Trim history, use filter_tools, or use a model with a larger context."),
+        _info("LA-429", "model", "The model endpoint is rate limiting.", "Lower concurrency or raise max_retry; Retry-After is honoured."),
+        _info("LA-500", "model", "The model endpoint failed.", "Retry later; the failure is on the provider side."),
+        _info("LA-503", "model", "The model endpoint is unavailable.", "Retry later or switch base_url to a healthy endpoint."),
+        _info("LA-PROVIDER", "model", "The model provider failed.", "Check the provider's logs and the request in the trace."),
+        _info("LA-TRUNCATED", "model", "The model stream ended without a finish.", "The connection dropped mid-answer; retry the run."),
+        _info("LA-MODEL-OUTPUT", "model", "The model output could not be used.", "Check the provider profile; the raw output is in details."),
+        _info("LA-JSON", "validation", "A value is not valid JSON.", "Send a JSON object that matches the schema."),
+        _info("LA-VALIDATION", "validation", "A value does not match its schema.", "Fix the fields named in details."),
+        _info("LA-CONFIG", "validation", "The configuration is invalid.", "Fix the argument named in the message."),
+        _info("LA-TOOL", "tool", "A tool call failed.", "Check the tool name and arguments; the error is in details."),
+        _info("LA-TOOL-NOT-FOUND", "tool", "The model called a tool that is not available.", "Register the tool or pass it with tools=."),
+        _info("LA-TOOL-ARGS", "tool", "The tool arguments do not match its schema.", "The model is told the schema error and may retry."),
+        _info("LA-TOOL-TIMEOUT", "tool", "The tool did not finish in time.", "Raise the tool's timeout or make it faster."),
+        _info("LA-TOOL-DEFINITION", "tool", "A tool definition is invalid.", "Run ToolRegistry.validate_tools() and fix what it lists."),
+        _info("LA-SANDBOX", "policy", "Code execution is not allowed here.", "Use safe_expression or an isolated tool of your own."),
+        _info("LA-GUARDRAIL", "policy", "A guardrail blocked the request.", "See the guardrail's reason; change the input or the rule."),
+        _info("LA-HOOK", "policy", "A hook blocked the request.", "See the hook's reason in the trace."),
+        _info("LA-POLICY", "policy", "The policy denied the operation.", "Grant the capability or ask for approval."),
+        _info("LA-APPROVAL", "policy", "The operation needs or failed an approval.", "Resolve the pending approval request, then resume."),
+        _info("LA-BUDGET", "budget", "A budget was exhausted.", "Raise the limit in BudgetLimits or lower the work."),
+        _info("LA-MAX-ITERATIONS", "budget", "The tool loop reached max_tool_iterations.", "Raise max_tool_iterations or simplify the task."),
+        _info("LA-CANCELLED", "budget", "The run was cancelled.", "A CancellationToken was triggered; start a new run."),
+        _info("LA-SESSION", "storage", "The session store failed.", "Check the store path or URL and its permissions."),
+        _info("LA-STORAGE", "storage", "A store operation failed.", "Check the store path or URL and its permissions."),
+        _info("LA-STORAGE-CONFLICT", "storage", "Another writer appended first.", "Reload the latest sequence and retry the append."),
+        _info("LA-STORAGE-CORRUPT", "storage", "Stored data is corrupt.", "Use the salvage path named in details; nothing was skipped."),
+        _info("LA-STORAGE-UNAVAILABLE", "storage", "The database is not reachable.", "Check the URL and that the server is running."),
+        _info("LA-PLUGIN", "plugin", "A plugin failed to load.", "Run `lightagent plugins` to see the failure; upgrade or disable it."),
+        _info("LA-PLUGIN-CONFLICT", "plugin", "Two plugins registered the same provider name.", "Uninstall or disable one of the two plugins named."),
+        _info("LA-PLUGIN-VERSION", "plugin", "A plugin does not support this lightagent-core.", "Upgrade the plugin or install a core version it admits."),
+        _info("LA-PROVIDER-NOT-FOUND", "plugin", "No provider is registered under that name.", "Install the plugin that provides it; `lightagent plugins` lists them."),
+        _info("LA-MISSING-EXTRA", "plugin", "An optional dependency is not installed.", "Install the extra named in the message."),
+        _info("LA-UNKNOWN", "unknown", "An unexpected error occurred.", "See details; report it if it persists."),
+    ]
+)
+
+
+class LightAgentError(Exception):
+    """Base of every lightagent error: a stable ``code``, a ``message``, a one-line ``hint`` and ``details``.
+
+    ``LightAgentError("LA-TOOL", "boom")`` follows the seeds' signature; subclasses
+    accept a bare message (``ToolError("boom")``) and use their family's default code.
+    """
+
+    default_code = "LA-UNKNOWN"
+    family = "unknown"
+
+    def __init__(
+        self,
+        code: str | None = None,
+        message: str | None = None,
+        guidance: str | None = None,
+        details: dict[str, Any] | None = None,
+        *,
+        hint: str | None = None,
+    ) -> None:
+        if code is not None and not code.startswith("LA-") and message is None:
+            code, message = None, code
+        code = code or self.default_code
+        info = ERROR_TAXONOMY.get(code)
+        if info is None and not code.startswith("LA-"):
+            code, info = "LA-UNKNOWN", ERROR_TAXONOMY["LA-UNKNOWN"]
+        self.code: str = code
+        self.message: str = message or (info.message if info else code)
+        self.hint: str = hint or guidance or (info.hint if info else "")
+        self.details: dict[str, Any] = dict(details or {})
+        super().__init__(self.message)
+
+    @property
+    def guidance(self) -> str:
+        """The seeds' name for :attr:`hint`."""
+        return self.hint
+
+    def __str__(self) -> str:
+        text = f"[{self.code}] {self.message}"
+        return f"{text} Hint: {self.hint}" if self.hint else text
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe form for results, traces and events."""
+        return {
+            "code": self.code,
+            "type": type(self).__name__,
+            "message": self.message,
+            "hint": self.hint,
+            "details": self.details,
+        }
+
+
+class ModelError(LightAgentError):
+    """The model endpoint failed, refused, or produced output that cannot be used."""
+
+    default_code = "LA-PROVIDER"
+    family = "model"
+
+    @property
+    def status_code(self) -> int | None:
+        """The HTTP status of the endpoint, when there was one."""
+        value = self.details.get("status_code")
+        return int(value) if value is not None else None
+
+
+class ToolError(LightAgentError):
+    """A tool is missing, invalid, failed, or timed out."""
+
+    default_code = "LA-TOOL"
+    family = "tool"
+
+
+class ValidationError(LightAgentError):
+    """An argument, schema or configuration value is invalid."""
+
+    default_code = "LA-VALIDATION"
+    family = "validation"
+
+
+class ConfigurationError(ValidationError):
+    """A constructor or call argument is invalid."""
+
+    default_code = "LA-CONFIG"
+
+
+class PolicyError(LightAgentError):
+    """A guardrail, hook, policy or gate denied an operation."""
+
+    default_code = "LA-POLICY"
+    family = "policy"
+
+
+class ApprovalError(PolicyError):
+    """An operation needs approval, or the approval given does not fit it."""
+
+    default_code = "LA-APPROVAL"
+
+
+class BudgetError(LightAgentError):
+    """A budget, an iteration limit or a deadline was exhausted."""
+
+    default_code = "LA-BUDGET"
+    family = "budget"
+
+
+class CancelledError(BudgetError):
+    """The run was cancelled through its :class:`CancellationToken`."""
+
+    default_code = "LA-CANCELLED"
+
+
+class StorageError(LightAgentError):
+    """A store failed, conflicted with another writer, or found corrupt data."""
+
+    default_code = "LA-STORAGE"
+    family = "storage"
+
+
+class PluginError(LightAgentError):
+    """A plugin failed to load, conflicts with another, or is missing."""
+
+    default_code = "LA-PLUGIN"
+    family = "plugin"
+
+
+_STATUS_CODES = {400, 401, 403, 404, 408, 413, 429, 500, 503}
+
+
+def classify_exception(exc: BaseException, default_code: str = "LA-UNKNOWN") -> str:
+    """The ``LA-…`` code that best describes ``exc`` (HTTP status first, then its type)."""
+    if isinstance(exc, LightAgentError):
+        return exc.code
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):
+        if status in _STATUS_CODES:
+            return f"LA-{status}"
+        if status == 502:
+            return "LA-500"
+        if status == 504:
+            return "LA-503"
+    if isinstance(exc, TimeoutError):
+        return "LA-408"
+    name = type(exc).__name__.lower()
+    if "timeout" in name:
+        return "LA-408"
+    if "json" in name:
+        return "LA-JSON"
+    return default_code

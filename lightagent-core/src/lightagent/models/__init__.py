@@ -1,0 +1,1 @@
+"""Model providers: the contract, the OpenAI-compatible client, profiles, the scripted model."""

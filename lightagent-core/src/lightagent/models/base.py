@@ -1,0 +1,145 @@
+"""The model contract: requests, responses, streamed chunks and the ``Model`` protocol.
+
+A model provider turns a :class:`ModelRequest` (OpenAI chat-completions shapes) into a
+:class:`ModelResponse`. Streaming yields OpenAI ``chat.completion.chunk`` dicts and ends
+with exactly one assembled :class:`ModelResponse`. Both sync and async forms exist so the
+sync driver never spins an event loop per call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "FINISH_REASONS",
+    "Model",
+    "ModelRequest",
+    "ModelResponse",
+    "StreamItem",
+    "ToolCall",
+    "Usage",
+]
+
+#: The normalized finish reasons; providers' other spellings are mapped onto these.
+FINISH_REASONS = ("stop", "tool_calls", "length", "content_filter", "error")
+
+
+@dataclass
+class ToolCall:
+    """One tool call the model asked for; ``arguments`` is the JSON text as normalized."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+    index: int = 0
+
+    def to_message(self) -> dict[str, Any]:
+        """The OpenAI ``tool_calls[]`` entry of an assistant message."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+    def parsed_arguments(self) -> Any:
+        """``arguments`` decoded; raises ``json.JSONDecodeError`` if it is not JSON."""
+        return json.loads(self.arguments) if self.arguments else {}
+
+
+@dataclass
+class Usage:
+    """Token usage of one or more model calls."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """The OpenAI ``usage`` shape."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+    @classmethod
+    def from_any(cls, value: Any) -> Usage | None:
+        """Read an OpenAI usage object or dict (``input_tokens``/``output_tokens`` too)."""
+        if value is None:
+            return None
+        get = value.get if isinstance(value, dict) else lambda k, d=None: getattr(value, k, d)
+        prompt = get("prompt_tokens") or get("input_tokens") or 0
+        completion = get("completion_tokens") or get("output_tokens") or 0
+        total = get("total_tokens") or (prompt + completion)
+        return cls(int(prompt), int(completion), int(total))
+
+
+@dataclass
+class ModelRequest:
+    """One chat-completions call: messages, tools and call options in OpenAI shapes."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = None
+    stream: bool = False
+    #: Further body parameters (temperature, max_tokens, provider extras).
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ModelResponse:
+    """A complete model answer, assembled from a response or from a stream."""
+
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = "stop"
+    usage: Usage | None = None
+    model: str | None = None
+    #: Provider quirks that were repaired on the way (e.g. ``"tool_calls_in_text"``).
+    repairs: list[str] = field(default_factory=list)
+
+    def to_message(self) -> dict[str, Any]:
+        """The assistant message to append to the history."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [call.to_message() for call in self.tool_calls]
+        return message
+
+
+#: What a stream yields: OpenAI chunk dicts, then one final ModelResponse.
+StreamItem = dict[str, Any] | ModelResponse
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A chat model. Register one with the ``register_models`` hook."""
+
+    name: str
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request`` in one call."""
+        ...
+
+    async def acomplete(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request`` in one call, on the event loop."""
+        ...
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamItem]:
+        """Yield OpenAI chunk dicts, then one final :class:`ModelResponse`."""
+        ...
+
+    def astream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        """Async form of :meth:`stream`."""
+        ...
