@@ -61,6 +61,7 @@ ERROR_TAXONOMY: dict[str, ErrorInfo] = dict(
         _info("LA-TOOL-ARGS", "tool", "The tool arguments do not match its schema.", "The model is told the schema error and may retry."),
         _info("LA-TOOL-TIMEOUT", "tool", "The tool did not finish in time.", "Raise the tool's timeout or make it faster."),
         _info("LA-TOOL-DEFINITION", "tool", "A tool definition is invalid.", "Run ToolRegistry.validate_tools() and fix what it lists."),
+        _info("LA-EXPRESSION", "validation", "The expression is not allowed by safe_expression.", "Use only numbers, strings, arithmetic, comparisons and literals."),
         _info("LA-SANDBOX", "policy", "Code execution is not allowed here.", "Use safe_expression or an isolated tool of your own."),
         _info("LA-GUARDRAIL", "policy", "A guardrail blocked the request.", "See the guardrail's reason; change the input or the rule."),
         _info("LA-HOOK", "policy", "A hook blocked the request.", "See the hook's reason in the trace."),
