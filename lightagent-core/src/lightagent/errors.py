@@ -113,6 +113,21 @@ ERROR_TAXONOMY: dict[str, ErrorInfo] = dict(
         _info("LA-DAG-VERIFIER-UNAVAILABLE", "dag", "A verifier key of the run is not registered here.", "Register every verifier_key the run uses before running it."),
         _info("LA-DAG-VERSION-CONFLICT", "dag", "The graph changed since the revision you read.", "Reload the run, check graph_revision, and retry."),
         _info("LA-DAG-WORKER-PROTOCOL", "dag", "A worker returned something that is not a TaskOutcome.", "Return TaskOutcome.candidate/decompose/blocked, or its JSON form."),
+        # LightFlow (lightagent-flow): the seeds' LA-FLOW-AGENT-ERROR / LA-FLOW-TIMEOUT plus our own.
+        _info("LA-FLOW-AGENT-ERROR", "flow", "A flow step's agent failed.", "See the step's error; raise max_retry or set fallback_agent."),
+        _info("LA-FLOW-TIMEOUT", "flow", "A flow step did not finish within its timeout.", "Raise the step's timeout or make its agent faster."),
+        _info("LA-FLOW-CYCLE", "validation", "The flow's dependencies form a cycle.", "Remove one depends_on edge of the cycle named in details."),
+        _info("LA-FLOW-UNKNOWN-DEPENDENCY", "validation", "A step depends on a step that does not exist.", "Add the step or fix the name in depends_on."),
+        _info("LA-FLOW-DUPLICATE-STEP", "validation", "Two steps have the same name.", "Give every step a unique name."),
+        _info("LA-FLOW-ISOLATED-STEP", "validation", "A step neither depends on nor feeds another step.", "Connect it with depends_on, or validate with strict=False."),
+        _info("LA-FLOW-EMPTY", "validation", "The flow has no steps.", "Add steps with flow.step(name, agent=...)."),
+        _info("LA-FLOW-STEP", "validation", "A step option is invalid.", "Fix the step option named in the message."),
+        _info("LA-FLOW-RUN-ID", "validation", "The run id is not a safe identifier.", "Use letters, digits, '_', '-' and '.', at most 128 characters."),
+        _info("LA-FLOW-RUN-NOT-FOUND", "validation", "No flow run has that id.", "Check the run_id; flow.list_runs() lists the stored runs."),
+        _info("LA-FLOW-RUN-EXISTS", "validation", "The run id is already used with another query.", "Use a new run_id, or resume() the existing run."),
+        _info("LA-FLOW-RUN-ACTIVE", "validation", "The run is already executing in this process.", "Wait for it to finish or cancel it first."),
+        _info("LA-FLOW-MISMATCH", "validation", "The stored run was made by a flow with other steps.", "Resume it with the flow that started it (same step names and depends_on)."),
+        _info("LA-FLOW-APPROVAL", "policy", "The approval decision does not fit the step.", "Approve only steps with requires_approval; use approve, reject, edit or respond."),
         _info("LA-UNKNOWN", "unknown", "An unexpected error occurred.", "See details; report it if it persists."),
     ]
 )
