@@ -1,0 +1,66 @@
+"""The core's own plugin: built-in providers and commands, registered through the same hooks.
+
+Providers are lazy ``"module:attribute"`` references, so registering them imports nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightagent.hookspecs import Register, hookimpl
+
+
+@hookimpl
+def register_models(register: Register) -> None:
+    register("openai", "lightagent.models.openai_compat:OpenAIModel")
+    register("scripted", "lightagent.models.scripted:ScriptedModel")
+
+
+@hookimpl
+def register_tools(register: Register) -> None:
+    register("safe_expression", "lightagent.tools.builtin:safe_expression")
+
+
+@hookimpl
+def register_session_stores(register: Register) -> None:
+    register("memory", "lightagent.events.memory_store:InMemorySessionStore")
+    register("jsonl", "lightagent.events.jsonl_store:JsonlSessionStore")
+    register("sqlite", "lightagent.events.sql_store:SqliteSessionStore")
+    register("sql", "lightagent.events.sql_store:SqlSessionStore")
+
+
+@hookimpl
+def register_exporters(register: Register) -> None:
+    register("jsonl", "lightagent.events.trace:JsonlTraceExporter")
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    from lightagent.registry import load_ref
+
+    def lazy(ref: str) -> Any:
+        return lambda *args: load_ref(ref)(*args)
+
+    cli.add_command(
+        "validate-connector",
+        lazy("lightagent.connectors.cli:run_validate"),
+        help="check a plugin offline: entry point, imports, hooks, tools, credentials",
+        configure=lazy("lightagent.connectors.cli:configure_validate"),
+    )
+    cli.add_command(
+        "new-plugin",
+        lazy("lightagent.connectors.cli:run_new_plugin"),
+        help="write a ready-to-publish plugin skeleton",
+        configure=lazy("lightagent.connectors.cli:configure_new_plugin"),
+    )
+
+
+@hookimpl
+def lightagent_manifest() -> dict[str, Any]:
+    from lightagent._version import __version__
+
+    return {
+        "name": "lightagent-core",
+        "version": __version__,
+        "description": "Built-in providers of lightagent-core.",
+    }

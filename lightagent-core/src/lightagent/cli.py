@@ -1,0 +1,198 @@
+"""The ``lightagent`` command. Subcommands come from plugins through ``register_commands(cli)``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lightagent._version import __version__
+
+__all__ = ["CommandSet", "main"]
+
+Handler = Callable[[argparse.Namespace], int | None]
+Configure = Callable[[argparse.ArgumentParser], None]
+
+
+@dataclass
+class _Command:
+    name: str
+    handler: Handler
+    help: str
+    configure: Configure | None
+    plugin: str
+
+
+class CommandSet:
+    """What ``register_commands(cli)`` receives: call :meth:`add_command` to add a subcommand."""
+
+    def __init__(self) -> None:
+        self.commands: dict[str, _Command] = {}
+        self.plugin = "lightagent-core"
+
+    def add_command(
+        self,
+        name: str,
+        handler: Handler,
+        *,
+        help: str = "",
+        configure: Configure | None = None,
+    ) -> None:
+        """Add ``lightagent NAME``; ``configure(parser)`` adds arguments, ``handler(args)`` returns the exit code."""
+        from lightagent.errors import PluginError
+
+        if name in self.commands:
+            other = self.commands[name].plugin
+            raise PluginError(
+                "LA-PLUGIN-CONFLICT",
+                f"command {name!r} is registered by both {other!r} and {self.plugin!r}",
+            )
+        self.commands[name] = _Command(name, handler, help, configure, self.plugin)
+
+
+def _collect(host: Any) -> CommandSet:
+    cli = CommandSet()
+    for info in host.plugins():
+        if info.status != "loaded":
+            continue
+        cli.plugin = info.name
+        before = dict(cli.commands)
+        try:
+            host._call_impl(info.name, "register_commands", cli=cli)
+        except Exception as exc:
+            cli.commands = before  # drop this plugin's half-registered commands
+            host.record_failure(info.name, exc)
+    return cli
+
+
+def _plugins_command(args: argparse.Namespace) -> int:
+    from lightagent.plugins import get_host
+
+    infos = [i for i in get_host().plugins() if args.all or not i.builtin]
+    if args.json:
+        print(json.dumps([i.to_dict() for i in infos], indent=2))
+        return 0
+    if not infos:
+        print(
+            "No plugins installed. `pip install lightagent-core[flow,dag]` adds the first-party ones."
+        )
+        return 0
+    for info in infos:
+        version = f" {info.version}" if info.version else ""
+        print(f"{info.name}{version}  [{info.status}]")
+        if info.distribution and info.distribution != info.name:
+            print(f"  distribution: {info.distribution}")
+        for kind, names in info.registered.items():
+            print(f"  {kind}: {', '.join(names)}")
+        if info.error:
+            print(f"  error: {info.error}")
+    return 0
+
+
+def _configure_plugins(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--all", action="store_true", help="include the core's built-in plugin")
+
+
+def _version_command(args: argparse.Namespace) -> int:
+    print(f"lightagent-core {__version__}")
+    return 0
+
+
+def build_parser(
+    host: Any | None = None, argv: Sequence[str] | None = None
+) -> tuple[argparse.ArgumentParser, CommandSet]:
+    """The argument parser with every built-in and plugin subcommand.
+
+    Only the subcommand named in ``argv`` is configured, so one plugin's slow or broken
+    ``configure`` never touches another command.
+    """
+    from lightagent.plugins import get_host
+
+    host = host or get_host()
+    parser = argparse.ArgumentParser(prog="lightagent", description="lightagent command line")
+    parser.add_argument("--version", action="version", version=f"lightagent-core {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = _collect(host)
+    commands.plugin = "lightagent-core"
+    builtins = {
+        "plugins": _Command(
+            "plugins",
+            _plugins_command,
+            "list installed plugins",
+            _configure_plugins,
+            "lightagent-core",
+        ),
+        "version": _Command(
+            "version", _version_command, "print the core version", None, "lightagent-core"
+        ),
+    }
+    chosen = next((a for a in (argv or ()) if not a.startswith("-")), None)
+    for command in {**commands.commands, **builtins}.values():
+        child = sub.add_parser(command.name, help=command.help, description=command.help)
+        handler = _guarded(command)
+        if command.configure is not None and command.name == chosen:
+            try:
+                command.configure(child)
+            except Exception as exc:
+                handler = _broken(command, exc)
+        child.set_defaults(_handler=handler)
+    return parser, commands
+
+
+def _guarded(command: _Command) -> Handler:
+    def run(args: argparse.Namespace) -> int:
+        from lightagent.errors import LightAgentError
+
+        try:
+            return int(command.handler(args) or 0)
+        except (LightAgentError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            print(
+                f"lightagent {command.name}: failed in plugin {command.plugin!r}: "
+                f"{type(exc).__name__}: {exc}",
+                file=sys.stderr,
+            )
+            return 1
+
+    return run
+
+
+def _broken(command: _Command, exc: BaseException) -> Handler:
+    def run(args: argparse.Namespace) -> int:
+        print(
+            f"lightagent {command.name}: unavailable, plugin {command.plugin!r} failed: "
+            f"{type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
+        return 1
+
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``lightagent`` command."""
+    from lightagent.errors import LightAgentError
+
+    try:
+        argv = list(sys.argv[1:] if argv is None else argv)
+        parser, _ = build_parser(argv=argv)
+        args = parser.parse_args(argv)
+        handler = getattr(args, "_handler", None)
+        if handler is None:
+            parser.print_help()
+            return 0
+        return int(handler(args) or 0)
+    except LightAgentError as exc:
+        print(f"lightagent: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
