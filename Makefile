@@ -27,11 +27,12 @@ setup: $(STAMP) ## Create .venv and install every distribution editable, with de
 demo: $(STAMP) ## The tour: plugins, an agent with tools and a durable session, flow, DAG, trace
 	$(PY) examples/demo.py
 
+# pytest exits 5 when nothing was collected; a target with no tests is not a failure.
 test: $(STAMP) ## Every default test (slow fault-injection and load tests: make test-slow)
-	$(PYTEST) -m "not slow"
+	$(PYTEST) -m "not slow" || [ $$? -eq 5 ]
 
 test-slow: $(STAMP) ## The slow crash, fault-injection and load tests
-	$(PYTEST) -m slow
+	$(PYTEST) -m slow || [ $$? -eq 5 ]
 
 test-all: test test-slow ## Both of the above
 
@@ -46,7 +47,7 @@ format: $(STAMP) ## ruff fix and format
 bench: $(STAMP) ## Benchmarks; results go to bench/RESULTS.md
 	$(PY) bench/run.py
 
-dists: $(STAMP) ## Build a wheel and sdist of every distribution into dist/
+dists: $(STAMP) ## Build a wheel of every distribution into dist/
 	rm -rf dist && mkdir -p dist
 	$(foreach d,$(DISTS),$(PIP) wheel -q --no-deps -w dist ./$(d) &&) true
 

@@ -1,0 +1,57 @@
+"""Install ``lightagent-core[flow,dag]`` from the built wheels into a fresh venv and check it.
+
+The workspace installs every distribution editable, which hides version-range mistakes
+between them; only wheels installed the way users install them reveal those.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+
+def _run(*cmd: str) -> str:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit(f"check-dists: failed: {' '.join(cmd)}")
+    return proc.stdout
+
+
+def main(wheelhouse: str) -> int:
+    wheels = sorted(Path(wheelhouse).resolve().glob("*.whl"))
+    names = {w.name.split("-")[0] for w in wheels}
+    expected = {
+        "lightagent_core", "lightagent_flow", "lightagent_dag", "lightagent_mcp",
+        "lightagent_rag_fts", "lightagent_memory_mem0", "lightagent_guardrails",
+        "lightagent_contracts",
+    }
+    if missing := expected - names:
+        raise SystemExit(f"check-dists: no wheel for {sorted(missing)} in {wheelhouse}")
+    core = next(w for w in wheels if w.name.startswith("lightagent_core-"))
+    version = core.name.split("-")[1]
+    with tempfile.TemporaryDirectory(prefix="lightagent-check-dists-") as tmp:
+        venv.create(tmp, with_pip=True)
+        py = str(Path(tmp) / "bin" / "python")
+        _run(py, "-m", "pip", "install", "-q", "--find-links", str(Path(wheelhouse).resolve()),
+             f"lightagent-core[flow,dag]=={version}")
+        _run(py, "-c", "import lightagent, lightagent_flow, lightagent_dag; print(lightagent.__version__)")
+        listing = json.loads(_run(str(Path(tmp) / "bin" / "lightagent"), "plugins", "--json"))
+        status = {p["name"]: p["status"] for p in listing}
+        for name in ("lightagent-flow", "lightagent-dag"):
+            if status.get(name) != "loaded":
+                raise SystemExit(f"check-dists: {name} is {status.get(name, 'missing')}: {listing}")
+        extra = set(status) - {"lightagent-flow", "lightagent-dag"}
+        if extra:
+            raise SystemExit(f"check-dists: unexpected plugins installed: {sorted(extra)}")
+    print(f"check-dists: lightagent-core[flow,dag]=={version} installs from wheels; "
+          f"`lightagent plugins` lists flow and dag")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "dist"))
