@@ -1,0 +1,459 @@
+"""``LightAgent``: one agent, any number of concurrent runs.
+
+The agent holds configuration only (model, tools, instructions, interceptor, session
+store). Each ``run``/``arun``/``astream`` builds its own :class:`~lightagent.run.spec.RunSpec`
+and :class:`~lightagent.interceptors.RunContext` and drives the one loop
+(:func:`lightagent.loop.run_machine`) with the sync or the async driver.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any
+
+from lightagent.errors import ConfigurationError
+from lightagent.interceptors import RunContext
+from lightagent.results import RunResult
+from lightagent.run.ids import new_id
+from lightagent.run.options import (
+    check_result_format,
+    check_unavailable,
+    positive_int,
+    resolve_model,
+    resolve_store,
+    resolve_tool,
+)
+from lightagent.run.spec import RunSpec
+
+__all__ = ["LightAgent"]
+
+
+class LightAgent:
+    """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
+
+    ``model`` is a model name (an :class:`~lightagent.models.openai_compat.OpenAIModel`
+    is made from it, through the plugin registry's ``"openai"`` model provider, or the
+    one named by ``provider=``) or any object following the ``Model`` protocol (e.g.
+    ``ScriptedModel``). Construction has no side effects: no files, no network, no
+    plugin scan; the model is resolved on first use.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        instructions: str | None = None,
+        role: str | None = None,
+        model: Any = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        provider: str | None = None,
+        tools: Iterable[Any] | None = None,
+        filter_tools: bool = True,
+        hooks: Iterable[Any] | None = None,
+        input_guardrails: Iterable[Any] | None = None,
+        tool_guardrails: Iterable[Any] | None = None,
+        output_guardrails: Iterable[Any] | None = None,
+        policy_engine: Any = None,
+        capability_registry: Any = None,
+        approval: Any = None,
+        session_store: Any = None,
+        observers: Iterable[Any] | None = None,
+        max_tool_workers: int | None = None,
+        tool_timeout: float | None = 60.0,
+        debug: bool = False,
+        log_level: str = "INFO",
+        log_file: str | None = None,
+        websocket_base_url: str | None = None,
+        memory: Any = None,
+        memory_policy: Any = None,
+        memory_namespace: str | None = None,
+        tree_of_thought: bool = False,
+        tot_model: str | None = None,
+        tot_api_key: str | None = None,
+        tot_base_url: str | None = None,
+        self_learning: bool = False,
+        enable_unsafe_python: bool = False,
+        skills_directories: Iterable[str] | None = None,
+        auto_discover_skills: bool = True,
+        tracetools: Any = None,
+        budget_limits: Any = None,
+        context_budget: Any = None,
+        context_compactor: Any = None,
+    ) -> None:
+        check_unavailable(
+            {
+                "websocket_base_url": websocket_base_url,
+                "memory": memory,
+                "memory_policy": memory_policy,
+                "memory_namespace": memory_namespace,
+                "tree_of_thought": tree_of_thought,
+                "tot_model": tot_model,
+                "tot_api_key": tot_api_key,
+                "tot_base_url": tot_base_url,
+                "self_learning": self_learning,
+                "skills_directories": skills_directories,
+                "auto_discover_skills": auto_discover_skills,
+                "tracetools": tracetools,
+                "enable_unsafe_python": enable_unsafe_python,
+                "budget_limits": budget_limits,
+                "context_budget": context_budget,
+                "context_compactor": context_compactor,
+            }
+        )
+        if model is not None and not isinstance(model, str) and not _is_model(model):
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"model= must be a model name or an object with complete/acomplete/stream/astream, got {type(model).__name__}",
+                hint='Pass model="gpt-4o-mini" (with api_key=/base_url=) or a Model object such as ScriptedModel.',
+            )
+        self.name: str = name or f"LightAgent{random.randint(10_000_000, 99_999_999)}"
+        self.instructions: str = instructions or "You are a helpful agent."
+        self.role: str | None = role
+        self.api_key = api_key
+        self.base_url = base_url
+        self.provider = provider
+        self.filter_tools = bool(filter_tools)
+        self.debug = debug
+        self._model_spec = model
+        self._model: Any = None if model is None or isinstance(model, str) else model
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._system_prompt = self.instructions if not role else f"{self.instructions}\n{role}"
+        self._observers = list(observers or ())
+        self._tool_timeout = tool_timeout
+        self._max_tool_workers = max_tool_workers
+        self._last_trace: list[dict[str, Any]] = []
+        self.logger = _logger(self.name, log_level, log_file, debug)
+
+        from lightagent.tools.registry import ToolRegistry
+
+        self.tools = ToolRegistry()
+        if tools:
+            self.tools.register_tools([resolve_tool(t) for t in tools])
+        self._dispatcher: Any = None
+
+        control = {
+            "hooks": hooks,
+            "input_guardrails": input_guardrails,
+            "tool_guardrails": tool_guardrails,
+            "output_guardrails": output_guardrails,
+            "policy_engine": policy_engine,
+            "capability_registry": capability_registry,
+            "approval": approval,
+        }
+        self.interceptor: Any = (
+            _build_interceptor(control) if any(v for v in control.values()) else None
+        )
+        self._session_store_spec = session_store
+        self._binding: Any = None
+
+    # -- configuration seams ----------------------------------------------------------
+    @property
+    def model(self) -> Any:
+        """The ``Model`` object runs use (resolved from ``model=`` on first use)."""
+        model = self._model
+        if model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = resolve_model(
+                        self._model_spec,
+                        api_key=self.api_key,
+                        base_url=self.base_url,
+                        provider=self.provider,
+                        client=self._client,
+                    )
+                model = self._model
+        return model
+
+    @property
+    def client(self) -> Any:
+        """The model's OpenAI-style client (the seeds' injection seam; settable)."""
+        return getattr(self.model, "client", None)
+
+    @client.setter
+    def client(self, value: Any) -> None:
+        with self._lock:
+            self._client = value
+            current = self._model
+            if current is not None and hasattr(current, "client"):
+                current.client = value
+                return
+            if current is not None:
+                # a non-OpenAI model object: route calls through the injected client instead
+                self._model_spec = getattr(current, "name", None)
+            self._model = None
+
+    @property
+    def session_binding(self) -> Any:
+        """The ``SessionBinding`` over ``session_store=`` (None when no store is set)."""
+        if self._session_store_spec is None:
+            return None
+        if self._binding is None:
+            with self._lock:
+                if self._binding is None:
+                    try:
+                        from lightagent.events.binding import SessionBinding
+                    except ImportError as exc:
+                        raise ConfigurationError(
+                            "LA-CONFIG",
+                            f"session_store= needs lightagent.events.binding, which failed to import: {exc}",
+                        ) from exc
+                    self._binding = SessionBinding(resolve_store(self._session_store_spec))
+        return self._binding
+
+    def export_trace(self) -> list[dict[str, Any]]:
+        """The events of the last run made with ``trace=True`` (prefer ``RunResult.trace``
+        when one agent serves concurrent runs)."""
+        return list(self._last_trace)
+
+    # -- running ----------------------------------------------------------------------
+    def run(self, query: str | None, **kwargs: Any) -> Any:
+        """Run one query. Returns a ``str`` by default; see ``docs/agent.md`` for every option.
+
+        Keyword arguments: ``tools, stream, max_retry, max_tool_iterations, user_id,
+        history, metadata, result_format, trace, parent_trace_id, run_group_id,
+        session_id, cancellation_token, idempotency_key, output_schema, light_swarm,
+        use_skills, approval_id``. With ``stream=True`` it returns an iterator of
+        OpenAI ``chat.completion.chunk`` dicts and the seeds' tool dicts (or
+        ``StreamEvent`` objects with ``result_format="event"``).
+        """
+        return self._drive(query, **kwargs)
+
+    async def arun(self, query: str | None, **kwargs: Any) -> Any:
+        """Async :meth:`run`; with ``stream=True`` it returns an async iterator."""
+        return await self._adrive(query, **kwargs)
+
+    def astream(self, query: str | None, **kwargs: Any) -> AsyncIterator[Any]:
+        """Async iterator over a streamed run (``arun(query, stream=True)`` without the await)."""
+        from lightagent.run.async_driver import adrive_stream
+
+        kwargs["stream"] = True
+        spec = self._spec(query, kwargs)
+        return self._track(adrive_stream(spec), spec)
+
+    def _drive(
+        self,
+        query: str | None = None,
+        *,
+        initial_messages: list[dict[str, Any]] | None = None,
+        skip_calls: Mapping[str, str] | None = None,
+        run_id: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """The sync driver entry (``run`` and ``resume`` use it).
+
+        ``initial_messages`` starts the loop from a transcript (no system prompt or
+        history is added); tool calls of its last assistant message without a result
+        are run first, except those in ``skip_calls`` (``{call_id: output}``), whose
+        recorded output is used. ``run_id`` keeps the original run's id so tool-call
+        idempotency keys match.
+        """
+        from lightagent.run.sync_driver import drive, drive_stream
+
+        spec = self._spec(
+            query, kwargs, initial_messages=initial_messages, skip_calls=skip_calls, run_id=run_id
+        )
+        if spec.stream:
+            return self._track(drive_stream(spec), spec)
+        return self._finish(drive(spec), spec)
+
+    async def _adrive(
+        self,
+        query: str | None = None,
+        *,
+        initial_messages: list[dict[str, Any]] | None = None,
+        skip_calls: Mapping[str, str] | None = None,
+        run_id: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """The async driver entry; same arguments as :meth:`_drive`."""
+        from lightagent.run.async_driver import adrive, adrive_stream
+
+        spec = self._spec(
+            query, kwargs, initial_messages=initial_messages, skip_calls=skip_calls, run_id=run_id
+        )
+        if spec.stream:
+            return self._track(adrive_stream(spec), spec)
+        return self._finish(await adrive(spec), spec)
+
+    # -- internals --------------------------------------------------------------------
+    def _finish(self, result: RunResult, spec: RunSpec) -> Any:
+        if spec.ctx.record:
+            self._last_trace = result.trace
+        fmt = spec.result_format
+        if fmt == "str":
+            return result.content if result.content is not None else ""
+        if fmt == "dict":
+            return result.to_dict()
+        return result
+
+    def _track(self, stream: Any, spec: RunSpec) -> Any:
+        if spec.ctx.record:
+            self._last_trace = spec.ctx.trace  # filled in as the stream runs
+        return stream
+
+    def _spec(
+        self,
+        query: str | None,
+        kwargs: dict[str, Any],
+        *,
+        initial_messages: list[dict[str, Any]] | None = None,
+        skip_calls: Mapping[str, str] | None = None,
+        run_id: str | None = None,
+    ) -> RunSpec:
+        tools = kwargs.pop("tools", None)
+        stream = bool(kwargs.pop("stream", False))
+        max_retry = positive_int("max_retry", kwargs.pop("max_retry", 10))
+        max_iter = kwargs.pop("max_tool_iterations", None)
+        max_iter = (
+            max(max_retry, 1) if max_iter is None else positive_int("max_tool_iterations", max_iter)
+        )
+        user_id = kwargs.pop("user_id", "default_user")
+        history = kwargs.pop("history", None)
+        metadata = kwargs.pop("metadata", None)
+        result_format = kwargs.pop("result_format", "str")
+        trace = bool(kwargs.pop("trace", False))
+        parent_trace_id = kwargs.pop("parent_trace_id", None)
+        run_group_id = kwargs.pop("run_group_id", None)
+        session_id = kwargs.pop("session_id", None)
+        token = kwargs.pop("cancellation_token", None)
+        idempotency_key = kwargs.pop("idempotency_key", None)
+        output_schema = kwargs.pop("output_schema", None)
+        light_swarm = kwargs.pop("light_swarm", None)
+        kwargs.pop("use_skills", None)  # no skills subsystem in 0.1: nothing to turn on or off
+        approval_id = kwargs.pop("approval_id", None)
+        model_options = kwargs.pop("model_options", None) or {}
+        if kwargs:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"unknown run() argument(s): {', '.join(sorted(kwargs))}",
+                hint="See docs/agent.md for the run() parameters.",
+            )
+        check_result_format(result_format, stream)
+        if light_swarm is not None:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                "run(light_swarm=...) is not available in lightagent-core 0.1",
+                hint="Call the swarm's own run(); handoffs from run() ship in a later version.",
+            )
+        if query is not None and not isinstance(query, str):
+            raise ConfigurationError(
+                "LA-CONFIG", f"query must be a str, got {type(query).__name__}"
+            )
+        if query is None and initial_messages is None:
+            raise ConfigurationError("LA-CONFIG", "run() needs a query")
+        if history is not None and not isinstance(history, list):
+            raise ConfigurationError("LA-CONFIG", "history must be a list of OpenAI chat messages")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise ConfigurationError("LA-CONFIG", "metadata must be a dict")
+        if token is not None and not hasattr(token, "cancelled"):
+            raise ConfigurationError("LA-CONFIG", "cancellation_token must be a CancellationToken")
+
+        model = self.model
+        registry = self.tools
+        dispatcher = None
+        if tools:
+            registry = registry.with_tools([resolve_tool(t) for t in tools])
+            dispatcher = self._new_dispatcher(registry)
+        elif len(registry):
+            dispatcher = self._dispatcher or self._base_dispatcher()
+
+        rid = run_id or new_id("run")
+        ctx = RunContext(
+            run_id=rid,
+            trace_id=new_id("trace"),
+            agent_name=self.name,
+            user_id=user_id,
+            session_id=session_id,
+            parent_trace_id=parent_trace_id,
+            run_group_id=run_group_id,
+            metadata=metadata if metadata is not None else {},
+            record=trace,
+            idempotency_key=idempotency_key,
+            approval_id=approval_id,
+            cancellation=token,
+        )
+        if self._observers:
+            ctx.observers.extend(self._observers)
+        binding = None
+        load_history = False
+        if session_id is not None and self._session_store_spec is not None:
+            binding = self.session_binding
+            ctx.observers.append(binding.observer(session_id, rid))
+            load_history = history is None and initial_messages is None
+
+        output = None
+        if output_schema is not None:
+            from lightagent.structured import output_spec
+
+            output = output_spec(output_schema, model)
+
+        return RunSpec(
+            ctx=ctx,
+            model=model,
+            registry=registry if len(registry) else None,
+            dispatcher=dispatcher,
+            system_prompt=self._system_prompt,
+            query=query,
+            history=history,
+            initial_messages=list(initial_messages) if initial_messages is not None else None,
+            skip_calls=dict(skip_calls or {}),
+            load_history=load_history,
+            stream=stream,
+            result_format=result_format,
+            max_retry=max_retry,
+            max_tool_iterations=max_iter,
+            filter_tools=self.filter_tools,
+            interceptor=self.interceptor,
+            output=output,
+            binding=binding,
+            model_options=model_options,
+        )
+
+    def _new_dispatcher(self, registry: Any) -> Any:
+        from lightagent.tools.dispatch import AsyncToolDispatcher
+
+        return AsyncToolDispatcher(
+            registry, default_timeout=self._tool_timeout, max_workers=self._max_tool_workers
+        )
+
+    def _base_dispatcher(self) -> Any:
+        with self._lock:
+            if self._dispatcher is None:
+                self._dispatcher = self._new_dispatcher(self.tools)
+            return self._dispatcher
+
+    def __repr__(self) -> str:
+        return f"LightAgent(name={self.name!r}, model={getattr(self._model, 'name', self._model_spec)!r}, tools={len(self.tools)})"
+
+
+def _is_model(obj: Any) -> bool:
+    return all(
+        callable(getattr(obj, attr, None))
+        for attr in ("complete", "acomplete", "stream", "astream")
+    )
+
+
+def _build_interceptor(control: dict[str, Any]) -> Any:
+    try:
+        from lightagent.control.runtime import build_interceptor
+    except ImportError as exc:
+        given = ", ".join(k for k, v in control.items() if v)
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"{given} need lightagent.control.runtime, which is not available: {exc}",
+            hint="Hooks, guardrails and policy are not available in this build of lightagent-core.",
+        ) from exc
+    return build_interceptor(**{k: v for k, v in control.items() if v is not None})
+
+
+def _logger(name: str, level: str, log_file: str | None, debug: bool) -> logging.Logger:
+    logger = logging.getLogger(f"lightagent.agent.{name}")
+    logger.setLevel(logging.DEBUG if debug else getattr(logging, str(level).upper(), logging.INFO))
+    if log_file and not any(getattr(h, "baseFilename", None) == log_file for h in logger.handlers):
+        logger.addHandler(logging.FileHandler(log_file, delay=True))
+    return logger

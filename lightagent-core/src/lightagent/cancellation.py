@@ -1,0 +1,104 @@
+"""``CancellationToken``: a thread-safe, first-call-wins stop signal for runs."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["CancellationToken"]
+
+
+class CancellationToken:
+    """A stop signal shared between a caller and one or more runs.
+
+    The agent loop checks it before each model call and each tool call (and between
+    streamed chunks); a cancelled run ends with ``LA-CANCELLED``. ``cancel`` may be
+    called from any thread; the first call wins and sets :attr:`reason`. A
+    :meth:`child` token is cancelled with its parent but never cancels the parent.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_callbacks",
+        "_children",
+        "_event",
+        "_lock",
+        "_parent",
+        "_reason",
+        "run_id",
+    )
+
+    def __init__(self, *, run_id: str | None = None) -> None:
+        self.run_id = run_id
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._reason: str | None = None
+        self._parent: CancellationToken | None = None
+        self._children: weakref.WeakSet[CancellationToken] = weakref.WeakSet()
+        self._callbacks: list[Callable[[CancellationToken], Any]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called on this token or an ancestor."""
+        return self._event.is_set()
+
+    @property
+    def reason(self) -> str | None:
+        """The reason given by the first :meth:`cancel` call, else None."""
+        return self._reason
+
+    def cancel(self, reason: str = "cancelled") -> bool:
+        """Cancel this token and its children; True only for the call that cancelled it."""
+        with self._lock:
+            if self._event.is_set():
+                return False
+            self._reason = reason
+            self._event.set()
+            children = list(self._children)
+            callbacks, self._callbacks = self._callbacks, []
+        for child in children:
+            child.cancel(reason)
+        for callback in callbacks:
+            try:
+                callback(self)
+            except Exception:  # a failing listener must not stop the others
+                pass
+        return True
+
+    def child(self, *, run_id: str | None = None) -> CancellationToken:
+        """A token cancelled together with this one (but cancellable on its own)."""
+        token = CancellationToken(run_id=run_id)
+        token._parent = self
+        with self._lock:
+            if not self._event.is_set():
+                self._children.add(token)
+                return token
+        token.cancel(self._reason or "cancelled")
+        return token
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until cancelled or ``timeout`` seconds pass; returns :attr:`cancelled`."""
+        return self._event.wait(timeout)
+
+    def on_cancel(self, callback: Callable[[CancellationToken], Any]) -> None:
+        """Call ``callback(token)`` once when cancelled (at once if it already is)."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback(self)
+
+    def raise_if_cancelled(self) -> None:
+        """Raise :class:`~lightagent.errors.CancelledError` (``LA-CANCELLED``) if cancelled."""
+        if self._event.is_set():
+            from lightagent.errors import CancelledError
+
+            raise CancelledError(
+                "LA-CANCELLED", f"run cancelled: {self._reason}", details={"reason": self._reason}
+            )
+
+    def __repr__(self) -> str:
+        state = f"cancelled={self._reason!r}" if self.cancelled else "active"
+        return f"CancellationToken({state})"

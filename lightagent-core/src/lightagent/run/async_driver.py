@@ -1,0 +1,135 @@
+"""The async driver: performs the loop's effects on the running event loop, never blocking it.
+
+Model calls use ``Model.acomplete``/``astream``, tool calls ``AsyncToolDispatcher.arun_calls``
+(sync tools go to worker threads there), phases ``Interceptor.on_phase``, and observers
+with ``aon_event`` are awaited after each step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from lightagent.errors import CancelledError
+from lightagent.models.base import ModelResponse
+from lightagent.results import RunResult
+from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
+from lightagent.run.machine import run_machine
+from lightagent.run.spec import RunSpec
+from lightagent.run.streaming import chunk_events, done_event, output_event
+from lightagent.run.sync_driver import _dispatch_kwargs, _final_or_truncated
+
+__all__ = ["adrive", "adrive_stream"]
+
+
+async def _aperform(effect: Any, spec: RunSpec) -> Any:
+    cls = effect.__class__
+    if cls is CallModel:
+        return await spec.model.acomplete(effect.request)
+    if cls is RunTools:
+        return await spec.dispatcher.arun_calls(effect.calls, **_dispatch_kwargs(spec, effect))
+    if cls is CallPhase:
+        return await spec.interceptor.on_phase(spec.ctx, effect.phase, effect.payload)
+    if cls is LoadHistory:
+        return await spec.binding.ahistory(effect.session_id)
+    if cls is StreamModel:
+        final = None
+        async for item in spec.model.astream(effect.request):
+            if isinstance(item, ModelResponse):
+                final = item
+        return _final_or_truncated(final)
+    return None
+
+
+def _prepare(spec: RunSpec) -> bool:
+    ctx = spec.ctx
+    has_async = any(hasattr(o, "aon_event") for o in ctx.observers)
+    if has_async:
+        ctx._pending = []
+    return has_async
+
+
+async def adrive(spec: RunSpec) -> RunResult:
+    """Run the loop to its end on the event loop and return the :class:`RunResult`."""
+    flush = _prepare(spec)
+    ctx = spec.ctx
+    gen = run_machine(spec)
+    value: Any = None
+    exc: BaseException | None = None
+    try:
+        while True:
+            try:
+                effect = gen.throw(exc) if exc is not None else gen.send(value)
+            except StopIteration as stop:
+                if flush:
+                    await ctx.aflush()
+                return stop.value
+            exc = None
+            if flush:
+                await ctx.aflush()
+            try:
+                value = await _aperform(effect, spec)
+            except Exception as error:
+                exc, value = error, None
+    finally:
+        gen.close()
+
+
+async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
+    """Async form of :func:`lightagent.run.sync_driver.drive_stream`."""
+    flush = _prepare(spec)
+    ctx = spec.ctx
+    events = spec.result_format == "event"
+    trace_id = ctx.trace_id
+    token = ctx.cancellation
+    gen = run_machine(spec)
+    value: Any = None
+    exc: BaseException | None = None
+    try:
+        while True:
+            try:
+                effect = gen.throw(exc) if exc is not None else gen.send(value)
+            except StopIteration as stop:
+                if flush:
+                    await ctx.aflush()
+                if events:
+                    yield done_event(stop.value)
+                return
+            exc = None
+            value = None
+            if flush:
+                await ctx.aflush()
+            cls = effect.__class__
+            try:
+                if cls is StreamModel:
+                    final = None
+                    stream = spec.model.astream(effect.request)
+                    try:
+                        async for item in stream:
+                            if isinstance(item, ModelResponse):
+                                final = item
+                                continue
+                            if events:
+                                for event in chunk_events(item, trace_id):
+                                    yield event
+                            else:
+                                yield item
+                            if token is not None and token.cancelled:
+                                raise CancelledError(
+                                    "LA-CANCELLED",
+                                    f"run cancelled: {token.reason}",
+                                    details={"reason": token.reason},
+                                )
+                    finally:
+                        aclose = getattr(stream, "aclose", None)
+                        if aclose is not None:
+                            await aclose()
+                    value = _final_or_truncated(final)
+                elif cls is Output:
+                    yield output_event(effect, trace_id) if events else effect.item
+                else:
+                    value = await _aperform(effect, spec)
+            except Exception as error:
+                exc = error
+    finally:
+        gen.close()

@@ -1,0 +1,68 @@
+"""The effects the loop's state machine yields; a driver performs each and sends back the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CallModel", "CallPhase", "LoadHistory", "Output", "RunTools", "StreamModel"]
+
+
+class CallModel:
+    """Call ``Model.complete`` / ``acomplete``; the result is a ``ModelResponse``."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: Any) -> None:
+        self.request = request
+
+
+class StreamModel:
+    """Call ``Model.stream`` / ``astream``: the driver passes every chunk to the consumer
+    and sends back the final ``ModelResponse``."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: Any) -> None:
+        self.request = request
+
+
+class RunTools:
+    """Run tool calls concurrently through the dispatcher; the result is a list of ``ToolOutcome``."""
+
+    __slots__ = ("calls", "idempotency_keys")
+
+    def __init__(self, calls: list[Any], idempotency_keys: dict[str, str]) -> None:
+        self.calls = calls
+        self.idempotency_keys = idempotency_keys
+
+
+class CallPhase:
+    """Ask the interceptor about one phase; the result is a ``PhaseOutcome``."""
+
+    __slots__ = ("payload", "phase")
+
+    def __init__(self, phase: str, payload: dict[str, Any]) -> None:
+        self.phase = phase
+        self.payload = payload
+
+
+class Output:
+    """Hand one item to the stream consumer (streamed runs only); the result is None.
+
+    ``kind`` is the :class:`~lightagent.results.StreamEvent` type the item maps to.
+    """
+
+    __slots__ = ("item", "kind")
+
+    def __init__(self, kind: str, item: Any) -> None:
+        self.kind = kind
+        self.item = item
+
+
+class LoadHistory:
+    """Read the session's history (``SessionBinding.history``); the result is a message list."""
+
+    __slots__ = ("session_id",)
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id

@@ -1,0 +1,40 @@
+"""``RunSpec``: everything one run needs, built by the agent and read by the state machine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lightagent.interceptors import RunContext
+
+__all__ = ["RunSpec"]
+
+
+@dataclass(eq=False)
+class RunSpec:
+    """The inputs of one run. Built per run; the agent never keeps one."""
+
+    ctx: RunContext
+    model: Any
+    registry: Any = None
+    dispatcher: Any = None
+    system_prompt: str | None = None
+    query: str | None = None
+    history: list[dict[str, Any]] | None = None
+    #: Start from these messages (resume); their pending tool calls are run first.
+    initial_messages: list[dict[str, Any]] | None = None
+    #: call_id -> output of calls already executed (resume): they are not run again.
+    skip_calls: dict[str, str] = field(default_factory=dict)
+    #: Load the history of ``ctx.session_id`` through the session binding.
+    load_history: bool = False
+    stream: bool = False
+    result_format: str = "str"
+    max_retry: int = 10
+    max_tool_iterations: int = 10
+    filter_tools: bool = True
+    filter_threshold: int = 16
+    filter_limit: int = 8
+    interceptor: Any = None
+    output: Any = None
+    binding: Any = None
+    model_options: dict[str, Any] = field(default_factory=dict)

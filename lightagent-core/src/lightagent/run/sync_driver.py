@@ -1,0 +1,131 @@
+"""The sync driver: performs the loop's effects with blocking calls and no event loop.
+
+It never creates an event loop itself (tool dispatch may, on a worker thread, for async
+tools), so ``agent.run()`` also works from a thread whose event loop is running
+(Jupyter, FastAPI handlers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from lightagent.errors import CancelledError, ModelError
+from lightagent.models.base import ModelResponse
+from lightagent.results import RunResult
+from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
+from lightagent.run.machine import run_machine
+from lightagent.run.spec import RunSpec
+from lightagent.run.streaming import chunk_events, done_event, output_event
+
+__all__ = ["drive", "drive_stream"]
+
+
+def _perform(effect: Any, spec: RunSpec) -> Any:
+    cls = effect.__class__
+    if cls is CallModel:
+        return spec.model.complete(effect.request)
+    if cls is RunTools:
+        return spec.dispatcher.run_calls(effect.calls, **_dispatch_kwargs(spec, effect))
+    if cls is CallPhase:
+        return spec.interceptor.on_phase_sync(spec.ctx, effect.phase, effect.payload)
+    if cls is LoadHistory:
+        return spec.binding.history(effect.session_id)
+    if cls is StreamModel:  # a non-streamed consumer never asks for this; collect anyway
+        final = None
+        for item in spec.model.stream(effect.request):
+            if isinstance(item, ModelResponse):
+                final = item
+        return _final_or_truncated(final)
+    return None
+
+
+def drive(spec: RunSpec) -> RunResult:
+    """Run the loop to its end and return the :class:`RunResult`."""
+    gen = run_machine(spec)
+    value: Any = None
+    exc: BaseException | None = None
+    try:
+        while True:
+            try:
+                effect = gen.throw(exc) if exc is not None else gen.send(value)
+            except StopIteration as stop:
+                return stop.value
+            exc = None
+            try:
+                value = _perform(effect, spec)
+            except Exception as error:
+                exc, value = error, None
+    finally:
+        gen.close()
+
+
+def drive_stream(spec: RunSpec) -> Iterator[Any]:
+    """Run the loop, yielding OpenAI chunk dicts and the seeds' tool dicts (or ``StreamEvent``s).
+
+    The generator's return value is the :class:`RunResult`.
+    """
+    events = spec.result_format == "event"
+    trace_id = spec.ctx.trace_id
+    token = spec.ctx.cancellation
+    gen = run_machine(spec)
+    value: Any = None
+    exc: BaseException | None = None
+    try:
+        while True:
+            try:
+                effect = gen.throw(exc) if exc is not None else gen.send(value)
+            except StopIteration as stop:
+                result = stop.value
+                if events:
+                    yield done_event(result)
+                return result
+            exc = None
+            value = None
+            cls = effect.__class__
+            try:
+                if cls is StreamModel:
+                    final = None
+                    stream = spec.model.stream(effect.request)
+                    try:
+                        for item in stream:
+                            if isinstance(item, ModelResponse):
+                                final = item
+                                continue
+                            if events:
+                                yield from chunk_events(item, trace_id)
+                            else:
+                                yield item
+                            if token is not None and token.cancelled:
+                                raise CancelledError(
+                                    "LA-CANCELLED",
+                                    f"run cancelled: {token.reason}",
+                                    details={"reason": token.reason},
+                                )
+                    finally:
+                        close = getattr(stream, "close", None)
+                        if close is not None:
+                            close()
+                    value = _final_or_truncated(final)
+                elif cls is Output:
+                    yield output_event(effect, trace_id) if events else effect.item
+                else:
+                    value = _perform(effect, spec)
+            except Exception as error:
+                exc = error
+    finally:
+        gen.close()
+
+
+def _final_or_truncated(final: ModelResponse | None) -> ModelResponse:
+    if final is None:
+        raise ModelError("LA-TRUNCATED", "the model stream ended without a final response")
+    return final
+
+
+def _dispatch_kwargs(spec: RunSpec, effect: RunTools) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"cancellation": spec.ctx.cancellation}
+    if getattr(spec.dispatcher, "accepts_run_context", False):
+        kwargs["idempotency_keys"] = effect.idempotency_keys
+        kwargs["context"] = spec.ctx
+    return kwargs
