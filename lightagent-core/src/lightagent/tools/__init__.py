@@ -1,0 +1,45 @@
+"""Tools: ``@tool`` and seeds ``tool_info`` callables, the registry, loader, dispatcher and
+the built-in ``safe_expression``.
+
+Names load on first use so that ``import lightagent.tools`` stays cheap (pydantic is
+imported only when a schema is first built).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "Tool": "lightagent.tools.decorator",
+    "tool": "lightagent.tools.decorator",
+    "as_tool": "lightagent.tools.decorator",
+    "ToolRegistry": "lightagent.tools.registry",
+    "ToolLoader": "lightagent.tools.loader",
+    "AsyncToolDispatcher": "lightagent.tools.dispatch",
+    "ToolOutcome": "lightagent.tools.dispatch",
+    "ToolIndex": "lightagent.tools.selection",
+    "selection_report": "lightagent.tools.selection",
+    "estimate_tokens": "lightagent.tools.selection",
+    "validate_tool_info": "lightagent.tools.diagnostics",
+    "safe_expression": "lightagent.tools.builtin",
+    "evaluate_safe_expression": "lightagent.tools.builtin",
+    "SafeExpressionError": "lightagent.tools.builtin",
+    "default_registry": "lightagent.tools.builtin",
+    "BUILTIN_TOOLS": "lightagent.tools.builtin",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lightagent.tools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

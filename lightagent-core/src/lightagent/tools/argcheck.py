@@ -1,0 +1,202 @@
+"""Check (and gently coerce) tool arguments against a JSON schema, without pydantic.
+
+Used for tools whose schema is a plain dict: the seeds' ``tool_info`` callables and tools
+that providers (MCP, connectors) build. It covers what tool schemas use in practice:
+``type`` (one or a list), ``enum``, ``const``, ``properties``/``required``/
+``additionalProperties``, ``items``, ``anyOf``/``oneOf``, numeric and length bounds.
+
+Coercions, chosen for the mistakes models make most (the same for pydantic tools):
+``"3"`` → 3 for integer, ``"2.5"`` → 2.5 for number, ``"true"``/``"false"`` → bool,
+a number → its text for string, a JSON text → the list/object for array/object params,
+and ``null`` for an optional parameter that does not admit null → left out (its default).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+__all__ = ["check_arguments", "precoerce", "schema_types"]
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "null": (type(None),),
+}
+_MAX_ERRORS = 8
+
+
+def schema_types(schema: Any) -> set[str]:
+    """The JSON types a schema admits (``set()`` means anything)."""
+    if not isinstance(schema, dict):
+        return set()
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {kind}
+    if isinstance(kind, list):
+        return {k for k in kind if isinstance(k, str)}
+    found: set[str] = set()
+    for key in ("anyOf", "oneOf"):
+        for sub in schema.get(key) or ():
+            sub_types = schema_types(sub)
+            if not sub_types:
+                return set()
+            found |= sub_types
+    return found
+
+
+def _is_type(value: Any, kind: str) -> bool:
+    if kind in ("integer", "number") and isinstance(value, bool):
+        return False
+    if kind == "integer" and isinstance(value, float):
+        return value.is_integer() and math.isfinite(value)
+    return isinstance(value, _PY_TYPES.get(kind, (object,)))
+
+
+def _coerce(value: Any, kinds: set[str]) -> Any:
+    """The value converted to one of ``kinds`` when a lax reading allows it."""
+    if not kinds or any(_is_type(value, k) for k in kinds):
+        if "integer" in kinds and isinstance(value, float) and "number" not in kinds:
+            return int(value)
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if "integer" in kinds:
+            try:
+                return int(text)
+            except ValueError:
+                pass
+        if "number" in kinds:
+            try:
+                number = float(text)
+                if math.isfinite(number):
+                    return number
+            except ValueError:
+                pass
+        if "boolean" in kinds and text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        if kinds & {"array", "object"} and text[:1] in "[{":
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                return value
+            if any(_is_type(decoded, k) for k in kinds):
+                return decoded
+    elif "string" in kinds and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def precoerce(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Top-level lax fixes before validation (JSON-text lists, numbers for strings, nulls)."""
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    out: dict[str, Any] = {}
+    for name, value in arguments.items():
+        prop = properties.get(name)
+        if prop is None:
+            out[name] = value
+            continue
+        kinds = schema_types(prop)
+        if value is None and name not in required and kinds and "null" not in kinds:
+            continue  # a model's way of saying "not given": use the default
+        if isinstance(value, str) and kinds & {"array", "object"}:
+            value = _coerce(value, kinds)
+        out[name] = value
+    return out
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class _Checker:
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+
+    def fail(self, path: str, message: str) -> None:
+        if len(self.errors) < _MAX_ERRORS:
+            self.errors.append(f"`{path}`: {message}" if path else message)
+
+    def check(self, schema: Any, value: Any, path: str) -> Any:
+        if not isinstance(schema, dict) or not schema:
+            return value
+        for key in ("anyOf", "oneOf"):
+            options = schema.get(key)
+            if options:
+                for option in options:
+                    sub = _Checker()
+                    result = sub.check(option, value, path)
+                    if not sub.errors:
+                        value = result
+                        break
+                else:
+                    self.fail(path, f"{_describe(value)} matches none of the allowed shapes")
+                    return value
+        kinds = schema_types(schema) if "type" in schema else set()
+        if kinds:
+            value = _coerce(value, kinds)
+            if not any(_is_type(value, k) for k in kinds):
+                expected = " or ".join(sorted(kinds))
+                self.fail(path, f"expected {expected}, got {_describe(value)}")
+                return value
+        if "enum" in schema and value not in schema["enum"]:
+            allowed = ", ".join(_describe(v) for v in schema["enum"][:12])
+            self.fail(path, f"{_describe(value)} is not one of: {allowed}")
+        if "const" in schema and value != schema["const"]:
+            self.fail(path, f"must be {_describe(schema['const'])}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if "minimum" in schema and value < schema["minimum"]:
+                self.fail(path, f"must be >= {schema['minimum']}")
+            if "maximum" in schema and value > schema["maximum"]:
+                self.fail(path, f"must be <= {schema['maximum']}")
+        if isinstance(value, str):
+            if "minLength" in schema and len(value) < schema["minLength"]:
+                self.fail(path, f"must have at least {schema['minLength']} characters")
+            if "maxLength" in schema and len(value) > schema["maxLength"]:
+                self.fail(path, f"must have at most {schema['maxLength']} characters")
+        if isinstance(value, (list, tuple)):
+            value = list(value)
+            if "minItems" in schema and len(value) < schema["minItems"]:
+                self.fail(path, f"needs at least {schema['minItems']} items")
+            if "maxItems" in schema and len(value) > schema["maxItems"]:
+                self.fail(path, f"allows at most {schema['maxItems']} items")
+            items = schema.get("items")
+            if isinstance(items, dict):
+                value = [self.check(items, v, f"{path}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, dict) and ("properties" in schema or "required" in schema):
+            value = self.check_object(schema, value, path)
+        return value
+
+    def check_object(self, schema: dict[str, Any], value: dict[str, Any], path: str) -> dict:
+        properties = schema.get("properties") or {}
+        prefix = f"{path}." if path else ""
+        for name in schema.get("required") or ():
+            if name not in value:
+                self.fail("", f"missing required parameter `{prefix}{name}`")
+        out: dict[str, Any] = {}
+        extra = schema.get("additionalProperties", True)
+        for name, item in value.items():
+            if name in properties:
+                out[name] = self.check(properties[name], item, f"{prefix}{name}")
+            elif extra is False:
+                known = ", ".join(properties) or "none"
+                self.fail("", f"unknown parameter `{prefix}{name}` (known: {known})")
+            else:
+                out[name] = (
+                    self.check(extra, item, f"{prefix}{name}") if isinstance(extra, dict) else item
+                )
+        return out
+
+
+def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> tuple[dict, list[str]]:
+    """``(coerced arguments, errors)``; ``errors`` is empty when the arguments fit."""
+    checker = _Checker()
+    value = checker.check_object(schema, precoerce(schema, arguments), "")
+    return value, checker.errors
