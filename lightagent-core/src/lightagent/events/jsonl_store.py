@@ -1,0 +1,471 @@
+"""``JsonlSessionStore``: one append-only JSONL file per session.
+
+Each line is ``{"seq":N,"crc":"<crc32 hex of the event text>","event":{…}}``. Appends
+take an exclusive ``flock`` on the file, check the expected sequence against the
+file's real tail, write the batch with one ``write`` in append mode and ``fsync``
+once: O(1) per event, the file is never rewritten. A line is torn only at the tail
+(a crash mid-write); anything wrong earlier is corruption, raised with the sequence it
+hit and a salvage path.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import re
+import threading
+import time
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+from lightagent.errors import StorageError
+from lightagent.events.model import SessionEvent
+from lightagent.events.store import (
+    EventInput,
+    SessionInfo,
+    SessionStoreBase,
+    dumps_event,
+    info_from_first,
+    validate_session_id,
+)
+
+__all__ = ["IntegrityReport", "JsonlSessionStore", "SalvageReport"]
+
+log = logging.getLogger("lightagent.events")
+
+_LINE = re.compile(rb'^\{"seq":(\d+),"crc":"([0-9a-f]{8})","event":')
+_TAIL_CHUNK = 65536
+
+
+@dataclass
+class IntegrityReport:
+    """The result of checking one session file."""
+
+    session_id: str
+    last_sequence: int
+    torn_tail_at: int | None = None
+    corrupt_at: int | None = None
+    message: str = "ok"
+
+    @property
+    def ok(self) -> bool:
+        """True when the file is intact."""
+        return self.torn_tail_at is None and self.corrupt_at is None
+
+
+@dataclass
+class SalvageReport:
+    """What :meth:`JsonlSessionStore.salvage` kept and dropped."""
+
+    session_id: str
+    path: Path
+    kept: int
+    first_bad_sequence: int | None
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    rejected_path: Path | None = None
+    replaced: bool = False
+
+
+def _frame(event: SessionEvent) -> bytes:
+    text = dumps_event(event).encode("utf-8")
+    return b'{"seq":%d,"crc":"%08x","event":%s}\n' % (event.sequence, zlib.crc32(text), text)
+
+
+def _parse(line: bytes, expected_seq: int) -> tuple[SessionEvent | None, str | None]:
+    """(event, None) for a good line, (None, reason) for a bad one."""
+    match = _LINE.match(line)
+    if match is None or not line.endswith(b"}\n"):
+        return None, "unreadable frame"
+    seq, crc = int(match.group(1)), match.group(2)
+    body = line[match.end() : -2]
+    if b"%08x" % zlib.crc32(body) != crc:
+        return None, "checksum mismatch"
+    if seq != expected_seq:
+        return None, f"sequence {seq} where {expected_seq} was expected"
+    try:
+        event = SessionEvent.from_dict(json.loads(body))
+    except (ValueError, StorageError) as exc:
+        return None, f"undecodable event ({type(exc).__name__})"
+    if event.sequence != seq:
+        return None, "frame and event sequence differ"
+    return event, None
+
+
+class JsonlSessionStore(SessionStoreBase):
+    """Sessions as ``<directory>/<session_id>.jsonl`` files.
+
+    ``fsync=False`` trades durability on power loss for speed (a process crash still
+    loses nothing acknowledged). ``repair_torn_tail=True`` lets an append cut off a
+    torn last line (an unacknowledged write) before writing; with ``False`` the append
+    raises ``LA-STORAGE-CORRUPT`` instead.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        fsync: bool = True,
+        repair_torn_tail: bool = True,
+    ) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+        self.repair_torn_tail = repair_torn_tail
+        self._lock = threading.Lock()
+        # path -> (inode, size, last_seq): lets an append skip re-reading the tail.
+        self._tails: dict[Path, tuple[int, int, int]] = {}
+        self._failed: str | None = None
+
+    # -- paths -----------------------------------------------------------------
+
+    def path_for(self, session_id: str) -> Path:
+        """The file that holds ``session_id``."""
+        validate_session_id(session_id)
+        return self.directory / (quote(session_id, safe="-_.=+@") + ".jsonl")
+
+    # -- append ----------------------------------------------------------------
+
+    def append(
+        self,
+        session_id: str,
+        events: Iterable[EventInput],
+        *,
+        expected_sequence: int | None = None,
+    ) -> list[SessionEvent]:
+        """Append atomically under an exclusive file lock; one ``fsync`` per batch."""
+        path = self.path_for(session_id)
+        items = list(events)
+        if self._failed:
+            raise StorageError(
+                "LA-STORAGE",
+                f"The store is read-only after a failed fsync: {self._failed}",
+                hint="Check the disk, then open a new JsonlSessionStore.",
+            )
+        with self._lock:
+            created = not path.exists()
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                last, size = self._tail_locked(fd, path, session_id)
+                self._check_expected(session_id, expected_sequence, last)
+                prepared = self._prepare(session_id, items, last)
+                if not prepared:
+                    return []
+                data = b"".join(_frame(e) for e in prepared)
+                self._write_all(fd, data)
+                if self.fsync:
+                    self._sync(fd, path if created else None)
+                st = os.fstat(fd)
+                self._tails[path] = (st.st_ino, size + len(data), prepared[-1].sequence)
+                return prepared
+            finally:
+                os.close(fd)  # closing releases the flock
+
+    def _write_all(self, fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+
+    def _sync(self, fd: int, new_file: Path | None) -> None:
+        try:
+            os.fsync(fd)
+            if new_file is not None:
+                dir_fd = os.open(self.directory, os.O_RDONLY)
+                try:
+                    os.fsync(dir_fd)
+                finally:
+                    os.close(dir_fd)
+        except OSError as exc:
+            # After a failed fsync the page cache may claim data it lost: stop acking.
+            self._failed = f"{type(exc).__name__}: {exc}"
+            raise StorageError(
+                "LA-STORAGE",
+                f"fsync failed; the store is now read-only ({exc.strerror or exc}).",
+                hint="Check the disk (space, errors), then open a new store.",
+                details={"errno": exc.errno},
+            ) from exc
+
+    def _tail_locked(self, fd: int, path: Path, session_id: str) -> tuple[int, int]:
+        """(last sequence, file size) of a locked file, cutting a torn tail if allowed."""
+        st = os.fstat(fd)
+        cached = self._tails.get(path)
+        if cached and cached[0] == st.st_ino and cached[1] == st.st_size:
+            return cached[2], st.st_size
+        if st.st_size == 0:
+            return 0, 0
+        last_line, start = _read_last_line(fd, st.st_size)
+        if _line_ok(last_line):
+            return _seq_of(last_line) or 0, st.st_size
+        # The last line is torn: the sequence is one after the line before it.
+        prev_line, _ = _read_last_line(fd, start) if start else (None, 0)
+        prev_seq = (_seq_of(prev_line) or 0) if prev_line is not None else 0
+        good_end = start
+        message = f"torn tail at sequence {prev_seq + 1} in session {session_id!r}"
+        if not self.repair_torn_tail:
+            raise StorageError(
+                "LA-STORAGE-CORRUPT",
+                f"Cannot append: {message}.",
+                hint="Open the store with repair_torn_tail=True or call salvage(session_id).",
+                details={"session_id": session_id, "torn_tail_at": prev_seq + 1},
+            )
+        log.warning(
+            "%s: cutting %d bytes of an unacknowledged write", message, st.st_size - good_end
+        )
+        os.ftruncate(fd, good_end)
+        return prev_seq, good_end
+
+    # -- read ------------------------------------------------------------------
+
+    def _scan(self, session_id: str, *, after: int = 0) -> Iterator[SessionEvent]:
+        """Every valid event after ``after``; raises on mid-file corruption."""
+        path = self.path_for(session_id)
+        try:
+            handle = open(path, "rb")
+        except FileNotFoundError:
+            return
+        with handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+            expected = 1
+            line_no = 0
+            pending: bytes | None = None
+            for line in handle:
+                line_no += 1
+                if pending is not None:
+                    # The bad line was not the last one: real corruption.
+                    raise self._corrupt(session_id, expected, line_no - 1, pending)
+                if expected <= after:
+                    # Cheap skip before ``after``: only the sequence and the newline are checked.
+                    if _seq_of(line) == expected and line.endswith(b"\n"):
+                        expected += 1
+                        continue
+                event, reason = _parse(line, expected)
+                if event is None:
+                    pending = reason.encode() if reason else b"?"
+                    continue
+                expected += 1
+                yield event
+            if pending is not None:
+                log.warning("torn tail at sequence %d in session %r", expected, session_id)
+
+    def _corrupt(self, session_id: str, seq: int, line_no: int, reason: bytes) -> StorageError:
+        return StorageError(
+            "LA-STORAGE-CORRUPT",
+            f"Session {session_id!r} is corrupt at sequence {seq} (line {line_no}: {reason.decode()}).",
+            hint=f"Events before {seq} are intact; store.salvage({session_id!r}) writes a repaired copy.",
+            details={
+                "session_id": session_id,
+                "sequence": seq,
+                "line": line_no,
+                "reason": reason.decode(),
+                "path": str(self.path_for(session_id)),
+                "salvage": f"salvage({session_id!r})",
+            },
+        )
+
+    def events(
+        self, session_id: str, *, after: int = 0, limit: int | None = None
+    ) -> list[SessionEvent]:
+        """Events with ``sequence > after``, at most ``limit``; corruption raises."""
+        self._check_page(after, limit)
+        out: list[SessionEvent] = []
+        if limit == 0:
+            return out
+        for event in self._scan(session_id, after=after):
+            out.append(event)
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def iter_events(
+        self, session_id: str, *, after: int = 0, page_size: int = 1000
+    ) -> Iterator[SessionEvent]:
+        """Every event after ``after`` in one pass over the file."""
+        return self._scan(session_id, after=after)
+
+    def last_sequence(self, session_id: str) -> int:
+        """The sequence of the last intact line (a torn tail does not count)."""
+        return self.verify(session_id).last_sequence
+
+    def verify(self, session_id: str) -> IntegrityReport:
+        """Check every line; report a torn tail or the first corrupt sequence."""
+        last = 0
+        try:
+            for event in self._scan_with_tail(session_id):
+                last = event.sequence
+        except _TornTail as torn:
+            return IntegrityReport(
+                session_id,
+                last,
+                torn_tail_at=torn.sequence,
+                message=f"torn tail at sequence {torn.sequence}",
+            )
+        except StorageError as exc:
+            if exc.code != "LA-STORAGE-CORRUPT":
+                raise
+            seq = exc.details.get("sequence")
+            return IntegrityReport(session_id, last, corrupt_at=seq, message=exc.message)
+        return IntegrityReport(session_id, last)
+
+    def _scan_with_tail(self, session_id: str) -> Iterator[SessionEvent]:
+        last = 0
+        for event in self._scan(session_id):
+            last = event.sequence
+            yield event
+        path = self.path_for(session_id)
+        if path.exists():
+            with open(path, "rb") as handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+                size = os.fstat(handle.fileno()).st_size
+                tail, _ = _read_last_line(handle.fileno(), size) if size else (None, 0)
+            if tail is not None and (_seq_of(tail) != last or not tail.endswith(b"\n")):
+                raise _TornTail(last + 1)
+
+    def salvage(self, session_id: str, *, replace: bool = False) -> SalvageReport:
+        """Write the intact prefix of a damaged session to ``<name>.salvaged``.
+
+        Lines after the first bad one go to ``<name>.rejected`` (nothing is thrown
+        away). With ``replace=True`` the damaged file is kept as ``<name>.corrupt-<ts>``
+        and the repaired copy takes its place.
+        """
+        path = self.path_for(session_id)
+        if not path.exists():
+            raise StorageError("LA-STORAGE", f"No session {session_id!r} to salvage.")
+        kept: list[bytes] = []
+        dropped: list[dict[str, Any]] = []
+        rejected: list[bytes] = []
+        first_bad: int | None = None
+        with self._lock, open(path, "rb") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            for line_no, line in enumerate(handle, start=1):
+                if first_bad is None:
+                    event, reason = _parse(line, len(kept) + 1)
+                    if event is not None:
+                        kept.append(line)
+                        continue
+                    first_bad = len(kept) + 1
+                else:
+                    reason = "after the first bad line"
+                dropped.append({"line": line_no, "sequence": _seq_of(line), "reason": reason})
+                rejected.append(line if line.endswith(b"\n") else line + b"\n")
+            base = path.with_suffix("")
+            out = base.with_name(base.name + ".salvaged")
+            _write_durably(out, b"".join(kept))
+            rejected_path = None
+            if rejected:
+                rejected_path = base.with_name(base.name + ".rejected")
+                _write_durably(rejected_path, b"".join(rejected))
+            if replace:
+                keep_as = base.with_name(f"{base.name}.corrupt-{int(time.time() * 1000)}")
+                os.replace(path, keep_as)
+                os.replace(out, path)
+                out = path
+                self._tails.pop(path, None)
+        return SalvageReport(
+            session_id, out, len(kept), first_bad, dropped, rejected_path, replaced=replace
+        )
+
+    # -- sessions --------------------------------------------------------------
+
+    def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session's summary (first event, tail sequence, mtime) or ``None``."""
+        path = self.path_for(session_id)
+        try:
+            handle = open(path, "rb")
+        except FileNotFoundError:
+            return None
+        with handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+            st = os.fstat(handle.fileno())
+            first_line = handle.readline()
+            last = 0
+            if st.st_size:
+                tail, start = _read_last_line(handle.fileno(), st.st_size)
+                seq = _seq_of(tail) if tail is not None else None
+                if seq is None or tail is None or not tail.endswith(b"\n"):
+                    prev, _ = _read_last_line(handle.fileno(), start) if start else (None, 0)
+                    seq = _seq_of(prev) if prev is not None else 0
+                last = seq or 0
+        first, _ = _parse(first_line, 1) if first_line else (None, None)
+        return info_from_first(session_id, first, last, st.st_mtime)
+
+    def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionInfo]:
+        """Sessions, most recently modified first."""
+        files = []
+        for path in self.directory.glob("*.jsonl"):
+            try:
+                files.append((path.stat().st_mtime, path))
+            except FileNotFoundError:
+                continue
+        files.sort(key=lambda item: item[0], reverse=True)
+        out = []
+        for _, path in files[offset : offset + limit]:
+            info = self.get_session(unquote(path.name[: -len(".jsonl")]))
+            if info is not None:
+                out.append(info)
+        return out
+
+    def delete(self, session_id: str) -> bool:
+        """Remove the session's file."""
+        path = self.path_for(session_id)
+        with self._lock:
+            self._tails.pop(path, None)
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                return False
+        return True
+
+
+class _TornTail(Exception):
+    def __init__(self, sequence: int) -> None:
+        super().__init__(sequence)
+        self.sequence = sequence
+
+
+def _seq_of(line: bytes | None) -> int | None:
+    if not line:
+        return None
+    match = _LINE.match(line)
+    return int(match.group(1)) if match else None
+
+
+def _read_last_line(fd: int, end: int) -> tuple[bytes | None, int]:
+    """The last line of the first ``end`` bytes (with its newline, if any) and its offset."""
+    if end <= 0:
+        return None, 0
+    pos = end - 1  # the final byte may be the line's own newline: search before it
+    line_start = 0
+    while pos > 0:
+        start = max(0, pos - _TAIL_CHUNK)
+        idx = os.pread(fd, pos - start, start).rfind(b"\n")
+        if idx != -1:
+            line_start = start + idx + 1
+            break
+        pos = start
+    return os.pread(fd, end - line_start, line_start), line_start
+
+
+def _line_ok(line: bytes | None) -> bool:
+    seq = _seq_of(line)
+    return seq is not None and line is not None and _parse(line, seq)[0] is not None
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

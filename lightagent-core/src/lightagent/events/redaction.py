@@ -1,0 +1,158 @@
+"""Credential redaction applied before anything is persisted or exported.
+
+Two nets: keys whose *name* looks like a credential (a pattern, case-insensitive, so
+``openai_api_key``, ``X-Api-Key`` and ``github_token`` are caught, not just ``api_key``),
+and string *values* that look like keys or tokens wherever they appear (``sk-…``,
+``Bearer …``, ``ghp_…``, ``AKIA…``, ``xox…``, JWTs, PEM blocks, ``password=…``,
+passwords in URLs). Redaction fails closed: :func:`redact_or_marker` returns
+:data:`REDACTION_FAILED` instead of the value when anything goes wrong.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "REDACTED",
+    "REDACTION_FAILED",
+    "is_secret_key",
+    "jsonable",
+    "redact",
+    "redact_or_marker",
+    "redact_text",
+]
+
+REDACTED = "[redacted]"
+REDACTION_FAILED = "[redaction-failed]"
+
+# Key names: a credential word anywhere in the name, or a name ending in token/key
+# variants. Plural usage counters (prompt_tokens, max_tokens) and idempotency_key are
+# deliberately not credentials.
+_SECRET_KEY = re.compile(
+    r"""(
+        api[_-]?key | apikey | x-api-key | access[_-]?key | secret | private[_-]?key
+      | password | passwd | passphrase | credential | authorization | cookie
+      | session[_-]?key | signature | (^|[_-])auth$ | (^|[_-])pwd$
+      | (^|[_-])token$ | ^token[_-] | [_-]token[_-]
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_NOT_SECRET_KEY = re.compile(r"(^|_)(idempotency_key|tokens?_(count|usage)|max_tokens)$", re.I)
+
+_VALUE_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
+    # PEM blocks (private keys, certificates): the whole block.
+    (
+        re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|\Z)", re.S),
+        REDACTED,
+    ),
+    # Authorization schemes keep their scheme word.
+    (re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}", re.I), r"\1 " + REDACTED),
+    # JWT: three base64url parts, the first one a JSON header.
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}"), REDACTED),
+    # Provider key formats.
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{12,}"), REDACTED),
+    (re.compile(r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{12,}"), REDACTED),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
+    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), REDACTED),
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
+    # user:password@ in URLs.
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@", re.I), r"\1" + REDACTED + "@"),
+    # key=value / key: value in free text for credential words.
+    (
+        re.compile(
+            r"""(\b[\w-]*(?:api[_-]?key|apikey|secret|password|passwd|token|credentials?)["']?\s*[:=]\s*["']?)"""
+            r"""(?!\[redacted\])[^\s"',;&}]{4,}""",
+            re.I,
+        ),
+        r"\1" + REDACTED,
+    ),
+]
+
+_TRIGGER = re.compile(
+    r"BEGIN|Bearer|Basic|Token|eyJ|sk-|sk_|rk_|pk_|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza|hf_|://|key|secret|passw|token|credential",
+    re.I,
+)
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a mapping key names a credential (by pattern, case-insensitive)."""
+    return bool(_SECRET_KEY.search(key)) and not _NOT_SECRET_KEY.search(key)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every credential-looking substring replaced by ``[redacted]``."""
+    if not _TRIGGER.search(text):
+        return text
+    for pattern, replacement in _VALUE_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def jsonable(value: Any, _depth: int = 0) -> Any:
+    """A JSON-safe copy of ``value`` (dataclasses, pydantic models, SDK objects, bytes …).
+
+    Objects become their ``to_dict()``/``model_dump()``/dataclass fields, never a
+    ``repr()`` that would hide structure (or a secret) in one opaque string.
+    """
+    if _depth > 64:
+        return "[too-deep]"
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v, _depth + 1) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, BaseException):
+        to_dict = getattr(value, "to_dict", None)
+        if callable(to_dict):
+            return jsonable(to_dict(), _depth + 1)
+        return {"type": type(value).__name__, "message": str(value)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value), _depth + 1)
+    for method in ("to_dict", "model_dump"):
+        fn = getattr(value, method, None)
+        if callable(fn):
+            return jsonable(fn(), _depth + 1)
+    return str(value)
+
+
+def redact(value: Any, *, replacement: str = REDACTED) -> Any:
+    """A JSON-safe, redacted deep copy of ``value``; raises if ``value`` cannot be walked."""
+    return _walk(jsonable(value), replacement)
+
+
+def _walk(value: Any, replacement: str) -> Any:
+    if isinstance(value, str):
+        out = redact_text(value)
+        return out if replacement == REDACTED else out.replace(REDACTED, replacement)
+    if isinstance(value, dict):
+        result: dict[str, Any] = {}
+        for key, item in value.items():
+            if is_secret_key(key) and item not in (None, "", [], {}):
+                result[key] = replacement
+            else:
+                result[key] = _walk(item, replacement)
+        return result
+    if isinstance(value, list):
+        return [_walk(item, replacement) for item in value]
+    return value
+
+
+def redact_or_marker(value: Any) -> Any:
+    """:func:`redact`, failing closed: on any error the marker, never the value."""
+    try:
+        return redact(value)
+    except Exception:
+        return REDACTION_FAILED
