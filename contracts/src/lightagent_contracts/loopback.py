@@ -372,7 +372,7 @@ class LoopbackServer:
             calls.append(
                 {
                     "index": index,
-                    "id": call.get("id", f"call_{ident[-8:]}_{index}"),
+                    "id": call.get("id", f"call_{ident.rsplit('-', 1)[-1]}_{index}"),
                     "type": "function",
                     "function": {
                         "name": call["name"],

@@ -35,6 +35,11 @@ class ToolCall:
     name: str
     arguments: str = "{}"
     index: int = 0
+    #: Why the raw arguments could not be used (then ``arguments`` is ``"{}"``); the loop
+    #: sends this text back to the model as the tool result instead of running the tool.
+    error: str | None = None
+    #: The arguments exactly as the provider sent them, when they had to be repaired.
+    raw_arguments: str | None = None
 
     def to_message(self) -> dict[str, Any]:
         """The OpenAI ``tool_calls[]`` entry of an assistant message."""
@@ -56,21 +61,32 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    #: Of ``completion_tokens``, how many were reasoning (0 when not reported).
+    reasoning_tokens: int = 0
+    #: Of ``prompt_tokens``, how many came from the provider's prompt cache.
+    cached_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.cached_tokens + other.cached_tokens,
         )
 
-    def to_dict(self) -> dict[str, int]:
-        """The OpenAI ``usage`` shape."""
-        return {
+    def to_dict(self) -> dict[str, Any]:
+        """The OpenAI ``usage`` shape (details only when reported)."""
+        out: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
         }
+        if self.reasoning_tokens:
+            out["completion_tokens_details"] = {"reasoning_tokens": self.reasoning_tokens}
+        if self.cached_tokens:
+            out["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens}
+        return out
 
     @classmethod
     def from_any(cls, value: Any) -> Usage | None:
@@ -81,7 +97,21 @@ class Usage:
         prompt = get("prompt_tokens") or get("input_tokens") or 0
         completion = get("completion_tokens") or get("output_tokens") or 0
         total = get("total_tokens") or (prompt + completion)
-        return cls(int(prompt), int(completion), int(total))
+        reasoning = _detail(get("completion_tokens_details"), "reasoning_tokens")
+        cached = (
+            _detail(get("prompt_tokens_details"), "cached_tokens")
+            or get("prompt_cache_hit_tokens")
+            or 0
+        )
+        return cls(int(prompt), int(completion), int(total), int(reasoning or 0), int(cached or 0))
+
+
+def _detail(details: Any, key: str) -> Any:
+    if details is None:
+        return 0
+    if isinstance(details, dict):
+        return details.get(key) or 0
+    return getattr(details, key, 0) or 0
 
 
 @dataclass
@@ -109,12 +139,22 @@ class ModelResponse:
     model: str | None = None
     #: Provider quirks that were repaired on the way (e.g. ``"tool_calls_in_text"``).
     repairs: list[str] = field(default_factory=list)
+    #: How many HTTP attempts the call took (retries included).
+    attempts: int = 1
+    #: Wall time of the call in milliseconds, retries and backoff included.
+    latency_ms: float = 0.0
 
-    def to_message(self) -> dict[str, Any]:
-        """The assistant message to append to the history."""
+    def to_message(self, *, reasoning: bool = False) -> dict[str, Any]:
+        """The assistant message to append to the history.
+
+        With ``reasoning=True`` the message keeps ``reasoning_content`` when there is
+        one; the model's provider profile later echoes, renames or strips it on send.
+        """
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [call.to_message() for call in self.tool_calls]
+        if reasoning and self.reasoning_content is not None:
+            message["reasoning_content"] = self.reasoning_content
         return message
 
 

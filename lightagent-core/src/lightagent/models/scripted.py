@@ -151,7 +151,10 @@ class ScriptedModel:
 
         yield chunk({"role": "assistant", "content": ""})
         size = self.chunk_size
-        for text, key in ((response.reasoning_content, "reasoning_content"), (response.content, "content")):
+        for text, key in (
+            (response.reasoning_content, "reasoning_content"),
+            (response.content, "content"),
+        ):
             for start in range(0, len(text or ""), size):
                 yield chunk({key: text[start : start + size]})  # type: ignore[index]
         for call in response.tool_calls:
