@@ -355,12 +355,9 @@ class LightAgent:
 
         model = self.model
         registry = self.tools
-        dispatcher = None
         if tools:
             registry = registry.with_tools([resolve_tool(t) for t in tools])
-            dispatcher = self._new_dispatcher(registry)
-        elif len(registry):
-            dispatcher = self._dispatcher or self._base_dispatcher()
+        dispatcher = (self._dispatcher or self._base_dispatcher()) if len(registry) else None
 
         rid = run_id or new_id("run")
         ctx = RunContext(
@@ -414,17 +411,16 @@ class LightAgent:
             model_options=model_options,
         )
 
-    def _new_dispatcher(self, registry: Any) -> Any:
+    def _base_dispatcher(self) -> Any:
         from lightagent.tools.dispatch import AsyncToolDispatcher
 
-        return AsyncToolDispatcher(
-            registry, default_timeout=self._tool_timeout, max_workers=self._max_tool_workers
-        )
-
-    def _base_dispatcher(self) -> Any:
         with self._lock:
             if self._dispatcher is None:
-                self._dispatcher = self._new_dispatcher(self.tools)
+                self._dispatcher = AsyncToolDispatcher(
+                    self.tools,
+                    default_timeout=self._tool_timeout,
+                    max_workers=self._max_tool_workers,
+                )
             return self._dispatcher
 
     def __repr__(self) -> str:

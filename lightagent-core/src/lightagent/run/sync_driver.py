@@ -124,8 +124,9 @@ def _final_or_truncated(final: ModelResponse | None) -> ModelResponse:
 
 
 def _dispatch_kwargs(spec: RunSpec, effect: RunTools) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"cancellation": spec.ctx.cancellation}
-    if getattr(spec.dispatcher, "accepts_run_context", False):
-        kwargs["idempotency_keys"] = effect.idempotency_keys
-        kwargs["context"] = spec.ctx
-    return kwargs
+    return {
+        "cancellation": spec.ctx.cancellation,
+        "registry": spec.registry,
+        "idempotency_keys": effect.idempotency_keys,
+        "context": spec.ctx,
+    }
