@@ -1,0 +1,272 @@
+"""SecurityContext, PermissionSet, CapabilityGate and ApprovalToken."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from lightagent.capabilities import CapabilityRisk, CapabilitySpec
+from lightagent.errors import ApprovalError, ConfigurationError, PolicyError
+from lightagent.policy import PolicyDecision, PolicyEngine
+from lightagent.security import (
+    ApprovalToken,
+    CapabilityGate,
+    InMemoryTokenLedger,
+    PermissionSet,
+    SecurityContext,
+    SqlTokenLedger,
+)
+
+KEY = "k" * 32
+
+
+def test_empty_allow_list_narrows_to_nothing():
+    parent = PermissionSet()  # unrestricted
+    child = parent.narrow(allowed=[])
+    assert child.allowed == frozenset()
+    assert not child.allows("anything")
+    assert parent.allows("anything")
+    # and narrowing an empty set again can never bring anything back
+    assert not child.narrow(allowed=["anything"]).allows("anything")
+    assert not child.narrow(allowed=None).allows("anything")
+
+
+def test_narrow_intersects_patterns_and_drops_risk():
+    parent = PermissionSet(allowed={"tool.*", "memory.read"}, max_risk="L2")
+    child = parent.narrow(allowed={"tool.search", "shell.run"}, max_risk=3)
+    assert child.allows("tool.search", "L1")
+    assert not child.allows("shell.run")
+    assert child.max_risk == CapabilityRisk.SENSITIVE
+    wider = parent.narrow(allowed={"tool*"})
+    # "tool*" would cover "toolbox"; the parent only has "tool.*", so that stays out
+    assert not wider.allows("toolbox") and wider.allows("tool.x")
+
+
+def test_strict_narrow_refuses_widening():
+    parent = PermissionSet(allowed={"a"}, max_risk=1)
+    with pytest.raises(PolicyError) as info:
+        parent.narrow(allowed={"a", "b"}, strict=True)
+    assert info.value.code == "LA-PERMISSION-WIDEN"
+    with pytest.raises(PolicyError):
+        parent.narrow(max_risk=3, strict=True)
+
+
+def test_bad_permission_input_is_typed():
+    with pytest.raises(ConfigurationError):
+        PermissionSet(allowed=[1])
+    with pytest.raises(ConfigurationError):
+        PermissionSet(effects={"teleport"})
+    with pytest.raises(ConfigurationError):
+        PermissionSet(max_risk="L9")
+    with pytest.raises(ConfigurationError):
+        SecurityContext(deadline="not a date")
+
+
+def test_context_child_never_widens_and_keeps_identity():
+    parent = SecurityContext(
+        tenant_id="t",
+        project_id="p",
+        run_id="r",
+        agent_id="boss",
+        resources={"repo/a/*"},
+        network_allowed=False,
+        sandbox_required=True,
+        deadline=datetime.now(timezone.utc) + timedelta(minutes=5),
+    )
+    child = parent.child(
+        agent_id="worker",
+        resources={"repo/a/x", "repo/b"},
+        network_allowed=True,
+        sandbox_required=False,
+        deadline=datetime.now(timezone.utc) + timedelta(hours=1),
+    )
+    assert child.parent_agent_id == "boss" and child.agent_id == "worker"
+    assert child.resources == frozenset({"repo/a/x"})
+    assert not child.network_allowed and child.sandbox_required
+    assert child.deadline == parent.deadline
+    assert child.is_within(parent)
+    with pytest.raises(PolicyError):
+        parent.narrow(tenant_id="other")
+    with pytest.raises(PolicyError):
+        parent.narrow(network_allowed=True, strict=True)
+    assert parent.narrow(session_id="s1").session_id == "s1"
+    roundtrip = SecurityContext.from_dict(child.to_dict())
+    assert roundtrip == child
+
+
+def _gate_fixture(policies=()):
+    audit = []
+    gate = CapabilityGate(
+        policy_engine=PolicyEngine(policies),
+        audit=lambda type, data: audit.append((type, data)),
+        ledger=InMemoryTokenLedger(),
+        key=KEY,
+    )
+    return gate, audit
+
+
+CTX = SecurityContext(
+    tenant_id="t",
+    project_id="p",
+    run_id="r1",
+    permissions=PermissionSet(allowed={"fs.*"}, max_risk=3),
+    resources={"ws/*"},
+)
+
+
+def test_gate_order_and_typed_denials():
+    gate, audit = _gate_fixture()
+    read = CapabilitySpec("fs.read", read=True)
+    assert gate.authorize_sync(read, "fs", {"p": 1}, CTX, resource="ws/a").allowed
+    with pytest.raises(PolicyError) as info:
+        gate.authorize_sync(read, "fs", {}, CTX, resource="etc/passwd")
+    assert info.value.details["check"] == "resource"
+    net = CapabilitySpec("fs.fetch", network=True)
+    with pytest.raises(PolicyError) as info:
+        gate.authorize_sync(net, "fs", {}, CTX, resource="ws/a")
+    assert info.value.details["check"] == "network"
+    with pytest.raises(PolicyError) as info:
+        gate.authorize_sync(
+            CapabilitySpec("shell.run", execute=True), "sh", {}, CTX, resource="ws/a"
+        )
+    assert info.value.details["check"] == "permissions"
+    late = SecurityContext(
+        **{**CTX.to_dict(), "deadline": datetime.now(timezone.utc) - timedelta(seconds=1)}
+    )
+    with pytest.raises(PolicyError) as info:
+        gate.authorize_sync(read, "fs", {}, late, resource="ws/a")
+    assert info.value.details["check"] == "deadline"
+    decisions = [d["decision"] for t, d in audit if t == "capability.gate"]
+    assert decisions == ["allow", "deny", "deny", "deny", "deny"]
+    assert all("p" not in d or d.get("p") is None for _, d in audit)
+
+
+def test_gate_approval_token_single_use_and_bound():
+    gate, _ = _gate_fixture()
+    spec = CapabilitySpec("fs.delete", write=True, risk="L3", requires_approval=True)
+    args = {"path": "ws/a"}
+    with pytest.raises(ApprovalError) as info:
+        gate.authorize_sync(spec, "fs", args, CTX, resource="ws/a")
+    assert info.value.code == "LA-APPROVAL"
+    token = ApprovalToken.issue("fs.delete", args, CTX, key=KEY, resource="ws/a")
+    other_args = ApprovalToken.issue("fs.delete", {"path": "ws/b"}, CTX, key=KEY, resource="ws/a")
+    with pytest.raises(ApprovalError) as info:
+        gate.authorize_sync(spec, "fs", args, CTX, approval_token=other_args, resource="ws/a")
+    assert info.value.code == "LA-APPROVAL-MISMATCH"
+    other_run = SecurityContext(**{**CTX.to_dict(), "run_id": "r2"})
+    with pytest.raises(ApprovalError):
+        gate.authorize_sync(spec, "fs", args, other_run, approval_token=token, resource="ws/a")
+    assert gate.authorize_sync(spec, "fs", args, CTX, approval_token=token, resource="ws/a").allowed
+    with pytest.raises(ApprovalError) as info:
+        gate.authorize_sync(spec, "fs", args, CTX, approval_token=token, resource="ws/a")
+    assert info.value.code == "LA-APPROVAL-REPLAY"
+
+
+def test_token_signature_expiry_and_key():
+    token = ApprovalToken.issue("op", {"a": 1}, CTX, key=KEY, ttl_seconds=10, now=1000.0)
+    token.check("op", {"a": 1}, CTX, key=KEY, now=1005.0)
+    with pytest.raises(ApprovalError) as info:
+        token.check("op", {"a": 1}, CTX, key=KEY, now=1011.0)
+    assert info.value.code == "LA-APPROVAL-EXPIRED"
+    with pytest.raises(ApprovalError) as info:
+        token.check("op", {"a": 1}, CTX, key="x" * 32, now=1005.0)
+    assert info.value.code == "LA-APPROVAL-MISMATCH"
+    forged = ApprovalToken.from_dict({**token.to_dict(), "expires_at": 10**12})
+    with pytest.raises(ApprovalError):
+        forged.check("op", {"a": 1}, CTX, key=KEY, now=1005.0)
+    assert ApprovalToken.decode(token.encode()) == token
+    with pytest.raises(ApprovalError):
+        ApprovalToken.decode("!!garbage")
+
+
+def test_no_key_is_a_typed_error(monkeypatch):
+    monkeypatch.delenv("LIGHTAGENT_APPROVAL_KEY", raising=False)
+    with pytest.raises(ConfigurationError) as info:
+        ApprovalToken.issue("op", {}, CTX)
+    assert info.value.code == "LA-APPROVAL-KEY"
+    with pytest.raises(ConfigurationError):
+        ApprovalToken.issue("op", {}, CTX, key="short")
+    monkeypatch.setenv("LIGHTAGENT_APPROVAL_KEY", KEY)
+    assert ApprovalToken.issue("op", {}, CTX).signature
+
+
+def test_policy_after_token_and_rewrite_async():
+    def cap_size(request):
+        if request.arguments.get("size", 0) > 10:
+            return PolicyDecision.rewrite({**request.arguments, "size": 10})
+        return None
+
+    async def read_only(request):
+        if request.capability.write and request.context.metadata.get("read_only"):
+            return PolicyDecision.block("workspace is read-only")
+        return None
+
+    gate, _ = _gate_fixture([cap_size, read_only])
+    spec = CapabilitySpec("fs.write", write=True, risk=1)
+    decision = asyncio.run(gate.authorize(spec, "fs", {"size": 50}, CTX, resource="ws/x"))
+    assert decision.arguments == {"size": 10}
+    ro = SecurityContext(**{**CTX.to_dict(), "metadata": {"read_only": True}})
+    with pytest.raises(PolicyError) as info:
+        asyncio.run(gate.authorize(spec, "fs", {}, ro, resource="ws/x"))
+    assert "read-only" in info.value.message
+
+
+def test_policy_engine_fails_closed():
+    def broken(request):
+        raise RuntimeError("boom")
+
+    spec = CapabilitySpec("x")
+    from lightagent.policy import PolicyRequest
+
+    assert not PolicyEngine([broken]).evaluate_sync(PolicyRequest(spec)).allowed
+    assert PolicyEngine([broken], fail_closed=False).evaluate_sync(PolicyRequest(spec)).allowed
+    decision = PolicyEngine([lambda r: PolicyDecision.approval("human please")]).evaluate_sync(
+        PolicyRequest(spec)
+    )
+    assert decision.requires_approval and decision.action == "require_approval"
+    with pytest.raises(ConfigurationError):
+        PolicyEngine([42])
+
+
+def test_sql_ledger_blocks_double_use_across_processes(tmp_path):
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    token = ApprovalToken.issue("fs.delete", {"p": 1}, CTX, key=KEY)
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from lightagent.security import ApprovalToken, SqlTokenLedger
+        token = ApprovalToken.decode(sys.argv[1])
+        try:
+            token.consume(SqlTokenLedger({url!r}))
+        except Exception as exc:
+            print(getattr(exc, "code", type(exc).__name__))
+        else:
+            print("ok")
+        """
+    )
+    outs = []
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", script, token.encode()],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        outs.append(proc.stdout.strip() or proc.stderr)
+    assert outs == ["ok", "LA-APPROVAL-REPLAY"]
+    assert SqlTokenLedger(url).is_used(token.token_id)
+
+
+@pytest.mark.postgres
+def test_sql_ledger_on_postgres(postgres_url):
+    ledger = SqlTokenLedger(postgres_url)
+    token = ApprovalToken.issue("op", {}, CTX, key=KEY)
+    token.consume(ledger)
+    with pytest.raises(ApprovalError) as info:
+        token.consume(SqlTokenLedger(postgres_url))
+    assert info.value.code == "LA-APPROVAL-REPLAY"
+    ledger.close()
