@@ -1,0 +1,188 @@
+# The validator's sandbox program. It is run as ``python -B -E -s -c <this source> <config>``
+# so that the audit hook below is armed before any plugin code can run. Standard library
+# only until the hook is installed. This is a tripwire for honest mistakes (a plugin that
+# phones home or writes files while loading), not a security boundary.
+import json
+import os
+import sys
+import time
+
+CONFIG = json.loads(sys.argv[1])
+TMP = os.path.realpath(CONFIG["tmp"])
+ROOTS = tuple(CONFIG["roots"])
+SENTINEL = CONFIG["sentinel"]
+EVENTS = []
+_busy = [False]
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_NET = {
+    "socket.connect",
+    "socket.sendto",
+    "socket.sendmsg",
+    "socket.bind",
+    "socket.getaddrinfo",
+    "socket.gethostbyname",
+    "socket.gethostbyaddr",
+    "socket.getnameinfo",
+}
+_FS = {
+    "os.remove",
+    "os.rename",
+    "os.mkdir",
+    "os.rmdir",
+    "shutil.rmtree",
+    "os.symlink",
+    "os.link",
+    "os.truncate",
+    "os.chmod",
+    "os.chown",
+    "shutil.copyfile",
+    "shutil.move",
+}
+_PROC = {
+    "subprocess.Popen",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "pty.spawn",
+}
+
+
+class SandboxViolation(PermissionError):
+    """Raised into plugin code when it does something the validator forbids."""
+
+
+def _where():
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(ROOTS):
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def _allowed(path):
+    if isinstance(path, int):
+        return True
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    full = os.path.realpath(os.path.join(os.getcwd(), str(path)))
+    return full == os.devnull or full == TMP or full.startswith(TMP + os.sep)
+
+
+def _deny(kind, detail):
+    event = {"kind": kind, "detail": detail, "where": _where()}
+    EVENTS.append(event)
+    sys.stderr.write("LIGHTAGENT-SANDBOX-EVENT " + json.dumps(event) + "\n")
+    sys.stderr.flush()
+    raise SandboxViolation(f"lightagent validator sandbox: {kind} refused: {detail}")
+
+
+def _audit(event, args):
+    if _busy[0]:
+        return
+    _busy[0] = True
+    try:
+        if event in _NET:
+            _deny(
+                "network",
+                f"{event}{args[1:] if event.startswith('socket.') and event not in ('socket.getaddrinfo', 'socket.gethostbyname') else args}",
+            )
+        elif event == "open":
+            path, mode, flags = (*tuple(args), None, None, None)[:3]
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and flags & _WRITE_FLAGS
+            )
+            if writing and not _allowed(path):
+                _deny("write", f"open({path!r}, {mode or flags!r})")
+        elif event in _FS:
+            if not all(_allowed(a) for a in args[:2] if isinstance(a, (str, bytes, os.PathLike))):
+                _deny("write", f"{event}{tuple(args)!r}")
+        elif event == "sqlite3.connect":
+            db = args[0] if args else ""
+            if db not in (":memory:", b":memory:", "") and not _allowed(db):
+                _deny("write", f"sqlite3.connect({db!r})")
+        elif event in _PROC:
+            _deny("process", f"{event}{tuple(args)[:2]!r}")
+    finally:
+        _busy[0] = False
+
+
+sys.addaudithook(_audit)
+sys.dont_write_bytecode = True
+for entry in reversed(CONFIG["sys_path"]):
+    sys.path.insert(0, entry)
+
+import importlib  # noqa: E402
+import resource  # noqa: E402
+import traceback  # noqa: E402
+
+import lightagent.hookspecs  # noqa: E402,F401  (core cost is not charged to the plugin)
+from lightagent.connectors.objects import inspect_plugin  # noqa: E402
+
+HEAVY = (
+    "openai",
+    "httpx",
+    "sqlalchemy",
+    "mcp",
+    "numpy",
+    "torch",
+    "pandas",
+    "transformers",
+    "mem0",
+    "langchain",
+    "grpc",
+    "tensorflow",
+    "scipy",
+)
+result = {"imports": [], "events": EVENTS, "plugins": []}
+for ep in CONFIG["entry_points"]:
+    module_name, _, attr = ep["value"].partition(":")
+    before = set(sys.modules)
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    record = {"entry_point": ep["name"], "module": module_name.strip(), "error": None}
+    plugin = None
+    try:
+        plugin = importlib.import_module(module_name.strip())
+        for part in filter(None, attr.strip().split(".")):
+            plugin = getattr(plugin, part)
+    except BaseException as exc:
+        frames = [
+            f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(ROOTS)
+        ]
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+        record["error"] = {"type": type(exc).__name__, "message": str(exc)[:500], "where": where}
+        plugin = None
+    record["seconds"] = time.perf_counter() - started
+    record["rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0
+    new = set(sys.modules) - before
+    record["modules_loaded"] = len(new)
+    record["heavy"] = sorted(h for h in HEAVY if h in new)
+    result["imports"].append(record)
+    if plugin is not None:
+        try:
+            result["plugins"].append(inspect_plugin(plugin, plugin_name=ep["name"]))
+        except BaseException as exc:
+            result["plugins"].append(
+                {
+                    "findings": [
+                        {
+                            "code": "LAV032",
+                            "message": f"{type(exc).__name__}: {exc}",
+                            "location": "",
+                            "level": None,
+                        }
+                    ],
+                    "registered": {},
+                    "hooks": [],
+                    "manifest": None,
+                }
+            )
+
+sys.stdout.flush()
+sys.stdout.write("\n" + SENTINEL + json.dumps(result, default=repr) + "\n")
+sys.stdout.flush()

@@ -1,0 +1,197 @@
+"""Validator findings: stable ``LAV…`` codes, levels, locations and the report."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = ["FINDING_CODES", "Finding", "Level", "ValidationReport"]
+
+Level = Literal["error", "warning", "info"]
+
+# Code -> (default level, what it means). Codes are public: add, never rename or reuse.
+FINDING_CODES: dict[str, tuple[Level, str]] = {
+    # packaging and metadata (static)
+    "LAV001": ("error", "the target is neither a project directory nor an installed distribution"),
+    "LAV002": ("error", "no entry point in group `lightagent`"),
+    "LAV003": (
+        "error",
+        "the `lightagent` entry points are not exactly one named after the distribution",
+    ),
+    "LAV004": ("error", "no requirement on lightagent-core"),
+    "LAV005": ("error", "the lightagent-core requirement excludes the running core"),
+    "LAV006": ("error", "the project metadata cannot be read"),
+    "LAV007": ("error", "the entry point's module cannot be found"),
+    # the manifest
+    "LAV010": ("warning", "the plugin returns no manifest from `lightagent_manifest()`"),
+    "LAV011": ("error", "the manifest is invalid"),
+    "LAV012": ("error", "the manifest's name or version differs from the distribution's"),
+    "LAV013": ("warning", "the manifest has no description"),
+    "LAV014": (
+        "error",
+        "the manifest's core_requires differs from the distribution's core requirement",
+    ),
+    # the sandboxed import
+    "LAV020": ("error", "importing the plugin raised"),
+    "LAV021": ("error", "the plugin tried a network connection while loading"),
+    "LAV022": (
+        "error",
+        "the plugin tried to write a file outside the temporary directory while loading",
+    ),
+    "LAV023": ("error", "importing the plugin exceeded the time limit and was stopped"),
+    "LAV024": ("error", "importing the plugin is slower than the import budget"),
+    "LAV025": ("error", "importing the plugin uses more memory than the memory budget"),
+    "LAV026": ("error", "the plugin tried to start a process while loading"),
+    "LAV027": ("warning", "the plugin imports a heavy library at import time"),
+    "LAV028": ("error", "the sandbox could not run"),
+    # hook implementations
+    "LAV030": ("error", "a hookimpl names a hook that lightagent does not define"),
+    "LAV031": ("error", "a hookimpl takes an argument its hookspec does not provide"),
+    "LAV032": ("error", "a hook implementation raised"),
+    "LAV033": ("warning", "the plugin implements no hook"),
+    "LAV034": ("error", "a registration call is malformed"),
+    # registered objects
+    "LAV040": ("error", "a registered object does not follow its protocol"),
+    "LAV041": ("error", "a provider name is invalid or registered twice"),
+    "LAV042": ("warning", "declared in the manifest but not registered"),
+    "LAV043": ("warning", "registered but not declared in the manifest"),
+    "LAV044": ("error", "a command is malformed or duplicated"),
+    # tools
+    "LAV050": ("error", "a tool schema is invalid"),
+    "LAV051": ("error", "two tools share a name"),
+    "LAV052": ("warning", "a tool has no description"),
+    # MCP settings
+    "LAV060": ("error", "MCP server settings are malformed"),
+    # credentials
+    "LAV070": ("error", "a literal credential is present"),
+    # AST scan
+    "LAV080": ("error", "eval/exec/compile on dynamic code"),
+    "LAV081": ("warning", "subprocess use"),
+    "LAV082": ("warning", "os.system / os.popen / os.exec* / os.spawn*"),
+    "LAV083": ("warning", "pickle / marshal / shelve deserialisation"),
+    "LAV084": ("warning", "ctypes / cffi native calls"),
+    "LAV085": ("warning", "a dynamic import (__import__ / importlib.import_module)"),
+    "LAV086": ("info", "network client use"),
+    "LAV087": ("warning", "a source file is very large"),
+    "LAV088": ("error", "a source file does not parse"),
+    # extras
+    "LAV090": ("error", "an extra's requirement string is invalid"),
+    "LAV091": ("error", "an extra's requirement conflicts with the installed version"),
+    "LAV092": ("error", "the manifest names an extra the distribution does not declare"),
+    "LAV093": ("info", "an extra's requirement is not installed (not checked offline)"),
+    # docs
+    "LAV095": ("error", "no README / long description"),
+    "LAV096": ("error", "a documentation file named by the manifest does not exist"),
+    "LAV097": ("info", "a documentation URL (not checked offline)"),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One result of a check: a stable ``code``, a ``level``, a message and a location."""
+
+    code: str
+    level: Level
+    message: str
+    location: str = ""
+    hint: str = ""
+
+    @classmethod
+    def make(
+        cls,
+        code: str,
+        message: str,
+        location: str = "",
+        *,
+        level: Level | None = None,
+        hint: str = "",
+    ) -> Finding:
+        """A finding with the code's default level unless ``level`` is given."""
+        default, _ = FINDING_CODES[code]
+        return cls(code, level or default, message, location, hint)
+
+    def to_dict(self) -> dict[str, str]:
+        """A JSON-safe dict."""
+        return asdict(self)
+
+    def format(self) -> str:
+        """One line: ``location: LEVEL CODE message``."""
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}{self.level.upper()} {self.code} {self.message}"
+
+
+@dataclass
+class ValidationReport:
+    """Everything ``validate_connector`` found; ``passed`` is true when there is no error."""
+
+    target: str
+    distribution: str | None = None
+    version: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    import_seconds: float | None = None
+    registered: dict[str, list[str]] = field(default_factory=dict)
+    manifest: dict[str, Any] | None = None
+
+    @property
+    def errors(self) -> list[Finding]:
+        """Findings of level ``error``."""
+        return [f for f in self.findings if f.level == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        """Findings of level ``warning``."""
+        return [f for f in self.findings if f.level == "warning"]
+
+    @property
+    def passed(self) -> bool:
+        """True when no finding is an error."""
+        return not self.errors
+
+    @property
+    def valid(self) -> bool:
+        """The seeds' name for :attr:`passed`."""
+        return self.passed
+
+    def codes(self) -> set[str]:
+        """The set of finding codes (handy in tests)."""
+        return {f.code for f in self.findings}
+
+    def add(self, code: str, message: str, location: str = "", **kw: Any) -> Finding:
+        """Record a finding and return it."""
+        finding = Finding.make(code, message, location, **kw)
+        self.findings.append(finding)
+        return finding
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (what ``--json`` prints)."""
+        return {
+            "target": self.target,
+            "distribution": self.distribution,
+            "version": self.version,
+            "passed": self.passed,
+            "import_seconds": self.import_seconds,
+            "registered": self.registered,
+            "manifest": self.manifest,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True, default=str)
+
+    def format_text(self) -> str:
+        """A human report: one line per finding, then a verdict line."""
+        lines = [f.format() for f in sorted(self.findings, key=_order)]
+        name = self.distribution or self.target
+        verdict = "PASS" if self.passed else "FAIL"
+        timing = f", import {self.import_seconds:.2f}s" if self.import_seconds is not None else ""
+        lines.append(
+            f"{verdict} {name} {self.version or ''}".rstrip()
+            + f" ({len(self.errors)} errors, {len(self.warnings)} warnings{timing})"
+        )
+        return "\n".join(lines)
+
+
+def _order(finding: Finding) -> tuple[int, str, str]:
+    return ({"error": 0, "warning": 1, "info": 2}[finding.level], finding.code, finding.location)

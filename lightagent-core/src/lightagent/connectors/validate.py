@@ -1,0 +1,227 @@
+"""``validate_connector``: the offline plugin validator behind ``lightagent validate-connector``.
+
+Static checks (metadata, an AST scan, credentials, MCP shape, extras, docs) read files
+only. The dynamic checks import the plugin in a sandboxed subprocess (network, file writes
+and process starts refused; a time limit) and check its hookimpls and registrations.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lightagent.connectors.findings import FINDING_CODES, Finding, Level, ValidationReport
+from lightagent.connectors.manifest import ConnectorManifest
+from lightagent.connectors.project import ProjectInfo, load_project
+from lightagent.connectors.sandbox import SandboxResult, run_sandboxed
+from lightagent.connectors.static import (
+    check_credentials_in_mapping,
+    check_extras,
+    check_mcp_servers,
+    check_metadata,
+    scan_sources,
+)
+
+__all__ = ["FINDING_CODES", "Finding", "Level", "ValidationReport", "validate_connector"]
+
+DEFAULT_TIMEOUT = 20.0
+DEFAULT_IMPORT_BUDGET = 3.0
+DEFAULT_MEMORY_BUDGET_MB = 256
+
+
+def validate_connector(
+    target: str | Path | ConnectorManifest,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    import_budget: float = DEFAULT_IMPORT_BUDGET,
+    memory_budget_mb: float = DEFAULT_MEMORY_BUDGET_MB,
+    sandbox: bool = True,
+) -> ValidationReport:
+    """Validate a plugin offline and return every finding.
+
+    ``target`` is a project directory (with ``pyproject.toml``), the name of an installed
+    distribution, or a bare :class:`ConnectorManifest` (then only the manifest is checked).
+    ``timeout`` bounds the sandboxed import (it is stopped and ``LAV023`` reported);
+    an import slower than ``import_budget`` seconds is ``LAV024``; one that grows the
+    process by more than ``memory_budget_mb`` is ``LAV025``. ``sandbox=False`` runs the
+    static checks only (no plugin code at all).
+    """
+    from lightagent import __version__ as core_version
+
+    if isinstance(target, ConnectorManifest):
+        report = ValidationReport(
+            target=target.name, distribution=target.name, version=target.version
+        )
+        report.manifest = target.to_dict()
+        _check_manifest(
+            report, ProjectInfo(target=target.name, kind="manifest"), target.to_dict(), core_version
+        )
+        return report
+    info, findings = load_project(target)
+    report = ValidationReport(target=str(target), distribution=info.name, version=info.version)
+    report.findings.extend(findings)
+    if findings and info.name is None:
+        return report
+    report.findings.extend(check_metadata(info, core_version))
+    report.findings.extend(scan_sources(info.package_dirs, info.root))
+    if info.entry_points and not info.package_dirs:
+        report.add(
+            "LAV007", f"cannot find the module of entry point {info.entry_points[0].value!r}"
+        )
+    if sandbox and info.entry_points:
+        result = run_sandboxed(info, timeout=timeout)
+        _apply_sandbox(report, info, result, timeout, import_budget, memory_budget_mb, core_version)
+    report.findings[:] = list(dict.fromkeys(report.findings))
+    return report
+
+
+def _apply_sandbox(
+    report: ValidationReport,
+    info: ProjectInfo,
+    result: SandboxResult,
+    timeout: float,
+    import_budget: float,
+    memory_budget_mb: float,
+    core_version: str,
+) -> None:
+    def rel(location: str) -> str:
+        # Sandbox locations are absolute; show them like the static ones.
+        if info.root and location.startswith(str(info.root) + "/"):
+            return location[len(str(info.root)) + 1 :]
+        return location
+
+    codes = {"network": "LAV021", "write": "LAV022", "process": "LAV026"}
+    for event in result.events:
+        report.add(
+            codes.get(event["kind"], "LAV028"),
+            f"{event['kind']} refused: {event['detail']}",
+            rel(event.get("where", "")),
+        )
+    if result.timed_out:
+        report.import_seconds = result.elapsed
+        report.add(
+            "LAV023",
+            f"the import ran {result.elapsed:.1f}s and was stopped at the {timeout:g}s limit",
+            hint="Defer slow work (network, model loading, big files) until the provider is first used.",
+        )
+        return
+    if result.data is None:
+        report.add(
+            "LAV028",
+            f"the sandbox exited with status {result.returncode}: {result.stderr_tail.strip()[-300:]}",
+        )
+        return
+    imports = result.data.get("imports", [])
+    report.import_seconds = sum(r.get("seconds", 0.0) for r in imports)
+    for record in imports:
+        error = record.get("error")
+        if (
+            error
+            and error["type"] != "SandboxViolation"
+            and not (error["type"] == "PermissionError" and "sandbox" in error["message"])
+        ):
+            report.add(
+                "LAV020",
+                f"importing {record['module']} raised {error['type']}: {error['message']}",
+                rel(error.get("where", "")),
+            )
+        elif error:
+            report.add(
+                "LAV020",
+                f"importing {record['module']} failed: {error['message']}",
+                rel(error.get("where", "")),
+                level="info",
+            )
+        if record.get("seconds", 0.0) > import_budget:
+            report.add(
+                "LAV024",
+                f"importing {record['module']} took {record['seconds']:.2f}s (budget {import_budget:g}s)",
+                hint="Import heavy dependencies inside functions, not at module level.",
+            )
+        rss_mb = record.get("rss_kb", 0) / 1024
+        if rss_mb > memory_budget_mb:
+            report.add(
+                "LAV025",
+                f"importing {record['module']} grew the process by {rss_mb:.0f} MB (budget {memory_budget_mb:g} MB)",
+            )
+        if record.get("heavy"):
+            report.add("LAV027", f"importing {record['module']} loads {', '.join(record['heavy'])}")
+    manifest = None
+    for plugin in result.data.get("plugins", []):
+        for raw in plugin.get("findings", []):
+            report.findings.append(
+                Finding.make(
+                    raw["code"],
+                    raw["message"],
+                    rel(raw.get("location", "")),
+                    level=raw.get("level"),
+                )
+            )
+        for kind, names in plugin.get("registered", {}).items():
+            report.registered.setdefault(kind, []).extend(names)
+        if plugin.get("manifest") is not None:
+            manifest = plugin["manifest"]
+    if manifest is None:
+        report.add(
+            "LAV010",
+            "the plugin returns no manifest",
+            hint="Implement lightagent_manifest() returning ConnectorManifest(name=..., version=...).",
+        )
+    elif manifest:
+        report.manifest = manifest
+        _check_manifest(report, info, manifest, core_version)
+
+
+def _check_manifest(
+    report: ValidationReport, info: ProjectInfo, manifest: dict, core_version: str
+) -> None:
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import canonicalize_name
+
+    where = "lightagent_manifest()"
+    if info.name and canonicalize_name(manifest["name"]) != canonicalize_name(info.name):
+        report.add(
+            "LAV012",
+            f"manifest name {manifest['name']!r} differs from distribution {info.name!r}",
+            where,
+        )
+    if info.version and manifest["version"] != info.version:
+        report.add(
+            "LAV012",
+            f"manifest version {manifest['version']} differs from distribution {info.version}",
+            where,
+        )
+    if not manifest.get("description", "").strip():
+        report.add("LAV013", "the manifest has no description", where)
+    core = manifest.get("core_requires")
+    if core and not SpecifierSet(core).contains(core_version, prereleases=True):
+        report.add(
+            "LAV014",
+            f"core_requires {core} excludes the running lightagent-core {core_version}",
+            where,
+        )
+    if manifest.get("mcp_servers"):
+        report.findings.extend(check_mcp_servers(manifest["mcp_servers"], f"{where}.mcp_servers"))
+    else:
+        report.findings.extend(check_credentials_in_mapping(manifest, where))
+    if info.kind != "manifest":
+        report.findings.extend(
+            f for f in check_extras(info, where, manifest.get("extras", {})) if f.code == "LAV092"
+        )
+    # Docs paths are relative to the project (or, in a monorepo, to a folder above it).
+    start = info.root or (info.package_dirs[0].parent if info.package_dirs else None)
+    bases = [start, *list(start.parents)[:3]] if start else []
+    for doc in manifest.get("docs", []):
+        if doc.startswith(("http://", "https://")):
+            report.add("LAV097", f"{doc} (not fetched offline)", where)
+        elif not any((base / doc).is_file() for base in bases):
+            report.add("LAV096", f"documentation file {doc!r} does not exist", where)
+    if info.kind == "manifest":
+        return
+    declared = ConnectorManifest.from_any(manifest).declared()
+    declared.setdefault("command", tuple(manifest.get("commands", ())))
+    for kind in sorted(set(declared) | set(report.registered)):
+        want, have = set(declared.get(kind, ())), set(report.registered.get(kind, ()))
+        for name in sorted(want - have):
+            report.add("LAV042", f"{kind} {name!r} is declared but not registered", where)
+        for name in sorted(have - want):
+            report.add("LAV043", f"{kind} {name!r} is registered but not declared", where)

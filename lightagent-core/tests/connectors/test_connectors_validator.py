@@ -1,0 +1,275 @@
+"""validate_connector / `lightagent validate-connector`: every malicious fixture is rejected
+with its own code, and the validator itself makes no network connection."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lightagent.connectors import ConnectorManifest, validate_connector
+from lightagent.connectors.findings import FINDING_CODES
+from lightagent.connectors.static import check_mcp_servers, is_placeholder, scan_sources
+from lightagent.errors import ValidationError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class CountingListener:
+    """A TCP listener on 127.0.0.1 that counts every connection it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[CountingListener]:
+    server = CountingListener()
+    yield server
+    server.close()
+
+
+def _codes(report, level: str = "error") -> set[str]:
+    return {f.code for f in report.findings if f.level == level}
+
+
+def test_import_time_network_call_is_refused_and_no_connection_is_made(listener, monkeypatch):
+    monkeypatch.setenv("LAV_FIXTURE_PORT", str(listener.port))
+    # Sanity: the listener really counts connections (so 0 below means something).
+    socket.create_connection(("127.0.0.1", listener.port)).close()
+    deadline = __import__("time").monotonic() + 2
+    while listener.accepted < 1 and __import__("time").monotonic() < deadline:
+        __import__("time").sleep(0.01)
+    assert listener.accepted == 1
+
+    report = validate_connector(FIXTURES / "lav-fixture-network")
+
+    assert not report.passed
+    assert "LAV021" in _codes(report)
+    finding = next(f for f in report.findings if f.code == "LAV021")
+    assert finding.location == "src/lav_fixture_network/plugin.py:7"
+    assert str(listener.port) in finding.message
+    assert listener.accepted == 1, (
+        "the validator (or the plugin it loaded) connected to the listener"
+    )
+
+
+def test_import_time_file_write_is_refused(tmp_path, monkeypatch):
+    target = tmp_path / "written.txt"
+    monkeypatch.setenv("LAV_FIXTURE_WRITE_PATH", str(target))
+    report = validate_connector(FIXTURES / "lav-fixture-write")
+    assert "LAV022" in _codes(report)
+    assert not target.exists()
+    assert next(f for f in report.findings if f.code == "LAV022").location.endswith("plugin.py:5")
+
+
+def test_hookimpl_with_unknown_argument_is_rejected():
+    report = validate_connector(FIXTURES / "lav-fixture-badarg")
+    assert "LAV031" in _codes(report)
+    finding = next(f for f in report.findings if f.code == "LAV031")
+    assert "settings" in finding.message and finding.location.endswith("plugin.py:6")
+
+
+def test_duplicate_tool_name_is_rejected():
+    report = validate_connector(FIXTURES / "lav-fixture-duptool")
+    assert _codes(report) == {"LAV051"}
+
+
+def test_literal_api_key_is_rejected_without_running_code():
+    report = validate_connector(FIXTURES / "lav-fixture-secret", sandbox=False)
+    assert _codes(report) == {"LAV070"}
+    assert report.import_seconds is None  # static only: the plugin was never imported
+
+
+def test_slow_import_is_stopped_at_the_time_limit_with_the_time_measured(monkeypatch):
+    monkeypatch.setenv("LAV_FIXTURE_SLEEP", "60")
+    report = validate_connector(FIXTURES / "lav-fixture-slow", timeout=2.0)
+    assert "LAV023" in _codes(report)
+    assert 2.0 <= report.import_seconds < 30
+    assert (
+        "stopped at the 2s limit" in next(f for f in report.findings if f.code == "LAV023").message
+    )
+
+
+def test_import_slower_than_the_budget_fails(monkeypatch):
+    monkeypatch.setenv("LAV_FIXTURE_SLEEP", "0.6")
+    report = validate_connector(FIXTURES / "lav-fixture-slow", import_budget=0.3, timeout=20)
+    assert "LAV024" in _codes(report)
+    assert report.import_seconds >= 0.6
+
+
+def test_oversized_import_fails_the_memory_budget(monkeypatch):
+    monkeypatch.setenv("LAV_FIXTURE_MB", "96")
+    report = validate_connector(FIXTURES / "lav-fixture-heavy", memory_budget_mb=48)
+    assert "LAV025" in _codes(report)
+
+
+def test_static_scan_flags_risky_code_unknown_hooks_and_bad_manifest():
+    report = validate_connector(FIXTURES / "lav-fixture-unsafe")
+    errors, warnings = _codes(report), _codes(report, "warning")
+    assert {"LAV030", "LAV060", "LAV070", "LAV080", "LAV092", "LAV096"} <= errors
+    assert {"LAV081", "LAV082", "LAV083", "LAV084", "LAV085"} <= warnings
+    lines = {f.location for f in report.findings if f.code == "LAV081"}
+    # `# lightagent: allow LAV081` silences line 26 only.
+    assert "src/lav_fixture_unsafe/plugin.py:26" not in lines
+    assert "src/lav_fixture_unsafe/plugin.py:18" in lines
+
+
+def test_every_fixture_fails_with_its_own_code(monkeypatch):
+    monkeypatch.setenv("LAV_FIXTURE_SLEEP", "60")
+    expected = {
+        "lav-fixture-network": "LAV021",
+        "lav-fixture-write": "LAV022",
+        "lav-fixture-badarg": "LAV031",
+        "lav-fixture-duptool": "LAV051",
+        "lav-fixture-secret": "LAV070",
+        "lav-fixture-slow": "LAV023",
+    }
+    seen = {}
+    for name, code in expected.items():
+        report = validate_connector(FIXTURES / name, timeout=2.0)
+        assert code in _codes(report), (name, report.format_text())
+        seen[name] = code
+    assert len(set(seen.values())) == len(expected)
+
+
+def test_unknown_target_is_a_finding_not_a_traceback(tmp_path):
+    report = validate_connector(tmp_path / "nowhere")
+    assert _codes(report) == {"LAV001"}
+    report = validate_connector("no-such-distribution-anywhere")
+    assert _codes(report) == {"LAV001"}
+
+
+def test_installed_first_party_distribution_validates_by_name():
+    report = validate_connector("lightagent-flow")
+    assert report.distribution == "lightagent-flow"
+    assert report.registered.get("workflow") == ["lightflow"]  # it really ran, sandboxed
+    assert report.import_seconds is not None
+
+
+def test_core_requirement_excluding_running_core_is_rejected(tmp_path):
+    project = tmp_path / "old"
+    (project / "src" / "old_plugin").mkdir(parents=True)
+    (project / "src" / "old_plugin" / "__init__.py").write_text("")
+    (project / "src" / "old_plugin" / "plugin.py").write_text("")
+    (project / "README.md").write_text("# old\n")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "old-plugin"\nversion = "1.0"\nreadme = "README.md"\n'
+        'dependencies = ["lightagent-core<0.0.1"]\n'
+        '[project.entry-points.lightagent]\nold-plugin = "old_plugin.plugin"\n'
+    )
+    report = validate_connector(project, sandbox=False)
+    assert "LAV005" in _codes(report)
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "old-plugin"\nversion = "1.0"\n'
+        '[project.entry-points.lightagent]\nsomething-else = "old_plugin.plugin"\n'
+    )
+    report = validate_connector(project, sandbox=False)
+    assert {"LAV003", "LAV004", "LAV095"} <= _codes(report)
+
+
+def test_cli_json_and_exit_status():
+    cmd = [sys.executable, "-m", "lightagent.cli", "validate-connector"]
+    bad = subprocess.run(
+        [*cmd, str(FIXTURES / "lav-fixture-badarg"), "--json"], capture_output=True, text=True
+    )
+    assert bad.returncode == 1, bad.stderr
+    data = json.loads(bad.stdout)
+    assert data["passed"] is False
+    assert {f["code"] for f in data["findings"]} >= {"LAV031"}
+    assert all({"code", "level", "message", "location"} <= set(f) for f in data["findings"])
+    good = subprocess.run(
+        [*cmd, str(FIXTURES / "lav-fixture-secret"), "--static-only"],
+        capture_output=True,
+        text=True,
+    )
+    assert good.returncode == 1 and "LAV070" in good.stdout
+
+
+def test_finding_codes_are_unique_and_leveled():
+    assert all(code.startswith("LAV") and len(code) == 6 for code in FINDING_CODES)
+    assert {level for level, _ in FINDING_CODES.values()} <= {"error", "warning", "info"}
+
+
+def test_manifest_bad_input_is_a_typed_error():
+    with pytest.raises(ValidationError) as info:
+        ConnectorManifest.from_any({"name": "1bad", "version": "x.y"})
+    assert info.value.code == "LA-VALIDATION"
+    fields = {p["field"] for p in info.value.details["problems"]}
+    assert fields == {"name", "version"}
+    with pytest.raises(ValidationError):
+        ConnectorManifest.from_any(["not", "a", "dict"])
+    with pytest.raises(ValidationError):
+        ConnectorManifest.from_any({"name": "ok", "version": "1.0", "core_requires": "??"})
+
+
+def test_manifest_alone_can_be_validated():
+    manifest = ConnectorManifest(
+        name="demo",
+        version="1.0.0",
+        mcp_servers={
+            "fs": {"command": "npx", "args": ["-y", "server"], "env": {"TOKEN": "${FS_TOKEN}"}}
+        },
+    )
+    report = validate_connector(manifest)
+    assert report.passed
+    assert "LAV013" in _codes(report, "warning")  # no description
+
+
+def test_mcp_shapes():
+    ok = {
+        "stdio": {"command": "python", "args": ["-m", "srv"]},
+        "sse": {"url": "https://x.example/sse", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+        "http": {
+            "url": "http://127.0.0.1:9/mcp",
+            "transport": "streamable-http",
+            "namespace_tools": True,
+        },
+    }
+    assert check_mcp_servers({"mcpServers": ok}, "x") == []
+    bad = check_mcp_servers(
+        {"s": {"command": "", "transport": "pigeon", "reconnect_attempts": -1}}, "x"
+    )
+    assert {f.code for f in bad} == {"LAV060"} and len(bad) == 3
+
+
+def test_placeholders_are_not_credentials(tmp_path):
+    assert is_placeholder("${OPENAI_API_KEY}") and is_placeholder("<your key>")
+    assert is_placeholder("OPENAI_API_KEY") and is_placeholder("your_api_key_here")
+    assert not is_placeholder("9f8e7d6c5b4a3928")
+    src = tmp_path / "pkg"
+    src.mkdir()
+    (src / "m.py").write_text(
+        'api_key = "${OPENAI_API_KEY}"\nheaders = {"Authorization": "Bearer {{token}}"}\n'
+        'token_env = "MY_TOKEN"\nkey = os.environ["API_KEY"]\n'
+    )
+    (src / "settings.json").write_text('{"password": "hunter2hunter2"}')
+    findings = scan_sources([src], tmp_path)
+    assert [(f.code, f.location) for f in findings] == [("LAV070", "pkg/settings.json:1")]
