@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import types
 import typing
 import warnings
 from collections.abc import Callable
@@ -59,7 +60,11 @@ class FunctionSchema:
             instance = self.model.model_validate(data)
         except PydanticValidationError as exc:
             return {}, data, _pydantic_errors(exc)
-        kwargs = {self.fields[name]: getattr(instance, name) for name in instance.model_fields_set}
+        kwargs = {
+            self.fields[name]: getattr(instance, name)
+            for name in instance.model_fields_set
+            if name in self.fields
+        }
         if self.accepts_kwargs and instance.model_extra:
             kwargs.update(instance.model_extra)
         return kwargs, instance.model_dump(mode="json", exclude_unset=True, by_alias=True), []
@@ -94,6 +99,8 @@ def _definition_error(func: Callable[..., Any], message: str, **details: Any) ->
 
 
 def _is_context_annotation(annotation: Any) -> bool:
+    if isinstance(annotation, str):
+        return any(t in annotation for t in CONTEXT_TYPE_NAMES)
     if typing.get_origin(annotation) is typing.Annotated:
         annotation = typing.get_args(annotation)[0]
     for candidate in (annotation, *typing.get_args(annotation)):
@@ -108,6 +115,34 @@ def _has_description(annotation: Any) -> bool:
     return any(getattr(m, "description", None) for m in typing.get_args(annotation)[1:])
 
 
+def _type_hints(
+    func: Callable[..., Any], target: Any, signature: inspect.Signature
+) -> dict[str, Any]:
+    """Resolved hints; parameters that are injected need not resolve (TYPE_CHECKING imports)."""
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception:
+        pass
+    hints: dict[str, Any] = {}
+    namespace = getattr(target, "__globals__", {})
+    for name, param in signature.parameters.items():
+        annotation = param.annotation
+        if not isinstance(annotation, str):
+            hints[name] = annotation
+            continue
+        if name in INJECTED_PARAMETERS or any(t in annotation for t in CONTEXT_TYPE_NAMES):
+            continue  # injected: its type is never needed
+        shim = types.FunctionType((lambda: None).__code__, namespace)
+        shim.__annotations__ = {name: annotation}
+        try:
+            hints.update(typing.get_type_hints(shim, include_extras=True))
+        except Exception as exc:  # unresolved forward references and the like
+            raise _definition_error(
+                func, f"the type of {name!r} cannot be resolved: {exc}", parameter=name
+            ) from None
+    return hints
+
+
 def function_schema(
     func: Callable[..., Any], param_docs: dict[str, str] | None = None
 ) -> FunctionSchema:
@@ -120,10 +155,7 @@ def function_schema(
         signature = inspect.signature(func)
     except (TypeError, ValueError) as exc:
         raise _definition_error(func, f"no inspectable signature ({exc})") from None
-    try:
-        hints = typing.get_type_hints(target, include_extras=True)
-    except Exception as exc:  # unresolved forward references and the like
-        raise _definition_error(func, f"type hints cannot be resolved: {exc}") from None
+    hints = _type_hints(func, target, signature)
 
     fields: dict[str, Any] = {}
     names: dict[str, str] = {}
@@ -153,9 +185,10 @@ def function_schema(
         description = None if _has_description(annotation) else param_docs.get(name)
         # Field names are synthetic so that any parameter name (``json``, ``_x``,
         # ``model_config``) is legal; the alias is what the model sees.
-        key = f"p{index}"
+        key = f"la_param_{index}"
         names[key] = name
-        fields[key] = (annotation, Field(default, alias=name, description=description))
+        extra = {"description": description} if description else {}
+        fields[key] = (annotation, Field(default, alias=name, **extra))
 
     config = ConfigDict(
         extra="allow" if accepts_kwargs else "forbid",

@@ -1,0 +1,293 @@
+"""AsyncToolDispatcher: concurrency, timeouts, errors as short text, output shapes, drivers."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from lightagent.errors import ConfigurationError, ToolError
+from lightagent.models.base import ToolCall
+from lightagent.tools import AsyncToolDispatcher, ToolRegistry, tool
+from lightagent.tools.dispatch import ToolOutcome
+
+
+@tool
+def nap(seconds: float, label: str = "") -> str:
+    """Sleep in a thread."""
+    time.sleep(seconds)
+    return f"napped {label}"
+
+
+@tool
+async def anap(seconds: float, label: str = "") -> dict:
+    """Sleep on the loop."""
+    await asyncio.sleep(seconds)
+    return {"label": label, "thread": threading.current_thread().name}
+
+
+@tool(timeout=0.2)
+def stuck(release: str = "") -> str:
+    """Blocks longer than its timeout."""
+    time.sleep(1.0)
+    return "late"
+
+
+cancelled_flags: list[str] = []
+
+
+@tool(timeout=0.2)
+async def astuck() -> str:
+    """Async, longer than its timeout."""
+    try:
+        await asyncio.sleep(5)
+    except asyncio.CancelledError:
+        cancelled_flags.append("cancelled")
+        raise
+    return "late"
+
+
+@tool
+def explode(when: str) -> str:
+    """Raises."""
+    raise ValueError(f"bad date {when}\n  File 'secret.py', line 1")
+
+
+@tool
+def nothing() -> None:
+    """Returns None."""
+
+
+@tool
+def listing(n: int) -> list:
+    """Returns a list."""
+    return [{"i": i, "name": "ü"} for i in range(n)]
+
+
+@tool
+def pieces(n: int):
+    """Sync generator."""
+    for i in range(n):
+        yield f"{i};"
+
+
+@tool
+async def apieces(n: int):
+    """Async generator."""
+    for i in range(n):
+        await asyncio.sleep(0)
+        yield {"i": i}
+
+
+@tool
+def with_key(amount: int, idempotency_key: str) -> str:
+    """Echoes its idempotency key."""
+    return idempotency_key
+
+
+@dataclass
+class Token:
+    cancelled: bool = False
+    reason: str | None = None
+
+
+@pytest.fixture(scope="module")
+def registry() -> ToolRegistry:
+    return ToolRegistry([nap, anap, stuck, astuck, explode, nothing, listing, pieces, apieces, with_key])
+
+
+@pytest.fixture(scope="module")
+def dispatcher(registry) -> AsyncToolDispatcher:
+    return AsyncToolDispatcher(registry, default_timeout=10)
+
+
+def call(name: str, arguments: str = "{}", call_id: str | None = None) -> ToolCall:
+    return ToolCall(id=call_id or f"id_{name}", name=name, arguments=arguments)
+
+
+def test_sync_tools_run_concurrently_in_threads(dispatcher):
+    calls = [call("nap", f'{{"seconds": 0.3, "label": "{i}"}}', f"c{i}") for i in range(5)]
+    started = time.perf_counter()
+    outcomes = dispatcher.run_calls(calls)
+    wall = time.perf_counter() - started
+    assert [o.output for o in outcomes] == [f"napped {i}" for i in range(5)]
+    assert [o.call_id for o in outcomes] == [f"c{i}" for i in range(5)]
+    assert wall < 1.0  # sequential would take 1.5 s
+    assert all(o.ok and o.latency_ms >= 250 for o in outcomes)
+
+
+def test_async_driver_keeps_the_loop_free_while_sync_tools_run(dispatcher):
+    ticks = []
+
+    async def heartbeat():
+        while True:
+            ticks.append(time.perf_counter())
+            await asyncio.sleep(0.02)
+
+    async def main():
+        beat = asyncio.ensure_future(heartbeat())
+        calls = [call("nap", '{"seconds": 0.3}', f"s{i}") for i in range(5)]
+        calls += [call("anap", f'{{"seconds": 0.3, "label": "a{i}"}}', f"a{i}") for i in range(3)]
+        started = time.perf_counter()
+        outcomes = await dispatcher.arun_calls(calls)
+        wall = time.perf_counter() - started
+        beat.cancel()
+        return outcomes, wall, threading.current_thread().name
+
+    outcomes, wall, loop_thread = asyncio.run(main())
+    assert wall < 1.0
+    assert len(ticks) >= 8  # the loop kept ticking during the 0.3 s of blocking tools
+    assert [o.call_id for o in outcomes][-3:] == ["a0", "a1", "a2"]
+    assert '"thread": "%s"' % loop_thread in outcomes[-1].output  # async tools run on the caller's loop
+
+
+def test_sync_timeout_is_reported_and_the_call_abandoned(dispatcher):
+    started = time.perf_counter()
+    [outcome] = dispatcher.run_calls([call("stuck")])
+    assert time.perf_counter() - started < 0.8
+    assert outcome.error.code == "LA-TOOL-TIMEOUT"
+    assert outcome.output.startswith("Error [LA-TOOL-TIMEOUT] tool `stuck` did not finish within 0.2s")
+    assert "abandoned" in outcome.output
+
+
+def test_async_timeout_really_cancels(dispatcher):
+    cancelled_flags.clear()
+    [outcome] = asyncio.run(dispatcher.arun_calls([call("astuck")]))
+    assert outcome.error.code == "LA-TOOL-TIMEOUT" and "cancelled" in outcome.output
+    assert cancelled_flags == ["cancelled"]
+
+
+def test_default_timeout_applies_to_tools_without_one(registry):
+    fast = AsyncToolDispatcher(registry, default_timeout=0.1)
+    [outcome] = fast.run_calls([call("nap", '{"seconds": 0.5}')])
+    assert outcome.error.code == "LA-TOOL-TIMEOUT"
+    [outcome] = asyncio.run(fast.arun_calls([call("anap", '{"seconds": 0.5}')]))
+    assert outcome.error.code == "LA-TOOL-TIMEOUT"
+
+
+def test_exceptions_reach_the_model_as_one_short_line(dispatcher):
+    for outcomes in (
+        dispatcher.run_calls([call("explode", '{"when": "tomorrow"}')]),
+        asyncio.run(dispatcher.arun_calls([call("explode", '{"when": "tomorrow"}')])),
+    ):
+        [outcome] = outcomes
+        assert outcome.output.startswith("Error [LA-TOOL] ValueError: bad date tomorrow")
+        assert "\n" not in outcome.output and "Traceback" not in outcome.output
+        assert isinstance(outcome.error, ToolError) and outcome.error.code == "LA-TOOL"
+        assert isinstance(outcome.error.__cause__, ValueError)  # kept for logs, not for the model
+        assert outcome.arguments == {"when": "tomorrow"}
+
+
+def test_unknown_tool_and_bad_arguments(dispatcher):
+    outcomes = dispatcher.run_calls(
+        [call("ghost"), call("nap", '{"seconds": "soon"}', "x"), call("nap", "{oops", "y"), call("nap", "[]", "z")]
+    )
+    assert outcomes[0].error.code == "LA-TOOL-NOT-FOUND" and "available:" in outcomes[0].output
+    assert [o.error.code for o in outcomes[1:]] == ["LA-TOOL-ARGS"] * 3
+    assert "`seconds`" in outcomes[1].output
+    assert outcomes[1].arguments == {"seconds": "soon"}
+    assert "not valid JSON" in outcomes[2].output
+
+
+def test_output_shapes(dispatcher):
+    calls = [
+        call("nothing"),
+        call("listing", '{"n": 2}'),
+        call("pieces", '{"n": 3}'),
+        call("apieces", '{"n": 2}'),
+    ]
+    expected = ["(no output)", '[{"i": 0, "name": "ü"}, {"i": 1, "name": "ü"}]', "0;1;2;", '{"i": 0}\n{"i": 1}']
+    assert [o.output for o in dispatcher.run_calls(calls)] == expected
+    assert [o.output for o in asyncio.run(dispatcher.arun_calls(calls))] == expected
+
+
+def test_cancelled_run_runs_no_further_tool(dispatcher):
+    ran = []
+
+    @tool
+    def record(x: int) -> str:
+        """Record."""
+        ran.append(x)
+        return "ok"
+
+    reg = ToolRegistry([record])
+    token = Token(cancelled=True, reason="user pressed stop")
+    outcomes = dispatcher.run_calls([call("record", '{"x": 1}')], cancellation=token, registry=reg)
+    outcomes += asyncio.run(dispatcher.arun_calls([call("record", '{"x": 2}')], cancellation=token, registry=reg))
+    assert ran == []
+    assert all(o.error.code == "LA-CANCELLED" for o in outcomes)
+    assert "user pressed stop" in outcomes[0].output
+    assert dispatcher.run_calls([call("record", '{"x": 3}')], cancellation=Token(), registry=reg)[0].ok
+    assert ran == [3]
+
+
+def test_idempotency_keys_are_injected(dispatcher):
+    [given] = dispatcher.run_calls([call("with_key", '{"amount": 1}', "k1")], idempotency_keys={"k1": "key-abc"})
+    assert given.output == "key-abc"
+    [derived] = dispatcher.run_calls([call("with_key", '{"amount": 1}', "k2")])
+    assert len(derived.output) == 64  # a sha256 fallback, stable per call
+    assert dispatcher.run_calls([call("with_key", '{"amount": 1}', "k2")])[0].output == derived.output
+    [forged] = dispatcher.run_calls([call("with_key", '{"amount": 1, "idempotency_key": "x"}')])
+    assert forged.error.code == "LA-TOOL-ARGS"
+
+
+def test_sync_driver_without_async_tools_creates_no_event_loop(dispatcher, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("an event loop was created")
+
+    monkeypatch.setattr(asyncio, "new_event_loop", refuse)
+    monkeypatch.setattr(asyncio, "run", refuse)
+    outcomes = dispatcher.run_calls([call("nap", '{"seconds": 0}', "a"), call("pieces", '{"n": 1}', "b")])
+    assert [o.output for o in outcomes] == ["napped ", "0;"]
+
+
+def test_sync_driver_inside_a_running_loop_runs_async_tools(dispatcher):
+    async def handler():
+        # e.g. a Jupyter cell or a FastAPI handler calling the sync API
+        return dispatcher.run_calls([call("anap", '{"seconds": 0.01, "label": "x"}'), call("nap", '{"seconds": 0}')])
+
+    outcomes = asyncio.run(handler())
+    assert '"label": "x"' in outcomes[0].output and outcomes[1].output == "napped "
+    assert "lightagent-tools-loop" in outcomes[0].output  # ran on the background loop thread
+
+
+def test_calls_as_dicts_and_seeds_dispatch(dispatcher):
+    outcomes = dispatcher.run_calls(
+        [
+            {"id": "d1", "function": {"name": "listing", "arguments": '{"n": 1}'}},
+            {"id": "d2", "name": "listing", "arguments": {"n": 0}},
+        ]
+    )
+    assert [o.output for o in outcomes] == ['[{"i": 0, "name": "ü"}]', "[]"]
+    assert asyncio.run(dispatcher.dispatch("listing", {"n": 0})) == "[]"
+    assert outcomes[0].to_message() == {"role": "tool", "tool_call_id": "d1", "content": outcomes[0].output}
+    with pytest.raises(ToolError):
+        dispatcher.run_calls([42])
+
+
+def test_max_output_chars_truncates(registry):
+    small = AsyncToolDispatcher(registry, max_output_chars=10)
+    [outcome] = small.run_calls([call("listing", '{"n": 5}')])
+    assert outcome.output.startswith('[{"i": 0, ') and "[truncated" in outcome.output
+
+
+def test_private_pool_and_close(registry):
+    own = AsyncToolDispatcher(registry, max_workers=2)
+    assert own.run_calls([call("nap", '{"seconds": 0}', "a"), call("nap", '{"seconds": 0}', "b")])[1].ok
+    own.close()
+    own.close()  # idempotent
+
+
+@pytest.mark.parametrize("bad", [0, -1, "60"])
+def test_bad_default_timeout(registry, bad):
+    with pytest.raises(ConfigurationError) as info:
+        AsyncToolDispatcher(registry, default_timeout=bad)
+    assert info.value.code == "LA-CONFIG"
+
+
+def test_outcome_shape():
+    outcome = ToolOutcome("c", "n", "out")
+    assert outcome.ok and outcome.error is None and outcome.latency_ms == 0.0 and outcome.arguments is None
