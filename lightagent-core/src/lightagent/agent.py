@@ -346,6 +346,15 @@ class LightAgent:
             )
         if query is None and initial_messages is None:
             raise ConfigurationError("LA-CONFIG", "run() needs a query")
+        if initial_messages is not None and query is not None:
+            from lightagent.run.machine import pending_tool_calls
+
+            if pending_tool_calls(list(initial_messages))[0]:
+                raise ConfigurationError(
+                    "LA-CONFIG",
+                    "initial_messages end with tool calls that have no result; a new query cannot follow them",
+                    hint="Resume without a query first, or add the missing tool results.",
+                )
         if history is not None and not isinstance(history, list):
             raise ConfigurationError("LA-CONFIG", "history must be a list of OpenAI chat messages")
         if metadata is not None and not isinstance(metadata, dict):

@@ -16,7 +16,7 @@ from lightagent.results import RunResult
 from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
 from lightagent.run.machine import run_machine
 from lightagent.run.spec import RunSpec
-from lightagent.run.streaming import chunk_events, done_event, output_event
+from lightagent.run.streaming import chunk_events, consumer_chunk, done_event, output_event
 from lightagent.run.sync_driver import _dispatch_kwargs, _final_or_truncated
 
 __all__ = ["adrive", "adrive_stream"]
@@ -113,7 +113,7 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
                                 for event in chunk_events(item, trace_id):
                                     yield event
                             else:
-                                yield item
+                                yield item if item.get("choices") else consumer_chunk(item)
                             if token is not None and token.cancelled:
                                 raise CancelledError(
                                     "LA-CANCELLED",

@@ -687,11 +687,8 @@ def _structured_retry(done: int, problem: str) -> int:
 
 
 def _assistant_message(response: ModelResponse) -> dict[str, Any]:
-    message = response.to_message()
-    if response.reasoning_content:
-        # Kept so reasoning models get it back on tool turns; the provider profile drops it where unwanted.
-        message["reasoning_content"] = response.reasoning_content
-    return message
+    # Reasoning stays in the history; the model's provider profile echoes, renames or drops it on send.
+    return response.to_message(reasoning=True)
 
 
 def _check_cancel(ctx: RunContext) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from lightagent.results import RunResult, StreamEvent
 
-__all__ = ["chunk_events", "done_event", "output_event"]
+__all__ = ["chunk_events", "consumer_chunk", "done_event", "output_event"]
 
 
 def chunk_events(chunk: Any, trace_id: str | None) -> Iterator[StreamEvent]:
@@ -22,6 +22,14 @@ def chunk_events(chunk: Any, trace_id: str | None) -> Iterator[StreamEvent]:
     content = delta.get("content")
     if content:
         yield StreamEvent("content", content, trace_id, chunk)
+
+
+def consumer_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+    """``chunk`` as the consumer gets it: a usage-only chunk (``choices: []``) gains one
+    empty choice, so code that reads ``chunk["choices"][0]["delta"]`` never breaks."""
+    if chunk.get("choices"):
+        return chunk
+    return {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": None}]}
 
 
 def output_event(effect: Any, trace_id: str | None) -> StreamEvent:

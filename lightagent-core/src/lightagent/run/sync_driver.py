@@ -16,7 +16,7 @@ from lightagent.results import RunResult
 from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
 from lightagent.run.machine import run_machine
 from lightagent.run.spec import RunSpec
-from lightagent.run.streaming import chunk_events, done_event, output_event
+from lightagent.run.streaming import chunk_events, consumer_chunk, done_event, output_event
 
 __all__ = ["drive", "drive_stream"]
 
@@ -95,7 +95,7 @@ def drive_stream(spec: RunSpec) -> Iterator[Any]:
                             if events:
                                 yield from chunk_events(item, trace_id)
                             else:
-                                yield item
+                                yield item if item.get("choices") else consumer_chunk(item)
                             if token is not None and token.cancelled:
                                 raise CancelledError(
                                     "LA-CANCELLED",
