@@ -8,7 +8,6 @@ import time
 from dataclasses import dataclass
 
 import pytest
-
 from lightagent.errors import ConfigurationError, ToolError
 from lightagent.models.base import ToolCall
 from lightagent.tools import AsyncToolDispatcher, ToolRegistry, tool
@@ -96,7 +95,9 @@ class Token:
 
 @pytest.fixture(scope="module")
 def registry() -> ToolRegistry:
-    return ToolRegistry([nap, anap, stuck, astuck, explode, nothing, listing, pieces, apieces, with_key])
+    return ToolRegistry(
+        [nap, anap, stuck, astuck, explode, nothing, listing, pieces, apieces, with_key]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +142,9 @@ def test_async_driver_keeps_the_loop_free_while_sync_tools_run(dispatcher):
     assert wall < 1.0
     assert len(ticks) >= 8  # the loop kept ticking during the 0.3 s of blocking tools
     assert [o.call_id for o in outcomes][-3:] == ["a0", "a1", "a2"]
-    assert '"thread": "%s"' % loop_thread in outcomes[-1].output  # async tools run on the caller's loop
+    assert (
+        f'"thread": "{loop_thread}"' in outcomes[-1].output
+    )  # async tools run on the caller's loop
 
 
 def test_sync_timeout_is_reported_and_the_call_abandoned(dispatcher):
@@ -149,7 +152,9 @@ def test_sync_timeout_is_reported_and_the_call_abandoned(dispatcher):
     [outcome] = dispatcher.run_calls([call("stuck")])
     assert time.perf_counter() - started < 0.8
     assert outcome.error.code == "LA-TOOL-TIMEOUT"
-    assert outcome.output.startswith("Error [LA-TOOL-TIMEOUT] tool `stuck` did not finish within 0.2s")
+    assert outcome.output.startswith(
+        "Error [LA-TOOL-TIMEOUT] tool `stuck` did not finish within 0.2s"
+    )
     assert "abandoned" in outcome.output
 
 
@@ -183,7 +188,12 @@ def test_exceptions_reach_the_model_as_one_short_line(dispatcher):
 
 def test_unknown_tool_and_bad_arguments(dispatcher):
     outcomes = dispatcher.run_calls(
-        [call("ghost"), call("nap", '{"seconds": "soon"}', "x"), call("nap", "{oops", "y"), call("nap", "[]", "z")]
+        [
+            call("ghost"),
+            call("nap", '{"seconds": "soon"}', "x"),
+            call("nap", "{oops", "y"),
+            call("nap", "[]", "z"),
+        ]
     )
     assert outcomes[0].error.code == "LA-TOOL-NOT-FOUND" and "available:" in outcomes[0].output
     assert [o.error.code for o in outcomes[1:]] == ["LA-TOOL-ARGS"] * 3
@@ -199,7 +209,12 @@ def test_output_shapes(dispatcher):
         call("pieces", '{"n": 3}'),
         call("apieces", '{"n": 2}'),
     ]
-    expected = ["(no output)", '[{"i": 0, "name": "ü"}, {"i": 1, "name": "ü"}]', "0;1;2;", '{"i": 0}\n{"i": 1}']
+    expected = [
+        "(no output)",
+        '[{"i": 0, "name": "ü"}, {"i": 1, "name": "ü"}]',
+        "0;1;2;",
+        '{"i": 0}\n{"i": 1}',
+    ]
     assert [o.output for o in dispatcher.run_calls(calls)] == expected
     assert [o.output for o in asyncio.run(dispatcher.arun_calls(calls))] == expected
 
@@ -216,20 +231,28 @@ def test_cancelled_run_runs_no_further_tool(dispatcher):
     reg = ToolRegistry([record])
     token = Token(cancelled=True, reason="user pressed stop")
     outcomes = dispatcher.run_calls([call("record", '{"x": 1}')], cancellation=token, registry=reg)
-    outcomes += asyncio.run(dispatcher.arun_calls([call("record", '{"x": 2}')], cancellation=token, registry=reg))
+    outcomes += asyncio.run(
+        dispatcher.arun_calls([call("record", '{"x": 2}')], cancellation=token, registry=reg)
+    )
     assert ran == []
     assert all(o.error.code == "LA-CANCELLED" for o in outcomes)
     assert "user pressed stop" in outcomes[0].output
-    assert dispatcher.run_calls([call("record", '{"x": 3}')], cancellation=Token(), registry=reg)[0].ok
+    assert dispatcher.run_calls([call("record", '{"x": 3}')], cancellation=Token(), registry=reg)[
+        0
+    ].ok
     assert ran == [3]
 
 
 def test_idempotency_keys_are_injected(dispatcher):
-    [given] = dispatcher.run_calls([call("with_key", '{"amount": 1}', "k1")], idempotency_keys={"k1": "key-abc"})
+    [given] = dispatcher.run_calls(
+        [call("with_key", '{"amount": 1}', "k1")], idempotency_keys={"k1": "key-abc"}
+    )
     assert given.output == "key-abc"
     [derived] = dispatcher.run_calls([call("with_key", '{"amount": 1}', "k2")])
     assert len(derived.output) == 64  # a sha256 fallback, stable per call
-    assert dispatcher.run_calls([call("with_key", '{"amount": 1}', "k2")])[0].output == derived.output
+    assert (
+        dispatcher.run_calls([call("with_key", '{"amount": 1}', "k2")])[0].output == derived.output
+    )
     [forged] = dispatcher.run_calls([call("with_key", '{"amount": 1, "idempotency_key": "x"}')])
     assert forged.error.code == "LA-TOOL-ARGS"
 
@@ -240,14 +263,18 @@ def test_sync_driver_without_async_tools_creates_no_event_loop(dispatcher, monke
 
     monkeypatch.setattr(asyncio, "new_event_loop", refuse)
     monkeypatch.setattr(asyncio, "run", refuse)
-    outcomes = dispatcher.run_calls([call("nap", '{"seconds": 0}', "a"), call("pieces", '{"n": 1}', "b")])
+    outcomes = dispatcher.run_calls(
+        [call("nap", '{"seconds": 0}', "a"), call("pieces", '{"n": 1}', "b")]
+    )
     assert [o.output for o in outcomes] == ["napped ", "0;"]
 
 
 def test_sync_driver_inside_a_running_loop_runs_async_tools(dispatcher):
     async def handler():
         # e.g. a Jupyter cell or a FastAPI handler calling the sync API
-        return dispatcher.run_calls([call("anap", '{"seconds": 0.01, "label": "x"}'), call("nap", '{"seconds": 0}')])
+        return dispatcher.run_calls(
+            [call("anap", '{"seconds": 0.01, "label": "x"}'), call("nap", '{"seconds": 0}')]
+        )
 
     outcomes = asyncio.run(handler())
     assert '"label": "x"' in outcomes[0].output and outcomes[1].output == "napped "
@@ -263,7 +290,11 @@ def test_calls_as_dicts_and_seeds_dispatch(dispatcher):
     )
     assert [o.output for o in outcomes] == ['[{"i": 0, "name": "ü"}]', "[]"]
     assert asyncio.run(dispatcher.dispatch("listing", {"n": 0})) == "[]"
-    assert outcomes[0].to_message() == {"role": "tool", "tool_call_id": "d1", "content": outcomes[0].output}
+    assert outcomes[0].to_message() == {
+        "role": "tool",
+        "tool_call_id": "d1",
+        "content": outcomes[0].output,
+    }
     with pytest.raises(ToolError):
         dispatcher.run_calls([42])
 
@@ -276,7 +307,9 @@ def test_max_output_chars_truncates(registry):
 
 def test_private_pool_and_close(registry):
     own = AsyncToolDispatcher(registry, max_workers=2)
-    assert own.run_calls([call("nap", '{"seconds": 0}', "a"), call("nap", '{"seconds": 0}', "b")])[1].ok
+    assert own.run_calls([call("nap", '{"seconds": 0}', "a"), call("nap", '{"seconds": 0}', "b")])[
+        1
+    ].ok
     own.close()
     own.close()  # idempotent
 
@@ -290,4 +323,9 @@ def test_bad_default_timeout(registry, bad):
 
 def test_outcome_shape():
     outcome = ToolOutcome("c", "n", "out")
-    assert outcome.ok and outcome.error is None and outcome.latency_ms == 0.0 and outcome.arguments is None
+    assert (
+        outcome.ok
+        and outcome.error is None
+        and outcome.latency_ms == 0.0
+        and outcome.arguments is None
+    )

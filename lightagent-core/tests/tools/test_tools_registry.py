@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from lightagent.errors import ToolError, ValidationError
 from lightagent.tools import ToolRegistry, default_registry, tool
 
@@ -17,7 +16,9 @@ def make_info_tool(name: str, description: str = "Does a thing.", params=None):
     func.tool_info = {
         "tool_name": name,
         "tool_description": description,
-        "tool_params": params if params is not None else [{"name": "q", "type": "string", "description": "query"}],
+        "tool_params": params
+        if params is not None
+        else [{"name": "q", "type": "string", "description": "query"}],
     }
     return func
 

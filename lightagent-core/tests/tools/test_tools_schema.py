@@ -7,12 +7,11 @@ import typing
 from typing import Literal, Optional
 
 import pytest
-from pydantic import BaseModel, Field
-from typing_extensions import TypedDict
-
 from lightagent.errors import ToolError
 from lightagent.tools import Tool, as_tool, tool
 from lightagent.tools.docstrings import parse_docstring
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 
 class Unit(enum.Enum):
@@ -54,7 +53,14 @@ def forecast(
     Returns:
         The forecast.
     """
-    return {"city": city, "days": days, "unit": unit, "mode": mode, "tags": tags, "address": address}
+    return {
+        "city": city,
+        "days": days,
+        "unit": unit,
+        "mode": mode,
+        "tags": tags,
+        "address": address,
+    }
 
 
 def props(t: Tool) -> dict:
@@ -66,8 +72,15 @@ def test_schema_shapes_from_type_hints():
     assert p["type"] == "object"
     assert p["required"] == ["city"]
     assert p["additionalProperties"] is False
-    assert props(forecast)["city"] == {"type": "string", "description": 'Name of the city, e.g. "Paris".'}
-    assert props(forecast)["days"] == {"type": "integer", "default": 3, "description": "How many days ahead."}
+    assert props(forecast)["city"] == {
+        "type": "string",
+        "description": 'Name of the city, e.g. "Paris".',
+    }
+    assert props(forecast)["days"] == {
+        "type": "integer",
+        "default": 3,
+        "description": "How many days ahead.",
+    }
     assert props(forecast)["unit"]["enum"] == ["celsius", "fahrenheit"]
     assert props(forecast)["mode"]["enum"] == ["brief", "full"]
     note_types = {o.get("type") for o in props(forecast)["note"]["anyOf"]}
@@ -88,7 +101,11 @@ def test_description_and_openai_schema():
     schema = forecast.openai_schema()
     assert schema == {
         "type": "function",
-        "function": {"name": "forecast", "description": forecast.description, "parameters": forecast.parameters},
+        "function": {
+            "name": "forecast",
+            "description": forecast.description,
+            "parameters": forecast.parameters,
+        },
     }
     assert forecast.openai_schema() is schema  # cached
     assert forecast.is_async is False and forecast.kind == "function"
@@ -117,7 +134,9 @@ def test_validation_coerces_what_models_get_wrong():
 
 
 def test_prepare_arguments_gives_json_safe_values():
-    _, clean = forecast.prepare_arguments({"city": "x", "unit": "celsius", "address": {"street": "s", "zip_code": 1}})
+    _, clean = forecast.prepare_arguments(
+        {"city": "x", "unit": "celsius", "address": {"street": "s", "zip_code": 1}}
+    )
     assert clean == {"city": "x", "unit": "celsius", "address": {"street": "s", "zip_code": 1}}
 
 
@@ -149,7 +168,12 @@ def test_empty_or_null_arguments_mean_no_arguments():
 
     for raw in ("", None, "null", "{}", b"{}"):
         assert ping.validate_arguments(raw) == {}
-    assert ping.parameters == {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
+    assert ping.parameters == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
 
 
 def test_idempotency_key_and_context_are_injected_not_exposed():
@@ -173,7 +197,12 @@ def test_decorator_options_and_async_kinds():
     async def find(user_id: int) -> dict:
         return {}
 
-    assert (find.name, find.description, find.title, find.timeout) == ("lookup-user", "Find a user.", "Lookup", 2.5)
+    assert (find.name, find.description, find.title, find.timeout) == (
+        "lookup-user",
+        "Find a user.",
+        "Lookup",
+        2.5,
+    )
     assert find.is_async and find.kind == "coroutine"
 
     @tool
@@ -281,7 +310,9 @@ def test_rest_docstring():
 
 
 def test_google_docstring_and_plain():
-    parsed = parse_docstring("Do it.\n\nArgs:\n    a (int): first\n    b: second\n        more\n\nRaises:\n    ValueError: never")
+    parsed = parse_docstring(
+        "Do it.\n\nArgs:\n    a (int): first\n    b: second\n        more\n\nRaises:\n    ValueError: never"
+    )
     assert parsed.params == {"a": "first", "b": "second more"}
     assert parse_docstring(None).description == ""
     assert parse_docstring("Just text.\nMore text.").description == "Just text. More text."
@@ -313,9 +344,20 @@ get_weather.tool_info = {
     "tool_title": "Weather",
     "tool_description": "Get current weather information for the specified city.",
     "tool_params": [
-        {"name": "city_name", "description": "The name of the city to query", "type": "string", "required": True},
+        {
+            "name": "city_name",
+            "description": "The name of the city to query",
+            "type": "string",
+            "required": True,
+        },
         {"name": "days", "description": "Days", "type": "integer", "required": False},
-        {"name": "hours", "description": "Hours", "type": "array", "items": {"type": "integer"}, "minItems": 1},
+        {
+            "name": "hours",
+            "description": "Hours",
+            "type": "array",
+            "items": {"type": "integer"},
+            "minItems": 1,
+        },
     ],
 }
 
@@ -324,7 +366,12 @@ def test_tool_info_becomes_schema_with_extra_keys_passed_through():
     t = as_tool(get_weather)
     assert t.source == "tool_info" and t.title == "Weather"
     assert t.parameters["required"] == ["city_name"]
-    assert props(t)["hours"] == {"type": "array", "description": "Hours", "items": {"type": "integer"}, "minItems": 1}
+    assert props(t)["hours"] == {
+        "type": "array",
+        "description": "Hours",
+        "items": {"type": "integer"},
+        "minItems": 1,
+    }
     assert t.tool_info is get_weather.tool_info
     assert t("Paris") == "Query result: Paris is sunny."
 
@@ -371,7 +418,10 @@ def test_as_tool_rejects_non_tools():
         {"tool_name": "t", "tool_params": "city"},
         {"tool_name": "t", "tool_params": [{"type": "string"}]},
         {"tool_name": "t", "tool_params": [{"name": "a", "type": "str"}]},
-        {"tool_name": "t", "tool_params": [{"name": "a", "type": "string"}, {"name": "a", "type": "string"}]},
+        {
+            "tool_name": "t",
+            "tool_params": [{"name": "a", "type": "string"}, {"name": "a", "type": "string"}],
+        },
         {"tool_name": "t", "tool_params": [{"name": "a", "type": "string", "required": "yes"}]},
         "not a dict",
     ],
@@ -391,7 +441,11 @@ def test_tool_info_with_kwargs_function_accepts_extras_and_injects_key():
     def legacy(query, idempotency_key=None, **rest):
         return idempotency_key
 
-    legacy.tool_info = {"tool_name": "legacy", "tool_description": "d", "tool_params": [{"name": "query", "type": "string"}]}
+    legacy.tool_info = {
+        "tool_name": "legacy",
+        "tool_description": "d",
+        "tool_params": [{"name": "query", "type": "string"}],
+    }
     t = as_tool(legacy)
     assert t.injected == {"idempotency_key": "idempotency_key"}
     assert "additionalProperties" not in t.parameters

@@ -30,24 +30,22 @@ _STOPWORDS = frozenset(
 )
 # Field weights: a name match says more than a description match.
 _WEIGHTS = {"name": 3.0, "title": 2.0, "description": 1.0, "params": 1.0}
+_SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 _K1 = 1.2
 _B = 0.75
 
 
 def _stem(word: str) -> str:
-    """A light suffix stripper, so that "orders", "ordered" and "ordering" meet "order"."""
-    for suffix, keep in (
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-    ):
+    """A light suffix stripper, so that "trades", "traded" and "trading" all meet "trade"."""
+    for suffix, keep in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith("ss"):
-                return word
-            return word[: -len(suffix)] + keep
+                break
+            word = word[: -len(suffix)] + keep
+            break
+    # A final "e" is dropped so that "trade" and "trad(ing)" share a stem.
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
     return word
 
 
