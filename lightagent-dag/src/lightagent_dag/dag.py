@@ -1,0 +1,405 @@
+"""LightDAG: verified dynamic task graphs, persisted in a store, run by any number of workers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lightagent_dag.artifacts import ArtifactStore, LocalArtifactStore
+from lightagent_dag.errors import DAGError, DAGFencedError
+from lightagent_dag.executor import AttemptRunner
+from lightagent_dag.records import DAGEvent, DAGRun, DAGRunResult, DAGTask
+from lightagent_dag.specs import DAGConfig, TaskSpec, coerce_specs
+from lightagent_dag.sql.store import SqliteTaskGraphStore, SqlTaskGraphStore
+from lightagent_dag.states import DAGRunStatus
+from lightagent_dag.verifiers import as_verifier
+from lightagent_dag.workers import RegistryWorkerFactory
+
+__all__ = ["LightDAG"]
+
+
+def default_worker_id() -> str:
+    """``host:pid:random`` — unique per process start."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def _open_store(store: Any) -> SqlTaskGraphStore:
+    if store is None:
+        return SqliteTaskGraphStore(Path(".lightagent") / "dag.sqlite3")
+    if isinstance(store, SqlTaskGraphStore):
+        return store
+    if isinstance(store, str) and "://" in store:
+        return SqlTaskGraphStore(store)
+    if isinstance(store, str | os.PathLike):
+        return SqliteTaskGraphStore(store)
+    raise DAGError(
+        "LA-CONFIG",
+        f"store must be a SqlTaskGraphStore, a URL or a path, got {type(store).__name__}",
+    )
+
+
+class LightDAG:
+    """Verified dynamic task graphs.
+
+    Workers return a candidate, a decomposition or a blocker; only the verifiers the
+    application registered here can publish an artifact or accept a decomposition.
+    State lives in the store (SQLite file by default, PostgreSQL for many hosts), so
+    ``run`` can be called again after a crash and ``lightagent dag worker`` processes
+    can share the work.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: SqlTaskGraphStore | str | os.PathLike[str] | None = None,
+        artifact_store: ArtifactStore | str | os.PathLike[str] | None = None,
+        worker_factory: RegistryWorkerFactory | None = None,
+        verifiers: Mapping[str, Any] | None = None,
+        capability_gate: Any = None,
+        config: DAGConfig | None = None,
+        scheduler_id: str | None = None,
+        session_store: Any = None,
+    ) -> None:
+        self.store = _open_store(store)
+        if artifact_store is None or isinstance(artifact_store, str | os.PathLike):
+            artifact_store = LocalArtifactStore(artifact_store or Path(".lightagent") / "artifacts")
+        self.artifact_store: ArtifactStore = artifact_store
+        self.worker_factory = worker_factory or RegistryWorkerFactory()
+        self.verifiers: dict[str, Any] = {}
+        for key, verifier in (verifiers or {}).items():
+            self.register_verifier(key, verifier)
+        if capability_gate is None:
+            from lightagent.security import CapabilityGate
+
+            capability_gate = CapabilityGate()
+        self.capability_gate = capability_gate
+        self.config = config or DAGConfig()
+        if not isinstance(self.config, DAGConfig):
+            raise DAGError("LA-CONFIG", "config must be a DAGConfig")
+        self.scheduler_id = scheduler_id or default_worker_id()
+        self.session_store = session_store
+
+    # -- registration ------------------------------------------------------------------
+
+    def register_worker(self, key: str, worker: Any) -> None:
+        """Register a worker for ``key``: a callable ``fn(context)`` or an object with ``execute``."""
+        self.worker_factory.register(key, worker)
+
+    def register_worker_factory(self, key: str, factory: Callable[..., Any]) -> None:
+        """Register ``factory(context)`` to build a fresh worker for every attempt of ``key``."""
+        self.worker_factory.register_factory(key, factory)
+
+    def register_verifier(self, key: str, verifier: Any) -> None:
+        """Register an application-owned verifier (an object with ``verify`` or a callable)."""
+        if not isinstance(key, str) or not key:
+            raise DAGError("LA-DAG-INVALID", "a verifier key must be a non-empty string")
+        self.verifiers[key] = as_verifier(key, verifier)
+
+    # -- runs ----------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        root_tasks: Iterable[TaskSpec | Mapping[str, Any]],
+        *,
+        run_id: str | None = None,
+        context: Any = None,
+        root_task_ids: Sequence[str] | None = None,
+        check_keys: bool = True,
+    ) -> DAGRun:
+        """Persist a new run (idempotent: the same id with the same tasks returns the stored run).
+
+        ``context`` must be a ``SecurityContext`` with ``tenant_id`` and ``project_id``.
+        ``root_task_ids`` default to the tasks nothing depends on; the run succeeds when
+        they are all verified. ``check_keys=False`` lets a client that only submits work
+        (the workers run elsewhere) skip the registered-key check.
+        """
+        from lightagent_dag.graph import check_graph
+
+        security = self._identity(context)
+        specs = coerce_specs(root_tasks)
+        if not specs:
+            raise DAGError("LA-DAG-INVALID", "a run needs at least one task")
+        ids = [s.task_id for s in specs]
+        duplicates = sorted({t for t in ids if ids.count(t) > 1})
+        if duplicates:
+            raise DAGError("LA-DAG-INVALID", f"duplicate task ids: {duplicates}")
+        self._check_limits(len(specs), sum(len(s.depends_on) for s in specs))
+        check_graph({s.task_id: s.depends_on for s in specs})
+        if check_keys:
+            self._check_keys(specs)
+        depended = {d for s in specs for d in s.depends_on}
+        roots = (
+            list(root_task_ids)
+            if root_task_ids is not None
+            else [t for t in ids if t not in depended]
+        )
+        unknown = [r for r in roots if r not in ids]
+        if unknown or not roots:
+            raise DAGError(
+                "LA-DAG-UNKNOWN-DEPENDENCY", f"root task ids not in the run: {unknown or roots}"
+            )
+        run_id = run_id or uuid.uuid4().hex
+        if not isinstance(run_id, str) or not run_id or len(run_id) > 200:
+            raise DAGError(
+                "LA-DAG-INVALID", "run_id must be a non-empty string of at most 200 characters"
+            )
+        security = security.narrow(run_id=run_id) if security.run_id is None else security
+        if security.run_id != run_id:
+            raise DAGError(
+                "LA-DAG-IDENTITY-REQUIRED",
+                f"context is for run {security.run_id!r}, not {run_id!r}",
+            )
+        run, _created = self.store.create_run(
+            run_id,
+            specs,
+            tenant_id=security.tenant_id,
+            project_id=security.project_id,
+            user_id=security.user_id or "",
+            context=security.to_dict(),
+            root_task_ids=roots,
+            config=self.config,
+        )
+        return run
+
+    def _check_limits(self, tasks: int, edges: int) -> None:
+        from lightagent_dag.errors import DAGLimitError
+
+        if tasks > self.config.max_tasks:
+            raise DAGLimitError("max_tasks", tasks, self.config.max_tasks)
+        if edges > self.config.max_edges:
+            raise DAGLimitError("max_edges", edges, self.config.max_edges)
+
+    def _check_keys(self, specs: Iterable[TaskSpec]) -> None:
+        for spec in specs:
+            if spec.worker_key not in self.worker_factory:
+                raise DAGError(
+                    "LA-DAG-RECOVERY-CONFIG-MISMATCH",
+                    f"task {spec.task_id!r} needs worker {spec.worker_key!r}, which is not registered",
+                )
+            for key in (spec.verifier_key, spec.decomposer_key):
+                if key is not None and key not in self.verifiers:
+                    raise DAGError(
+                        "LA-DAG-VERIFIER-UNAVAILABLE",
+                        f"task {spec.task_id!r} needs verifier {key!r}, which is not registered",
+                    )
+
+    @staticmethod
+    def _identity(context: Any) -> Any:
+        from lightagent.security import SecurityContext
+
+        if context is None or not isinstance(context, SecurityContext):
+            raise DAGError(
+                "LA-DAG-IDENTITY-REQUIRED",
+                "create_run needs context=SecurityContext(tenant_id=..., project_id=...)",
+            )
+        if not context.tenant_id or not context.project_id:
+            raise DAGError(
+                "LA-DAG-IDENTITY-REQUIRED",
+                "the SecurityContext needs both tenant_id and project_id",
+            )
+        return context
+
+    def _check_context(self, run: DAGRun, context: Any) -> None:
+        if context is None:
+            return
+        for name in ("tenant_id", "project_id", "run_id"):
+            expected = run.run_id if name == "run_id" else getattr(run, name)
+            given = getattr(context, name, None)
+            if (given is not None and given != expected) or (name != "run_id" and given is None):
+                raise DAGError(
+                    "LA-DAG-IDENTITY-REQUIRED",
+                    f"context {name}={given!r} does not match run {run.run_id!r} ({expected!r})",
+                )
+
+    def runner(
+        self, *, worker_id: str | None = None, on_attempt: Callable[..., None] | None = None
+    ) -> AttemptRunner:
+        """An :class:`AttemptRunner` over this DAG's store, workers and verifiers."""
+        return AttemptRunner(
+            store=self.store,
+            artifact_store=self.artifact_store,
+            workers=self.worker_factory,
+            verifiers=self.verifiers,
+            gate=self.capability_gate,
+            config=self.config,
+            worker_id=worker_id or self.scheduler_id,
+            on_attempt=on_attempt,
+        )
+
+    async def arun(
+        self, run_id: str, *, context: Any = None, concurrency: int | None = None
+    ) -> DAGRunResult:
+        """Run the run's tasks here until it succeeds, fails, blocks, pauses or is cancelled."""
+        run = await asyncio.to_thread(self.store.require_run, run_id)
+        self._check_context(run, context)
+        tasks = await asyncio.to_thread(self.store.list_tasks, run_id)
+        self._check_keys(
+            t.spec
+            for t in tasks
+            if t.status.value not in ("verified", "superseded", "cancelled", "failed")
+        )
+        ttl = self.config.scheduler_lease_seconds
+        epoch = await asyncio.to_thread(
+            self.store.acquire_scheduler_lease, run_id, self.scheduler_id, ttl
+        )
+        stop = asyncio.Event()
+        keeper = asyncio.create_task(self._keep_scheduler_lease(run_id, epoch, stop))
+        try:
+            await self.runner().pool(
+                run_id=run_id, concurrency=concurrency or self.config.max_concurrency, stop=stop
+            )
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await keeper
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(
+                    self.store.release_scheduler_lease, run_id, self.scheduler_id, epoch
+                )
+        await asyncio.to_thread(self._mirror_events, run_id)
+        return await asyncio.to_thread(self.result, run_id)
+
+    async def _keep_scheduler_lease(self, run_id: str, epoch: int, stop: asyncio.Event) -> None:
+        ttl = self.config.scheduler_lease_seconds
+        while True:
+            await asyncio.sleep(ttl / 3)
+            try:
+                await asyncio.to_thread(
+                    self.store.renew_scheduler_lease, run_id, self.scheduler_id, epoch, ttl
+                )
+            except DAGFencedError:
+                stop.set()  # another scheduler took over: claim nothing more here
+                return
+            except Exception:
+                continue
+
+    def run(
+        self, run_id: str, *, context: Any = None, concurrency: int | None = None
+    ) -> DAGRunResult:
+        """Sync form of :meth:`arun` (works inside a running event loop too, via a thread)."""
+        coro_fn = lambda: self.arun(run_id, context=context, concurrency=concurrency)  # noqa: E731
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coro_fn())
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["result"] = asyncio.run(coro_fn())
+            except BaseException as exc:
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name="lightdag-run")
+        thread.start()
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    async def resume(
+        self, run_id: str, *, context: Any = None, reason: str | None = None
+    ) -> DAGRunResult:
+        """Resume a paused or blocked run and run it."""
+        run = await asyncio.to_thread(self.store.require_run, run_id)
+        if run.status in (DAGRunStatus.PAUSED, DAGRunStatus.BLOCKED):
+            await asyncio.to_thread(self.store.set_run_status, run_id, "resume", reason)
+        return await self.arun(run_id, context=context)
+
+    def pause(self, run_id: str, reason: str | None = None) -> DAGRun:
+        """Stop new claims; attempts already running finish."""
+        return self.store.set_run_status(run_id, "pause", reason)
+
+    def cancel(self, run_id: str, reason: str | None = None) -> DAGRun:
+        """Cancel the run: open tasks are cancelled and running attempts fenced out."""
+        return self.store.set_run_status(run_id, "cancel", reason)
+
+    def resolve_blocker(self, run_id: str, task_id: str, reason: str | None = None) -> DAGTask:
+        """Make a blocked task ready again (its attempts start over)."""
+        return self.store.resolve_blocker(run_id, task_id, reason)
+
+    resolve_approval = resolve_blocker
+
+    def supersede_task(
+        self,
+        run_id: str,
+        task_id: str,
+        replacement: TaskSpec | Mapping[str, Any],
+        *,
+        expected_graph_revision: int,
+    ) -> DAGRun:
+        """Replace a task, if the graph is still at ``expected_graph_revision`` (else ``LA-DAG-VERSION-CONFLICT``)."""
+        spec = coerce_specs([replacement])[0]
+        return self.store.supersede_task(
+            run_id, task_id, spec, expected_graph_revision=expected_graph_revision
+        )
+
+    # -- reading --------------------------------------------------------------------------
+
+    def get_run(self, run_id: str) -> DAGRun | None:
+        """The stored run, or None."""
+        return self.store.get_run(run_id)
+
+    def list_tasks(self, run_id: str) -> list[DAGTask]:
+        """Every task of the run."""
+        return self.store.list_tasks(run_id)
+
+    def get_task(self, run_id: str, task_id: str) -> DAGTask | None:
+        """One task, or None."""
+        return self.store.get_task(run_id, task_id)
+
+    def events(self, run_id: str, *, after: int = 0, limit: int = 100) -> list[DAGEvent]:
+        """The run's events after the cursor ``after``."""
+        return self.store.events(run_id, after=after, limit=limit)
+
+    def read_artifact(self, run_id: str, task_id: str, *, context: Any = None) -> bytes:
+        """The published artifact of a verified task (hash checked)."""
+        manifest = self.store.published_artifacts(run_id).get(task_id)
+        if manifest is None:
+            raise DAGError(
+                "LA-DAG-NOT-FOUND", f"task {task_id!r} of run {run_id!r} has no published artifact"
+            )
+        return self.artifact_store.read(manifest, context)
+
+    def result(self, run_id: str) -> DAGRunResult:
+        """The run's current result (status, task states, artifacts, errors)."""
+        run = self.store.require_run(run_id)
+        tasks = self.store.list_tasks(run_id)
+        return DAGRunResult(
+            run_id=run_id,
+            status=run.status,
+            tasks={t.task_id: t.status for t in tasks},
+            artifacts=self.store.published_artifacts(run_id),
+            errors={
+                t.task_id: t.last_error
+                for t in tasks
+                if t.last_error and t.status.value != "verified"
+            },
+            graph_revision=run.graph_revision,
+            events_cursor=self.store.last_event_id(run_id),
+            reason=run.reason,
+        )
+
+    def session_events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[Any]:
+        """The run's events as ``SessionEvent`` objects (session id ``dag-<run_id>``)."""
+        from lightagent_dag.session import to_session_event
+
+        return [to_session_event(e) for e in self.store.events(run_id, after=after, limit=limit)]
+
+    def _mirror_events(self, run_id: str) -> None:
+        if self.session_store is None:
+            return
+        from lightagent_dag.session import mirror_events
+
+        mirror_events(self.store, self.session_store, run_id)
+
+    def close(self) -> None:
+        """Close the store's connections."""
+        self.store.close()

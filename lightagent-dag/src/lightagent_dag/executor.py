@@ -1,0 +1,415 @@
+"""Running attempts: claim, heartbeat, execute, verify, publish — and the worker pool around it.
+
+Used both by ``LightDAG.arun`` (one run, in-process) and by ``lightagent dag worker``
+(every run in the store, in a worker process). Store calls are blocking, so they run
+in threads; the event loop only waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lightagent.errors import LightAgentError, PolicyError, StorageError
+
+from lightagent_dag.artifacts import ArtifactStore
+from lightagent_dag.errors import DAGError, DAGFencedError
+from lightagent_dag.records import Claim, VerificationReport, VerificationRequest
+from lightagent_dag.specs import DAGConfig, canonical_digest
+from lightagent_dag.sql.store import SqlTaskGraphStore
+from lightagent_dag.states import TaskOutcomeKind, VerificationVerdict
+from lightagent_dag.workers import RegistryWorkerFactory, TaskContext, normalize_task_outcome
+
+__all__ = ["AttemptRunner", "task_capability"]
+
+log = logging.getLogger("lightagent.dag")
+
+
+def task_capability() -> Any:
+    """The capability every attempt passes the gate with: ``dag.task.execute`` (L2, execute)."""
+    from lightagent.capabilities import CapabilitySpec
+
+    return CapabilitySpec(
+        "dag.task.execute",
+        description="Run one attempt of a LightDAG task",
+        risk=2,
+        execute=True,
+        persistent=True,
+        cancellable=True,
+    )
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, LightAgentError):
+        return {
+            "code": exc.code,
+            "type": type(exc).__name__,
+            "message": exc.message[:500],
+            "details": exc.details,
+        }
+    return {"code": "LA-DAG", "type": type(exc).__name__, "message": str(exc)[:500]}
+
+
+@dataclass
+class AttemptRunner:
+    """Everything one process needs to run attempts."""
+
+    store: SqlTaskGraphStore
+    artifact_store: ArtifactStore
+    workers: RegistryWorkerFactory
+    verifiers: Mapping[str, Any]
+    gate: Any
+    config: DAGConfig
+    worker_id: str
+    on_attempt: Callable[[str, Claim], None] | None = None
+
+    def __post_init__(self) -> None:
+        self._verify_slots = asyncio.Semaphore(self.config.verification_concurrency)
+        self._capability = task_capability()
+
+    # -- the pool ------------------------------------------------------------------
+
+    async def pool(
+        self,
+        *,
+        run_id: str | None = None,
+        concurrency: int | None = None,
+        stop: asyncio.Event | None = None,
+        until_quiescent: bool = True,
+        worker_keys: Sequence[str] | None = None,
+    ) -> None:
+        """Claim and run attempts continuously, at most ``concurrency`` at once.
+
+        With ``run_id`` and ``until_quiescent`` it returns once the run is no longer
+        ``running`` and none of its attempts runs here; otherwise it runs until ``stop``.
+        """
+        limit = concurrency or self.config.max_concurrency
+        keys = list(worker_keys) if worker_keys is not None else self.workers.keys()
+        running: set[asyncio.Task[None]] = set()
+        idle = self.config.poll_interval
+        try:
+            while stop is None or not stop.is_set():
+                claimed = False
+                while len(running) < limit and (stop is None or not stop.is_set()):
+                    try:
+                        claim = await asyncio.to_thread(
+                            self.store.claim,
+                            self.worker_id,
+                            run_id=run_id,
+                            worker_keys=keys,
+                            lease_seconds=self.config.task_lease_seconds,
+                        )
+                    except StorageError as exc:
+                        log.warning(
+                            "dag worker %s: claim failed, backing off: %s", self.worker_id, exc
+                        )
+                        break
+                    if claim is None:
+                        break
+                    claimed = True
+                    running.add(asyncio.create_task(self.run_attempt(claim)))
+                if claimed:
+                    idle = self.config.poll_interval
+                if run_id is not None and until_quiescent and not running:
+                    run = await asyncio.to_thread(self.store.get_run, run_id)
+                    if run is None or run.status.value != "running":
+                        return
+                if running:
+                    done, running = await asyncio.wait(
+                        running, timeout=idle, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    for task in done:
+                        task.result()  # run_attempt never raises; surface bugs if it does
+                else:
+                    await asyncio.sleep(idle * random.uniform(0.5, 1.0))
+                if not claimed:
+                    idle = min(idle * 2, self.config.poll_interval_max)
+        finally:
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+
+    # -- one attempt ---------------------------------------------------------------
+
+    async def run_attempt(self, claim: Claim) -> None:
+        """Run one claimed attempt to its end; fenced-out attempts stop and write nothing."""
+        context = TaskContext(
+            run=claim.run,
+            task=claim.task,
+            attempt_id=claim.attempt_id,
+            fence=claim.fence,
+            worker_id=self.worker_id,
+            security_context=None,
+        )
+        body = asyncio.create_task(self._attempt(claim, context))
+        beat = asyncio.create_task(self._heartbeat(claim, context, body))
+        if self.on_attempt:
+            self.on_attempt("started", claim)
+        try:
+            await body
+        except asyncio.CancelledError:
+            if not context.is_fenced():
+                raise
+        except DAGFencedError:
+            context.fenced.set()
+        except Exception:  # a bug in our own code: never kill the pool, leave a trace
+            log.exception("dag worker %s: attempt %s crashed", self.worker_id, claim.attempt_id)
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await beat
+            if self.on_attempt:
+                self.on_attempt("fenced" if context.is_fenced() else "finished", claim)
+
+    async def _heartbeat(
+        self, claim: Claim, context: TaskContext, body: asyncio.Task[None]
+    ) -> None:
+        ttl = self.config.task_lease_seconds
+        every = self.config.heartbeat_seconds
+        # The local deadline is a safety margin on our own monotonic clock: if renewals
+        # keep failing (database unreachable), stop before the lease can have expired.
+        deadline = time.monotonic() + ttl * 0.9
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await asyncio.to_thread(self.store.renew, claim, ttl)
+                deadline = time.monotonic() + ttl * 0.9
+            except DAGFencedError:
+                break
+            except StorageError as exc:
+                log.warning("dag worker %s: lease renewal failed: %s", self.worker_id, exc)
+                if time.monotonic() < deadline:
+                    continue
+                break
+        context.fenced.set()
+        body.cancel()
+
+    def _security_context(self, claim: Claim) -> Any:
+        from lightagent.security import SecurityContext
+
+        base = SecurityContext.from_dict(claim.run.context)
+        narrowing: dict[str, Any] = {
+            "agent_id": self.worker_id,
+            "task_id": claim.task_id,
+            "attempt_id": claim.attempt_id,
+            "run_id": claim.run_id,
+        }
+        if claim.task.spec.resource_requirements:
+            narrowing["resources"] = claim.task.spec.resource_requirements
+        return base.child(**narrowing)
+
+    async def _authorize(self, claim: Claim, security: Any) -> None:
+        args = {
+            "run_id": claim.run_id,
+            "task_id": claim.task_id,
+            "worker_key": claim.task.spec.worker_key,
+        }
+        for resource in claim.task.spec.resource_requirements or (None,):
+            await self.gate.authorize(
+                self._capability, "lightagent-dag", args, security, resource=resource
+            )
+
+    async def _store(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def _attempt(self, claim: Claim, context: TaskContext) -> None:
+        cfg = DAGConfig.from_dict(claim.run.config)
+        try:
+            security = self._security_context(claim)
+            await self._authorize(claim, security)
+            object.__setattr__(context, "security_context", security)
+            deps = await self._dependencies(claim, security)
+            object.__setattr__(context, "dependency_artifacts", deps)
+            verifier_key = claim.task.spec.verifier_key
+            worker = self.workers.create(claim.task.spec.worker_key, context)
+            try:
+                outcome = normalize_task_outcome(await worker.execute(context))
+            finally:
+                with contextlib.suppress(Exception):
+                    self.workers.release(worker)
+            if context.is_fenced():
+                raise DAGFencedError(
+                    run_id=claim.run_id,
+                    task_id=claim.task_id,
+                    fence=claim.fence,
+                    operation="execute",
+                )
+            if outcome.kind is TaskOutcomeKind.BLOCKED:
+                await self._store(self.store.block, claim, outcome.blocker or "blocked")
+                return
+            if outcome.kind is TaskOutcomeKind.DECOMPOSITION:
+                verifier_key = claim.task.spec.decomposer_key or verifier_key
+            verifier = self.verifiers.get(verifier_key)
+            if verifier is None:
+                err = DAGError(
+                    "LA-DAG-VERIFIER-UNAVAILABLE",
+                    f"no verifier registered for key {verifier_key!r} here",
+                )
+                await self._store(self.store.reject, claim, _error(err), outcome="block")
+                return
+            if outcome.kind is TaskOutcomeKind.DECOMPOSITION:
+                await self._decomposition(claim, cfg, outcome, verifier, security, deps)
+            else:
+                await self._candidate(claim, cfg, outcome, verifier, security, deps, context)
+        except DAGFencedError:
+            raise
+        except asyncio.CancelledError:
+            raise
+        except PolicyError as exc:
+            # A permission denial does not heal by retrying.
+            await self._store(self.store.reject, claim, _error(exc), outcome="fail")
+        except Exception as exc:
+            failed = claim.task.attempts
+            await self._store(
+                self.store.reject, claim, _error(exc), outcome="retry", backoff=cfg.backoff(failed)
+            )
+
+    async def _dependencies(self, claim: Claim, security: Any) -> dict[str, bytes]:
+        if not claim.task.depends_on:
+            return {}
+        published = await self._store(self.store.published_artifacts, claim.run_id)
+        out: dict[str, bytes] = {}
+        for dep in claim.task.depends_on:
+            manifest = published.get(dep)
+            if manifest is None:
+                raise DAGError(
+                    "LA-DAG-STATE",
+                    f"dependency {dep!r} of {claim.task_id!r} has no published artifact",
+                )
+            out[dep] = await self._store(self.artifact_store.read, manifest, security)
+        return out
+
+    def _snapshot(self, claim: Claim, deps: Mapping[str, bytes]) -> str:
+        return canonical_digest(
+            {"contract": claim.task.spec.contract_hash, "deps": sorted(deps), "fence": claim.fence}
+        )
+
+    async def _verify(self, verifier: Any, request: VerificationRequest) -> VerificationReport:
+        async with self._verify_slots:
+            report = await verifier.verify(request)
+        if not isinstance(report, VerificationReport):
+            raise DAGError(
+                "LA-DAG-VERIFICATION-FAILED",
+                f"verifier {getattr(verifier, 'key', '?')} did not return a VerificationReport",
+            )
+        return report
+
+    async def _candidate(
+        self,
+        claim: Claim,
+        cfg: DAGConfig,
+        outcome: Any,
+        verifier: Any,
+        security: Any,
+        deps: Mapping[str, bytes],
+        context: TaskContext,
+    ) -> None:
+        content = outcome.content_bytes()
+        if len(content) > cfg.max_artifact_bytes:
+            raise DAGError(
+                "LA-DAG-ARTIFACT-TOO-LARGE",
+                f"candidate of {len(content)} bytes exceeds max_artifact_bytes={cfg.max_artifact_bytes}",
+                details={
+                    "limit": "max_artifact_bytes",
+                    "value": len(content),
+                    "maximum": cfg.max_artifact_bytes,
+                },
+            )
+        published = await self._store(self.store.published_artifacts, claim.run_id) if deps else {}
+        manifest = await self._store(
+            self.artifact_store.stage,
+            content,
+            run_id=claim.run_id,
+            task_id=claim.task_id,
+            attempt_id=claim.attempt_id,
+            tenant_id=claim.run.tenant_id,
+            project_id=claim.run.project_id,
+            media_type=outcome.media_type,
+            contract_hash=claim.task.spec.contract_hash,
+            dependency_manifest={d: published[d].artifact_id for d in deps if d in published},
+        )
+        wait = cfg.poll_interval
+        while not await self._store(
+            self.store.stage_candidate, claim, manifest, max_pending=cfg.max_pending_verifications
+        ):
+            await asyncio.sleep(wait * random.uniform(0.5, 1.0))
+            wait = min(wait * 2, cfg.poll_interval_max)
+        request = VerificationRequest(
+            kind="completion",
+            run=claim.run,
+            task=claim.task,
+            attempt_id=claim.attempt_id,
+            input_snapshot_hash=self._snapshot(claim, deps),
+            candidate=manifest,
+            candidate_content=content,
+            dependency_artifacts=dict(deps),
+            security_context=security,
+        )
+        report = await self._verify(verifier, request)
+        if context.is_fenced():
+            raise DAGFencedError(
+                run_id=claim.run_id, task_id=claim.task_id, fence=claim.fence, operation="verify"
+            )
+        if (
+            report.verdict is VerificationVerdict.PASS
+            and report.input_snapshot_hash == request.input_snapshot_hash
+        ):
+            await self._store(self.store.publish, claim, manifest, report.to_dict())
+            return
+        await self._rejected(claim, cfg, report)
+
+    async def _rejected(self, claim: Claim, cfg: DAGConfig, report: VerificationReport) -> None:
+        outcome = "block" if report.verdict is VerificationVerdict.INCONCLUSIVE else "retry"
+        err = {
+            "code": "LA-DAG-VERIFICATION-FAILED",
+            "message": f"verifier {report.verifier_key} said {report.verdict.value}",
+            "diagnostics": list(report.diagnostics),
+        }
+        await self._store(
+            self.store.reject,
+            claim,
+            err,
+            outcome=outcome,
+            backoff=cfg.backoff(claim.task.attempts),
+            report=report.to_dict(),
+        )
+
+    async def _decomposition(
+        self,
+        claim: Claim,
+        cfg: DAGConfig,
+        outcome: Any,
+        verifier: Any,
+        security: Any,
+        deps: Mapping[str, bytes],
+    ) -> None:
+        proposal = outcome.decomposition
+        if not proposal.parent_task_id:
+            from dataclasses import replace
+
+            proposal = replace(proposal, parent_task_id=claim.task_id)
+        if proposal.parent_task_id != claim.task_id:
+            raise DAGError(
+                "LA-DAG-INVALID",
+                f"proposal is for {proposal.parent_task_id!r}, not {claim.task_id!r}",
+            )
+        request = VerificationRequest(
+            kind="decomposition",
+            run=claim.run,
+            task=claim.task,
+            attempt_id=claim.attempt_id,
+            input_snapshot_hash=self._snapshot(claim, deps),
+            decomposition=proposal,
+            dependency_artifacts=dict(deps),
+            security_context=security,
+        )
+        report = await self._verify(verifier, request)
+        if report.verdict is not VerificationVerdict.PASS:
+            await self._rejected(claim, cfg, report)
+            return
+        await self._store(self.store.accept_decomposition, claim, proposal, report.to_dict())

@@ -1,0 +1,189 @@
+"""Tables of the task-graph store and the engine set-up for each dialect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+__all__ = ["SCHEMA_VERSION", "build_engine", "metadata", "now_sql"]
+
+SCHEMA_VERSION = 1
+
+metadata = sa.MetaData()
+_ID = sa.String(200)
+_BIGID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+sa.Table(
+    "dag_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text),
+)
+
+sa.Table(
+    "dag_runs",
+    metadata,
+    sa.Column("run_id", _ID, primary_key=True),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("tenant_id", sa.String(128), nullable=False),
+    sa.Column("project_id", sa.String(128), nullable=False),
+    sa.Column("user_id", sa.String(200), nullable=False),
+    sa.Column("root_task_ids", sa.Text, nullable=False),
+    sa.Column("graph_revision", sa.Integer, nullable=False),
+    sa.Column("config", sa.Text, nullable=False),
+    sa.Column("context", sa.Text, nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("max_attempts", sa.Integer, nullable=False),
+    sa.Column("task_count", sa.Integer, nullable=False),
+    sa.Column("edge_count", sa.Integer, nullable=False),
+    sa.Column("reason", sa.Text),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+sa.Table(
+    "dag_tasks",
+    metadata,
+    sa.Column("run_id", _ID, primary_key=True),
+    sa.Column("task_id", _ID, primary_key=True),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("spec", sa.Text, nullable=False),
+    sa.Column("worker_key", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("priority", sa.Integer, nullable=False),
+    sa.Column("depth", sa.Integer, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    # The fencing token: +1 on every claim (and on cancel/supersede); never reset.
+    sa.Column("fence", sa.BigInteger, nullable=False),
+    sa.Column("phase", sa.String(16), nullable=False),
+    sa.Column("decompositions", sa.Integer, nullable=False),
+    sa.Column("lease_owner", sa.String(200)),
+    sa.Column("lease_expires_at", sa.Float),
+    sa.Column("available_at", sa.Float),
+    sa.Column("artifact_id", sa.String(64)),
+    sa.Column("last_error", sa.Text),
+    sa.Column("blocker", sa.Text),
+    sa.Index("ix_dag_tasks_claim", "status", "priority", "seq"),
+    sa.Index("ix_dag_tasks_run_status", "run_id", "status"),
+)
+
+sa.Table(
+    "dag_dependencies",
+    metadata,
+    sa.Column("run_id", _ID, primary_key=True),
+    sa.Column("task_id", _ID, primary_key=True),
+    sa.Column("depends_on", _ID, primary_key=True),
+    sa.Index("ix_dag_dependencies_reverse", "run_id", "depends_on"),
+)
+
+sa.Table(
+    "dag_attempts",
+    metadata,
+    sa.Column("attempt_id", sa.String(64), primary_key=True),
+    sa.Column("run_id", _ID, nullable=False),
+    sa.Column("task_id", _ID, nullable=False),
+    sa.Column("fence", sa.BigInteger, nullable=False),
+    sa.Column("worker_id", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("error", sa.Text),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("finished_at", sa.Float),
+    sa.UniqueConstraint("run_id", "task_id", "fence", name="uq_dag_attempts_fence"),
+)
+
+sa.Table(
+    "dag_artifacts",
+    metadata,
+    sa.Column("artifact_id", sa.String(64), primary_key=True),
+    sa.Column("run_id", _ID, nullable=False),
+    sa.Column("task_id", _ID, nullable=False),
+    sa.Column("attempt_id", sa.String(64), nullable=False),
+    sa.Column("fence", sa.BigInteger, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("manifest", sa.Text, nullable=False),
+    sa.Index("ix_dag_artifacts_task", "run_id", "task_id"),
+)
+
+# One row per task at most: the database itself refuses a second publication.
+sa.Table(
+    "dag_published",
+    metadata,
+    sa.Column("run_id", _ID, primary_key=True),
+    sa.Column("task_id", _ID, primary_key=True),
+    sa.Column("artifact_id", sa.String(64), nullable=False, unique=True),
+    sa.Column("attempt_id", sa.String(64), nullable=False),
+    sa.Column("fence", sa.BigInteger, nullable=False),
+    sa.Column("published_at", sa.Float, nullable=False),
+)
+
+sa.Table(
+    "dag_reports",
+    metadata,
+    sa.Column("report_id", sa.String(64), primary_key=True),
+    sa.Column("run_id", _ID, nullable=False),
+    sa.Column("task_id", _ID, nullable=False),
+    sa.Column("attempt_id", sa.String(64), nullable=False),
+    sa.Column("report", sa.Text, nullable=False),
+)
+
+sa.Table(
+    "dag_events",
+    metadata,
+    sa.Column("event_id", _BIGID, primary_key=True, autoincrement=True),
+    sa.Column("run_id", _ID, nullable=False),
+    sa.Column("task_id", _ID),
+    sa.Column("type", sa.String(64), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Index("ix_dag_events_run", "run_id", "event_id"),
+)
+
+sa.Table(
+    "dag_scheduler_leases",
+    metadata,
+    sa.Column("run_id", _ID, primary_key=True),
+    sa.Column("owner", sa.String(200)),
+    # Grows on every acquisition; the row is never deleted, so it never restarts.
+    sa.Column("epoch", sa.BigInteger, nullable=False),
+    sa.Column("expires_at", sa.Float),
+)
+
+
+def now_sql(dialect: str) -> str:
+    """The database clock as Unix seconds, in SQL: lease expiry never uses a worker's clock."""
+    if dialect == "postgresql":
+        return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+    if dialect == "sqlite":
+        return "((julianday('now') - 2440587.5) * 86400.0)"
+    raise ValueError(dialect)
+
+
+def build_engine(url: str, **kwargs: Any) -> sa.Engine:
+    """An engine with the per-dialect settings the store relies on."""
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database in (None, "", ":memory:"):
+            raise ValueError("SQLite task-graph stores need a file path, not :memory:")
+        kwargs.setdefault("connect_args", {}).setdefault("timeout", 30)
+        engine = sa.create_engine(parsed, **kwargs)
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn: sa.Connection) -> None:
+            # Take the write lock up front: a read-then-write under a deferred BEGIN
+            # would fail with SQLITE_BUSY instead of waiting.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return sa.create_engine(parsed, **kwargs)

@@ -1,0 +1,557 @@
+"""SqlTaskGraphStore: runs, tasks, attempts, leases and fencing in one SQL database.
+
+Every state change is one transaction. Every write made on behalf of an attempt
+carries the attempt's fencing token in its ``WHERE`` clause and checks the row count,
+so a worker whose lease was taken over changes nothing (:class:`DAGFencedError`).
+Lease times come from the database clock, never from the worker's.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from lightagent.errors import StorageError
+
+from lightagent_dag.errors import DAGError, DAGFencedError
+from lightagent_dag.records import ArtifactManifest, Claim, DAGEvent, DAGRun, DAGTask, TaskAttempt
+from lightagent_dag.specs import DAGConfig, TaskSpec, canonical_digest
+from lightagent_dag.sql import transitions as tx
+from lightagent_dag.sql.rows import (
+    dumps,
+    loads,
+    row_to_event,
+    row_to_manifest,
+    row_to_run,
+    row_to_task,
+)
+from lightagent_dag.sql.schema import SCHEMA_VERSION, build_engine, metadata, now_sql
+from lightagent_dag.states import DAGAttemptStatus
+
+__all__ = ["SqlTaskGraphStore", "SqliteTaskGraphStore", "TaskGraphStore"]
+
+T = TypeVar("T")
+
+
+class SqlTaskGraphStore:
+    """The task-graph store on SQLAlchemy 2.x: ``sqlite:///file`` or ``postgresql+psycopg://…``.
+
+    With PostgreSQL any number of worker processes on any number of hosts share one
+    store; claims use ``SELECT … FOR UPDATE SKIP LOCKED``. With SQLite every
+    transaction starts with ``BEGIN IMMEDIATE`` on a WAL database (one host).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        engine: sa.Engine | None = None,
+        create: bool = True,
+        **engine_kwargs: Any,
+    ) -> None:
+        try:
+            self.engine = engine or build_engine(str(url), **engine_kwargs)
+        except (ValueError, sa.exc.ArgumentError) as exc:
+            raise StorageError("LA-CONFIG", f"invalid task-graph store URL {url!r}: {exc}") from exc
+        self.url = url
+        self.dialect = self.engine.dialect.name
+        self.now = now_sql(self.dialect)
+        self.pg = self.dialect == "postgresql"
+        #: Writes refused by fencing in this process (each one also leaves a ``dag.attempt.fenced`` event).
+        self.fenced_rejections = 0
+        if create:
+            self.create_schema()
+
+    # -- infrastructure -------------------------------------------------------------
+
+    def q(self, sql: str) -> sa.TextClause:
+        """SQL text with ``{now}`` (database clock) and ``{lock}`` (row lock on PostgreSQL) filled in."""
+        return sa.text(
+            sql.replace("{now}", self.now).replace("{lock}", " FOR UPDATE" if self.pg else "")
+        )
+
+    @contextmanager
+    def _conn(self) -> Iterator[sa.Connection]:
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except sa.exc.OperationalError as exc:
+            code = "LA-STORAGE-UNAVAILABLE" if self._unreachable(exc) else "LA-STORAGE"
+            raise StorageError(
+                code, f"task-graph store failed: {str(exc.orig or exc).strip()[:300]}"
+            ) from exc
+        except sa.exc.DBAPIError as exc:
+            raise StorageError(
+                "LA-STORAGE", f"task-graph store failed: {str(exc.orig or exc).strip()[:300]}"
+            ) from exc
+
+    @staticmethod
+    def _unreachable(exc: sa.exc.OperationalError) -> bool:
+        text = str(exc.orig or exc).lower()
+        return any(
+            s in text for s in ("connection", "could not connect", "server closed", "terminating")
+        )
+
+    def transaction(self, fn: Callable[[sa.Connection], T], *, retries: int = 4) -> T:
+        """Run ``fn(conn)`` in one transaction, retrying on deadlocks and lock timeouts."""
+        for attempt in range(retries + 1):
+            try:
+                with self._conn() as conn:
+                    return fn(conn)
+            except StorageError as exc:
+                text = str(exc).lower()
+                transient = (
+                    "deadlock" in text
+                    or "could not serialize" in text
+                    or "database is locked" in text
+                )
+                if not transient or attempt == retries:
+                    raise
+                time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
+        raise AssertionError("unreachable")
+
+    def create_schema(self) -> None:
+        """Create the tables if needed and check the schema version (safe with concurrent starters)."""
+
+        def create(conn: sa.Connection) -> None:
+            if self.pg:
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(8140223)"))
+            metadata.create_all(conn, checkfirst=True)
+            row = conn.execute(
+                sa.text("SELECT value FROM dag_meta WHERE key='schema_version'")
+            ).first()
+            if row is None:
+                conn.execute(
+                    sa.text("INSERT INTO dag_meta(key, value) VALUES ('schema_version', :v)"),
+                    {"v": str(SCHEMA_VERSION)},
+                )
+            elif int(row[0]) != SCHEMA_VERSION:
+                raise DAGError(
+                    "LA-DAG-SCHEMA-MISMATCH",
+                    f"store schema version {row[0]} is not {SCHEMA_VERSION} (lightagent-dag {SCHEMA_VERSION})",
+                )
+
+        self.transaction(create)
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()
+
+    def __enter__(self) -> SqlTaskGraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def db_time(self) -> float:
+        """The database clock, in Unix seconds."""
+        return self.transaction(lambda c: float(c.execute(self.q("SELECT {now}")).scalar_one()))
+
+    # -- runs -----------------------------------------------------------------------
+
+    def create_run(
+        self,
+        run_id: str,
+        tasks: Sequence[TaskSpec],
+        *,
+        tenant_id: str,
+        project_id: str,
+        user_id: str,
+        context: dict[str, Any],
+        root_task_ids: Sequence[str],
+        config: DAGConfig,
+    ) -> tuple[DAGRun, bool]:
+        """Insert a run and its tasks; the same id with the same content returns the stored run."""
+        digest = canonical_digest(
+            {
+                "tasks": [t.digest() for t in tasks],
+                "roots": list(root_task_ids),
+                "tenant": tenant_id,
+                "project": project_id,
+                "config": config.digest(),
+            }
+        )
+
+        def create(conn: sa.Connection) -> tuple[DAGRun, bool]:
+            row = conn.execute(
+                self.q("SELECT * FROM dag_runs WHERE run_id=:r"), {"r": run_id}
+            ).first()
+            if row is not None:
+                if row._mapping["digest"] != digest:
+                    raise DAGError(
+                        "LA-DAG-IDEMPOTENCY-CONFLICT",
+                        f"run {run_id!r} already exists with different tasks or identity",
+                    )
+                return row_to_run(row), False
+            edges = sum(len(t.depends_on) for t in tasks)
+            conn.execute(
+                self.q(
+                    "INSERT INTO dag_runs(run_id, status, tenant_id, project_id, user_id, root_task_ids,"
+                    " graph_revision, config, context, digest, max_attempts, task_count, edge_count,"
+                    " reason, created_at, updated_at) VALUES (:r, 'running', :tenant, :project, :user,"
+                    " :roots, 1, :config, :ctx, :digest, :max_attempts, :n, :e, NULL, {now}, {now})"
+                ),
+                {
+                    "r": run_id,
+                    "tenant": tenant_id,
+                    "project": project_id,
+                    "user": user_id,
+                    "roots": dumps(list(root_task_ids)),
+                    "config": dumps(config.to_dict()),
+                    "ctx": dumps(context),
+                    "digest": digest,
+                    "max_attempts": config.max_attempts_per_task,
+                    "n": len(tasks),
+                    "e": edges,
+                },
+            )
+            tx.insert_tasks(self, conn, run_id, tasks, depth=0, first_seq=0)
+            tx.event(
+                self,
+                conn,
+                run_id,
+                "dag.run.created",
+                {"tasks": len(tasks), "roots": list(root_task_ids)},
+            )
+            return row_to_run(
+                conn.execute(self.q("SELECT * FROM dag_runs WHERE run_id=:r"), {"r": run_id}).one()
+            ), True
+
+        try:
+            return self.transaction(create)
+        except StorageError as exc:
+            if isinstance(exc.__cause__, sa.exc.IntegrityError):  # a concurrent create won the race
+                return self.transaction(create)
+            raise
+
+    def get_run(self, run_id: str) -> DAGRun | None:
+        """The run, or None."""
+        row = self.transaction(
+            lambda c: c.execute(
+                self.q("SELECT * FROM dag_runs WHERE run_id=:r"), {"r": run_id}
+            ).first()
+        )
+        return None if row is None else row_to_run(row)
+
+    def require_run(self, run_id: str) -> DAGRun:
+        """The run, or ``LA-DAG-NOT-FOUND``."""
+        run = self.get_run(run_id)
+        if run is None:
+            raise DAGError("LA-DAG-NOT-FOUND", f"no LightDAG run {run_id!r}")
+        return run
+
+    def list_runs(self, *, limit: int = 100) -> list[DAGRun]:
+        """The most recently updated runs first."""
+        rows = self.transaction(
+            lambda c: c.execute(
+                self.q("SELECT * FROM dag_runs ORDER BY updated_at DESC LIMIT :n"),
+                {"n": int(limit)},
+            ).all()
+        )
+        return [row_to_run(r) for r in rows]
+
+    def set_run_status(self, run_id: str, action: str, reason: str | None = None) -> DAGRun:
+        """``pause``, ``resume`` or ``cancel`` a run (cancel fences out every running attempt)."""
+        return self.transaction(lambda c: tx.set_run_status(self, c, run_id, action, reason))
+
+    # -- tasks ----------------------------------------------------------------------
+
+    def _deps(self, conn: sa.Connection, run_id: str) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        rows = conn.execute(
+            self.q(
+                "SELECT task_id, depends_on FROM dag_dependencies WHERE run_id=:r ORDER BY depends_on"
+            ),
+            {"r": run_id},
+        )
+        for task_id, dep in rows:
+            out.setdefault(task_id, []).append(dep)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def list_tasks(self, run_id: str) -> list[DAGTask]:
+        """Every task of the run, in insertion order."""
+
+        def read(conn: sa.Connection) -> list[DAGTask]:
+            deps = self._deps(conn, run_id)
+            rows = conn.execute(
+                self.q("SELECT * FROM dag_tasks WHERE run_id=:r ORDER BY seq"), {"r": run_id}
+            ).all()
+            return [row_to_task(r, deps.get(r._mapping["task_id"], ())) for r in rows]
+
+        return self.transaction(read)
+
+    def get_task(self, run_id: str, task_id: str) -> DAGTask | None:
+        """One task, or None."""
+
+        def read(conn: sa.Connection) -> DAGTask | None:
+            row = conn.execute(
+                self.q("SELECT * FROM dag_tasks WHERE run_id=:r AND task_id=:t"),
+                {"r": run_id, "t": task_id},
+            ).first()
+            if row is None:
+                return None
+            deps = conn.execute(
+                self.q(
+                    "SELECT depends_on FROM dag_dependencies WHERE run_id=:r AND task_id=:t ORDER BY depends_on"
+                ),
+                {"r": run_id, "t": task_id},
+            ).scalars()
+            return row_to_task(row, tuple(deps))
+
+        return self.transaction(read)
+
+    def attempts(self, run_id: str, task_id: str | None = None) -> list[TaskAttempt]:
+        """Attempts of a run (or of one task), oldest first."""
+        sql = (
+            "SELECT * FROM dag_attempts WHERE run_id=:r"
+            + (" AND task_id=:t" if task_id else "")
+            + " ORDER BY created_at, fence"
+        )
+        rows = self.transaction(lambda c: c.execute(self.q(sql), {"r": run_id, "t": task_id}).all())
+        return [
+            TaskAttempt(
+                attempt_id=m["attempt_id"],
+                run_id=m["run_id"],
+                task_id=m["task_id"],
+                fence=int(m["fence"]),
+                worker_id=m["worker_id"],
+                status=DAGAttemptStatus(m["status"]),
+                error=loads(m["error"]),
+                created_at=float(m["created_at"]),
+            )
+            for m in (r._mapping for r in rows)
+        ]
+
+    def events(self, run_id: str, *, after: int = 0, limit: int = 100) -> list[DAGEvent]:
+        """Events of the run with ``event_id > after``, oldest first."""
+        rows = self.transaction(
+            lambda c: c.execute(
+                self.q(
+                    "SELECT * FROM dag_events WHERE run_id=:r AND event_id>:a ORDER BY event_id LIMIT :n"
+                ),
+                {"r": run_id, "a": int(after), "n": int(limit)},
+            ).all()
+        )
+        return [row_to_event(r) for r in rows]
+
+    def last_event_id(self, run_id: str) -> int:
+        """The id of the run's latest event (0 when none)."""
+        return int(
+            self.transaction(
+                lambda c: c.execute(
+                    self.q("SELECT COALESCE(MAX(event_id), 0) FROM dag_events WHERE run_id=:r"),
+                    {"r": run_id},
+                ).scalar_one()
+            )
+        )
+
+    def published_artifacts(self, run_id: str) -> dict[str, ArtifactManifest]:
+        """The published artifact of each verified task."""
+        rows = self.transaction(
+            lambda c: c.execute(
+                self.q(
+                    "SELECT a.* FROM dag_published p JOIN dag_artifacts a ON a.artifact_id=p.artifact_id WHERE p.run_id=:r"
+                ),
+                {"r": run_id},
+            ).all()
+        )
+        return {r._mapping["task_id"]: row_to_manifest(r) for r in rows}
+
+    def publication_counts(self, run_id: str) -> dict[str, int]:
+        """How many artifacts are in state ``published`` per task (exactly one is the invariant)."""
+        rows = self.transaction(
+            lambda c: c.execute(
+                self.q(
+                    "SELECT task_id, COUNT(*) FROM dag_artifacts WHERE run_id=:r AND state='published' GROUP BY task_id"
+                ),
+                {"r": run_id},
+            ).all()
+        )
+        return {t: int(n) for t, n in rows}
+
+    def resolve_blocker(self, run_id: str, task_id: str, reason: str | None = None) -> DAGTask:
+        """Make a blocked task ready again and the run running."""
+        self.transaction(lambda c: tx.resolve_blocker(self, c, run_id, task_id, reason))
+        return self.get_task(run_id, task_id)  # type: ignore[return-value]
+
+    def supersede_task(
+        self, run_id: str, task_id: str, replacement: TaskSpec, *, expected_graph_revision: int
+    ) -> DAGRun:
+        """Replace a task by another, if the graph is still at ``expected_graph_revision``."""
+        return self.transaction(
+            lambda c: tx.supersede(self, c, run_id, task_id, replacement, expected_graph_revision)
+        )
+
+    # -- claims, leases and attempt writes ---------------------------------------------
+
+    def claim(
+        self,
+        worker_id: str,
+        *,
+        run_id: str | None = None,
+        worker_keys: Sequence[str] | None = None,
+        lease_seconds: float = 60.0,
+    ) -> Claim | None:
+        """Claim the best claimable task (ready, retry due, or lease expired) and take a lease on it."""
+        for _ in range(16):
+            result = self.transaction(
+                lambda c: tx.claim(self, c, worker_id, run_id, worker_keys, lease_seconds)
+            )
+            if result is None:
+                return None
+            if isinstance(result, Claim):
+                return result
+            # The task has used all its attempts: fail it (run lock first), then look again.
+            self.transaction(lambda c, r=result: tx.fail_exhausted(self, c, *r))
+        return None
+
+    def renew(self, claim: Claim, lease_seconds: float) -> float:
+        """Extend the attempt's lease; ``DAGFencedError`` if the task was taken over. Returns the new expiry."""
+        return self._fenced(claim, "renew", lambda c: tx.renew(self, c, claim, lease_seconds))
+
+    def stage_candidate(
+        self, claim: Claim, manifest: ArtifactManifest, *, max_pending: int
+    ) -> bool:
+        """Record a staged candidate and move the task to ``verifying``.
+
+        Returns False, writing nothing, while the run already has ``max_pending``
+        verifications pending (the caller waits and tries again).
+        """
+        return self._fenced(
+            claim, "stage", lambda c: tx.stage(self, c, claim, manifest, max_pending)
+        )
+
+    def publish(self, claim: Claim, manifest: ArtifactManifest, report: dict[str, Any]) -> None:
+        """Publish the verified artifact, mark the task verified and wake its dependents."""
+        self._fenced(claim, "publish", lambda c: tx.publish(self, c, claim, manifest, report))
+
+    def reject(
+        self,
+        claim: Claim,
+        error: dict[str, Any],
+        *,
+        outcome: str = "retry",
+        backoff: float = 0.0,
+        report: dict[str, Any] | None = None,
+    ) -> DAGTask:
+        """Record a failed attempt: ``outcome`` is ``retry`` (after ``backoff``), ``fail`` or ``block``."""
+        self._fenced(
+            claim, "reject", lambda c: tx.reject(self, c, claim, error, outcome, backoff, report)
+        )
+        return self.get_task(claim.run_id, claim.task_id)  # type: ignore[return-value]
+
+    def block(self, claim: Claim, reason: str) -> None:
+        """The worker reported a blocker: the task waits for ``resolve_blocker``."""
+        self._fenced(
+            claim,
+            "block",
+            lambda c: tx.reject(
+                self,
+                c,
+                claim,
+                {"code": "blocked", "message": reason},
+                "block",
+                0.0,
+                None,
+                blocker=reason,
+            ),
+        )
+
+    def accept_decomposition(self, claim: Claim, proposal: Any, report: dict[str, Any]) -> DAGRun:
+        """Insert a verified decomposition's tasks; the parent waits for them, then integrates."""
+        return self._fenced(
+            claim, "decompose", lambda c: tx.decompose(self, c, claim, proposal, report)
+        )
+
+    def _fenced(self, claim: Claim, operation: str, fn: Callable[[sa.Connection], T]) -> T:
+        try:
+            return self.transaction(fn)
+        except DAGFencedError:
+            self.fenced_rejections += 1
+            try:
+                self.transaction(
+                    lambda c: tx.event(
+                        self,
+                        c,
+                        claim.run_id,
+                        "dag.attempt.fenced",
+                        {
+                            "attempt_id": claim.attempt_id,
+                            "fence": claim.fence,
+                            "operation": operation,
+                            "worker_id": claim.worker_id,
+                        },
+                        claim.task_id,
+                    )
+                )
+            except StorageError:
+                pass  # the rejection itself stands; its audit event is best effort
+            raise
+
+    # -- scheduler lease ---------------------------------------------------------------
+
+    def acquire_scheduler_lease(self, run_id: str, owner: str, lease_seconds: float) -> int:
+        """Take the run's scheduler lease; returns its epoch, which only grows."""
+        return self.transaction(
+            lambda c: tx.acquire_scheduler(self, c, run_id, owner, lease_seconds)
+        )
+
+    def renew_scheduler_lease(
+        self, run_id: str, owner: str, epoch: int, lease_seconds: float
+    ) -> None:
+        """Extend the scheduler lease; ``DAGFencedError`` if another scheduler took it."""
+
+        def renew(conn: sa.Connection) -> None:
+            n = conn.execute(
+                self.q(
+                    "UPDATE dag_scheduler_leases SET expires_at={now}+:ttl WHERE run_id=:r AND owner=:o AND epoch=:e"
+                ),
+                {"r": run_id, "o": owner, "e": epoch, "ttl": lease_seconds},
+            ).rowcount
+            if n != 1:
+                raise DAGFencedError(run_id=run_id, fence=epoch, operation="renew_scheduler_lease")
+
+        self.transaction(renew)
+
+    def release_scheduler_lease(self, run_id: str, owner: str, epoch: int) -> None:
+        """Give the lease up (the epoch stays, so the next holder's is larger)."""
+        self.transaction(
+            lambda c: c.execute(
+                self.q(
+                    "UPDATE dag_scheduler_leases SET owner=NULL, expires_at=NULL WHERE run_id=:r AND owner=:o AND epoch=:e"
+                ),
+                {"r": run_id, "o": owner, "e": epoch},
+            )
+        )
+
+
+class SqliteTaskGraphStore(SqlTaskGraphStore):
+    """The embedded default: ``SqlTaskGraphStore("sqlite:///<path>")`` on one WAL file (not ``:memory:``)."""
+
+    def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        text = os.fspath(path)
+        if text in ("", ":memory:"):
+            raise StorageError(
+                "LA-CONFIG",
+                "SqliteTaskGraphStore needs a file path, not :memory: (leases must survive a restart)",
+            )
+        file = Path(text).absolute()
+        file.parent.mkdir(parents=True, exist_ok=True)
+        self.path = file
+        super().__init__(f"sqlite:///{file}", **kwargs)
+
+
+def new_attempt_id() -> str:
+    """A fresh attempt id."""
+    return uuid.uuid4().hex
+
+
+#: The seeds' name for the task-graph store contract; the SQL store is its implementation.
+TaskGraphStore = SqlTaskGraphStore
