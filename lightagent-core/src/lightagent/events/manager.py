@@ -1,0 +1,224 @@
+"""``SessionManager``: the session API over any store — replay, checkpoint, fork, export.
+
+The agent's ``replay_session``/``checkpoint_session``/``fork_session``/
+``export_session`` are one-line delegations to these methods.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from lightagent.errors import StorageError, ValidationError
+from lightagent.events.model import SessionEvent
+from lightagent.events.projector import ContextProjector, Projection, TurnView, group_turns
+from lightagent.events.store import SessionStore, validate_session_id
+
+__all__ = ["SessionCheckpoint", "SessionManager", "SessionReplay"]
+
+
+class _DictAccess:
+    def __getitem__(self, key: str) -> Any:
+        # The seeds return dicts here (checkpoint["sequence"]); keep that spelling working.
+        return getattr(self, key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict."""
+        return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass
+class SessionReplay(_DictAccess):
+    """A session's state, rebuilt from its events."""
+
+    session_id: str
+    event_count: int
+    completed_turns: int
+    incomplete_turns: int
+    failed_turns: int
+    last_sequence: int
+    last_event_type: str | None
+    incomplete_runs: list[str] = field(default_factory=list)
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    forked_from: dict[str, Any] | None = None
+
+
+@dataclass
+class SessionCheckpoint(_DictAccess):
+    """A named position in a session's log (``sequence`` is the last event it covers)."""
+
+    checkpoint_id: str
+    session_id: str
+    sequence: int
+    label: str
+    created_at: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class SessionManager:
+    """Session operations on one store; every method takes the session id explicitly."""
+
+    def __init__(self, store: SessionStore, *, projector: ContextProjector | None = None) -> None:
+        self.store = store
+        self.projector = projector or ContextProjector()
+
+    def events(self, session_id: str) -> list[SessionEvent]:
+        """Every event of the session."""
+        validate_session_id(session_id)
+        iterate = getattr(self.store, "iter_events", None)
+        return list(iterate(session_id)) if iterate else self.store.events(session_id)
+
+    def create(
+        self, session_id: str | None = None, *, metadata: dict[str, Any] | None = None
+    ) -> str:
+        """Start a session (``session.started``); ``LA-STORAGE-CONFLICT`` if it exists."""
+        session_id = session_id or f"session_{uuid.uuid4().hex[:16]}"
+        self.store.append(
+            session_id,
+            [SessionEvent("session.started", data={"metadata": dict(metadata or {})})],
+            expected_sequence=0,
+        )
+        return session_id
+
+    def replay(self, session_id: str) -> SessionReplay:
+        """Counts, turn states (completed / failed / incomplete), checkpoints and lineage."""
+        events = self.events(session_id)
+        turns = group_turns(events)
+        checkpoints = [e.data for e in events if e.type == "session.checkpointed"]
+        forked = next((e.data for e in events if e.type == "session.forked"), None)
+        last = events[-1] if events else None
+        return SessionReplay(
+            session_id=session_id,
+            event_count=len(events),
+            completed_turns=sum(t.status == "completed" for t in turns),
+            incomplete_turns=sum(t.status == "incomplete" for t in turns),
+            failed_turns=sum(t.status == "failed" for t in turns),
+            last_sequence=last.sequence if last else 0,
+            last_event_type=last.type if last else None,
+            incomplete_runs=[t.run_id for t in turns if t.status == "incomplete"],
+            checkpoints=checkpoints,
+            forked_from=forked,
+        )
+
+    def turns(self, session_id: str) -> list[TurnView]:
+        """The session's runs with their events and status."""
+        return group_turns(self.events(session_id))
+
+    def incomplete_turns(self, session_id: str) -> list[TurnView]:
+        """Runs that started and never ended (a crash, a kill, a pending approval)."""
+        return [t for t in self.turns(session_id) if t.status == "incomplete"]
+
+    def history(self, session_id: str, *, through_sequence: int | None = None) -> Projection:
+        """The provider-valid history and the repairs made to it."""
+        return self.projector.project(self.events(session_id), through_sequence=through_sequence)
+
+    def checkpoint(
+        self, session_id: str, label: str, *, metadata: dict[str, Any] | None = None
+    ) -> SessionCheckpoint:
+        """Mark the current end of the log with ``label`` (a ``session.checkpointed`` event)."""
+        if not isinstance(label, str) or not label:
+            raise ValidationError("LA-VALIDATION", "A checkpoint needs a non-empty label.")
+        validate_session_id(session_id)
+        for _ in range(8):
+            last = self.store.last_sequence(session_id)
+            if last == 0:
+                raise StorageError("LA-SESSION", f"No session {session_id!r} to checkpoint.")
+            checkpoint = SessionCheckpoint(
+                checkpoint_id=f"ckpt_{uuid.uuid4().hex[:16]}",
+                session_id=session_id,
+                sequence=last,
+                label=label,
+                created_at=0.0,
+                metadata=dict(metadata or {}),
+            )
+            try:
+                (event,) = self.store.append(
+                    session_id,
+                    [SessionEvent("session.checkpointed", data=checkpoint.to_dict())],
+                    expected_sequence=last,
+                )
+            except StorageError as exc:
+                if exc.code == "LA-STORAGE-CONFLICT":
+                    continue  # a run appended meanwhile: checkpoint the new end
+                raise
+            checkpoint.created_at = event.timestamp
+            return checkpoint
+        raise StorageError("LA-STORAGE-CONFLICT", f"Session {session_id!r} kept changing.")
+
+    def fork(
+        self,
+        session_id: str,
+        *,
+        through_sequence: int | None = None,
+        new_session_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Copy events ``1..through_sequence`` into a new session; returns its id.
+
+        Copies keep their sequences and point at their source with ``parent_event_id``;
+        a final ``session.forked`` event records the lineage.
+        """
+        source = self.events(session_id)
+        if not source:
+            raise StorageError("LA-SESSION", f"No session {session_id!r} to fork.")
+        last = source[-1].sequence
+        if through_sequence is None:
+            through_sequence = last
+        if (
+            not isinstance(through_sequence, int)
+            or isinstance(through_sequence, bool)
+            or not 1 <= through_sequence <= last
+        ):
+            raise ValidationError(
+                "LA-VALIDATION",
+                f"through_sequence must be between 1 and {last}, not {through_sequence!r}.",
+            )
+        new_id = new_session_id or f"{session_id[:150]}.fork-{uuid.uuid4().hex[:8]}"
+        copies = [_copy(e) for e in source[:through_sequence]]
+        copies.append(
+            SessionEvent(
+                "session.forked",
+                data={
+                    "source_session_id": session_id,
+                    "through_sequence": through_sequence,
+                    "source_event_id": source[through_sequence - 1].event_id,
+                    "metadata": dict(metadata or {}),
+                },
+                parent_event_id=source[through_sequence - 1].event_id,
+            )
+        )
+        self.store.append(new_id, copies, expected_sequence=0)
+        return new_id
+
+    def export(self, session_id: str, destination: str | Path | IO[str]) -> int:
+        """Write the session as JSONL (redacted events, one per line); returns the count."""
+        return self.store.export(session_id, destination)
+
+    def delete(self, session_id: str) -> bool:
+        """Remove the session."""
+        return self.store.delete(session_id)
+
+    def model_request(self, session_id: str, sequence: int) -> dict[str, Any]:
+        """The exact model request recorded at ``sequence``."""
+        return self.projector.model_request(self.events(session_id), sequence=sequence)
+
+    def trace(self, session_id: str, *, turn_id: str | None = None) -> list[dict[str, Any]]:
+        """The seeds-compatible trace view of the session (or of one run)."""
+        return self.projector.trace(self.events(session_id), turn_id=turn_id)
+
+
+def _copy(event: SessionEvent) -> SessionEvent:
+    fields: dict[str, Any] = {k: getattr(event, k) for k in event.__dataclass_fields__}
+    fields.update(session_id="", parent_event_id=event.event_id, event_id=uuid.uuid4().hex)
+    return SessionEvent(**fields)
+
+
+def count_by_type(events: Sequence[SessionEvent]) -> dict[str, int]:
+    """How many events of each type (for reports)."""
+    counts: dict[str, int] = {}
+    for event in events:
+        counts[event.type] = counts.get(event.type, 0) + 1
+    return counts

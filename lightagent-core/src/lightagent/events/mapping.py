@@ -1,0 +1,93 @@
+"""From the loop's trace events (seeds' vocabulary) to session events, and back.
+
+The loop emits ``{type, data, trace_id, parent_trace_id, run_group_id, timestamp,
+run_id, seq}`` through ``RunContext.emit``. Each becomes one :class:`SessionEvent`
+whose type is in the session vocabulary; the original trace type is kept in
+``data["trace_type"]`` where the mapping is many-to-one, so the trace view can be
+rebuilt exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightagent.events.model import SessionEvent
+
+__all__ = ["TRACE_TO_SESSION", "session_event_from_trace", "trace_type_of"]
+
+#: One-to-one mappings (reversible without extra data).
+TRACE_TO_SESSION: dict[str, str] = {
+    "run_start": "turn.started",
+    "model_request": "model.requested",
+    "model_response": "assistant.completed",
+    "tool_call": "tool.requested",
+    "tool_result": "tool.completed",
+    "error": "error.recorded",
+    "hook_decision": "policy.decision",
+    "handoff": "handoff.requested",
+    "memory_write": "memory.written",
+    "exporter_error": "exporter.failed",
+    "context_compacted": "context.compacted",
+}
+_REVERSE = {v: k for k, v in TRACE_TO_SESSION.items()}
+
+# Many-to-one: the trace type goes into data["trace_type"].
+_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("hook_block", "policy.blocked"),
+    ("guardrail_block", "guardrail.blocked"),
+    ("approval_required", "approval.requested"),
+    ("approval_pending", "approval.requested"),
+    ("approval_", "approval.decided"),
+    ("memory_promotion_", "memory.promotion"),
+    ("memory_retrieve_filter", "memory.retrieved"),
+    ("memory_retrieve", "memory.blocked"),
+    ("memory_write_block", "memory.blocked"),
+)
+
+
+def _session_type(trace_type: str, data: dict[str, Any]) -> tuple[str, bool]:
+    """(session type, whether data must carry the trace type)."""
+    if trace_type == "run_end":
+        return ("run.completed" if data.get("success") else "run.failed"), True
+    mapped = TRACE_TO_SESSION.get(trace_type)
+    if mapped is not None:
+        return mapped, False
+    for prefix, session_type in _PREFIXES:
+        if trace_type.startswith(prefix):
+            return session_type, True
+    return "trace.recorded", True
+
+
+def session_event_from_trace(event: dict[str, Any], *, agent_id: str | None = None) -> SessionEvent:
+    """The session event for one trace event (``data`` is not yet redacted)."""
+    trace_type = str(event.get("type") or "unknown")
+    raw = event.get("data")
+    data = dict(raw) if isinstance(raw, dict) else {"value": raw}
+    session_type, keep_type = _session_type(trace_type, data)
+    if keep_type:
+        data["trace_type"] = trace_type
+    if event.get("seq") is not None:
+        data["trace_seq"] = event["seq"]
+    run_id = event.get("run_id")
+    kwargs: dict[str, Any] = {}
+    if isinstance(event.get("timestamp"), (int, float)):
+        kwargs["timestamp"] = float(event["timestamp"])
+    return SessionEvent(
+        type=session_type,
+        data=data,
+        turn_id=run_id,
+        run_id=run_id,
+        agent_id=agent_id,
+        trace_id=event.get("trace_id"),
+        parent_trace_id=event.get("parent_trace_id"),
+        run_group_id=event.get("run_group_id"),
+        **kwargs,
+    )
+
+
+def trace_type_of(event: SessionEvent) -> str | None:
+    """The trace type a session event came from, or ``None`` for a direct session event."""
+    recorded = event.data.get("trace_type")
+    if isinstance(recorded, str):
+        return recorded
+    return _REVERSE.get(event.type)

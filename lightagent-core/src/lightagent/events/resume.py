@@ -1,0 +1,296 @@
+"""Resume an interrupted run from its session log without repeating side effects.
+
+:func:`plan_resume` reads the run's events and sorts the tool calls of its last model
+answer into three sets: **done** (a result is recorded: never executed again),
+**unknown** (requested but no result — it may or may not have happened), and
+**pending** (never requested: safe to run). An unknown call is settled by a
+``reconcile(call)`` hook (which checks the outside world by the call's idempotency key
+and returns the output, or ``None``) or by an explicit ``approve(call)``; without
+either the resume stops with ``LA-APPROVAL`` naming the call — never a blind retry.
+:func:`resume` / :func:`aresume` then continue the run with the loop's driver
+(``agent._drive(initial_messages=…, skip_calls=…, run_id=…)``) under the same run id,
+so idempotency keys match the first attempt's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lightagent.errors import ApprovalError, ConfigurationError, StorageError
+from lightagent.events.model import SessionEvent
+from lightagent.events.projector import ContextProjector, group_turns, resolve_request
+from lightagent.events.store import SessionStore, validate_session_id
+
+__all__ = ["ResumePlan", "UnknownCall", "aresume", "plan_resume", "resume"]
+
+Reconcile = Callable[["UnknownCall"], Any]
+Approve = Callable[["UnknownCall"], Any] | bool
+
+
+@dataclass
+class UnknownCall:
+    """A tool call that was requested but has no recorded result."""
+
+    call_id: str
+    name: str
+    arguments: Any
+    idempotency_key: str | None
+    sequence: int
+
+
+@dataclass
+class ResumePlan:
+    """What resuming ``run_id`` will do.
+
+    ``status``: ``completed``/``failed`` (nothing to do), ``continue`` (drive from
+    ``messages``) or ``restart`` (no model request was recorded: run ``query`` again
+    on ``history``).
+    """
+
+    run_id: str
+    session_id: str
+    status: str
+    query: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    done: dict[str, str] = field(default_factory=dict)
+    unknown: list[UnknownCall] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    final_content: str | None = None
+    error: dict[str, Any] | None = None
+
+
+def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str = "") -> ResumePlan:
+    """Decide how to continue ``run_id`` from the session's ``events``."""
+    turns = {t.run_id: t for t in group_turns(events)}
+    turn = turns.get(run_id)
+    if turn is None:
+        raise StorageError(
+            "LA-SESSION",
+            f"Run {run_id!r} has no events in session {session_id!r}.",
+            hint="Check the run id (RunResult.run_id) and the session id.",
+            details={"run_id": run_id, "session_id": session_id},
+        )
+    mine = turn.events
+    if turn.status in ("completed", "failed"):
+        final = next((e for e in reversed(mine) if e.type == "assistant.completed"), None)
+        end = next(
+            e
+            for e in reversed(mine)
+            if e.type in ("run.completed", "run.failed", "turn.completed", "turn.failed")
+        )
+        return ResumePlan(
+            run_id,
+            session_id,
+            turn.status,
+            query=turn.query,
+            final_content=final.data.get("content") if final else None,
+            error=end.data.get("error") if isinstance(end.data.get("error"), dict) else None,
+        )
+    request_event = next((e for e in reversed(mine) if e.type == "model.requested"), None)
+    if request_event is None:
+        prior = [e for e in events if (e.turn_id or e.run_id) != run_id]
+        history = ContextProjector().messages(prior)
+        return ResumePlan(run_id, session_id, "restart", query=turn.query, history=history)
+    by_seq = {e.sequence: e for e in events}
+    messages = list(resolve_request(by_seq, request_event).get("messages") or [])
+    after = [e for e in mine if e.sequence > request_event.sequence]
+    answer = next((e for e in after if e.type == "assistant.completed"), None)
+    plan = ResumePlan(run_id, session_id, "continue", query=turn.query, messages=messages)
+    message = answer.data.get("message") if answer is not None else None
+    if not isinstance(message, dict) or not message.get("tool_calls"):
+        # No answer recorded, or a final answer whose run never ended: ask the model again
+        # (model calls have no side effects).
+        return plan
+    messages.append(message)
+    results = {e.data.get("call_id"): e for e in mine if e.type == "tool.completed"}
+    requests = {e.data.get("call_id"): e for e in mine if e.type == "tool.requested"}
+    for call in message["tool_calls"]:
+        call_id = call.get("id")
+        if call_id in results:
+            output = results[call_id].data.get("output")
+            plan.done[call_id] = output if isinstance(output, str) else json.dumps(output)
+        elif call_id in requests:
+            data = requests[call_id].data
+            plan.unknown.append(
+                UnknownCall(
+                    call_id=call_id,
+                    name=str(data.get("name") or (call.get("function") or {}).get("name")),
+                    arguments=data.get("arguments"),
+                    idempotency_key=data.get("idempotency_key"),
+                    sequence=requests[call_id].sequence,
+                )
+            )
+        else:
+            plan.pending.append(call_id)
+    return plan
+
+
+def _settle(
+    plan: ResumePlan, outputs: dict[str, Any], approve: Approve | None, approved: dict[str, bool]
+) -> list[SessionEvent]:
+    """Apply reconcile outputs and approvals; raise LA-APPROVAL for a call left unknown."""
+    audit: list[SessionEvent] = []
+    for call in plan.unknown:
+        output = outputs.get(call.call_id)
+        if output is not None:
+            plan.done[call.call_id] = output if isinstance(output, str) else json.dumps(output)
+            audit.append(_audit("tool.reconciled", plan, call, {"output": plan.done[call.call_id]}))
+            continue
+        if approve is True or approved.get(call.call_id):
+            audit.append(
+                _audit(
+                    "approval.decided",
+                    plan,
+                    call,
+                    {"decision": "retry", "kind": "unknown_tool_outcome"},
+                )
+            )
+            continue
+        raise ApprovalError(
+            "LA-APPROVAL",
+            f"Tool call {call.name} ({call.call_id}) of run {plan.run_id} may have run before the "
+            "interruption; its outcome is unknown.",
+            hint="Pass reconcile= (check by idempotency_key) or approve= to run it again.",
+            details={
+                "run_id": plan.run_id,
+                "session_id": plan.session_id,
+                "call_id": call.call_id,
+                "tool": call.name,
+                "arguments": call.arguments,
+                "idempotency_key": call.idempotency_key,
+            },
+        )
+    return audit
+
+
+def _audit(kind: str, plan: ResumePlan, call: UnknownCall, extra: dict[str, Any]) -> SessionEvent:
+    return SessionEvent(
+        kind,
+        data={
+            "call_id": call.call_id,
+            "name": call.name,
+            "idempotency_key": call.idempotency_key,
+            **extra,
+        },
+        run_id=plan.run_id,
+        turn_id=plan.run_id,
+    )
+
+
+def _store_of(agent: Any, store: SessionStore | None) -> SessionStore:
+    if store is not None:
+        return store
+    binding = getattr(agent, "session_binding", None)
+    if binding is None:
+        raise ConfigurationError(
+            "LA-CONFIG",
+            "resume() needs the session store: build the agent with session_store= or pass store=.",
+        )
+    return binding.store
+
+
+def _finished(plan: ResumePlan, result_format: str) -> Any:
+    from lightagent.results import RunResult
+
+    content = plan.final_content if plan.status == "completed" else None
+    result = RunResult(content=content, run_id=plan.run_id, error=plan.error)
+    if result_format == "object":
+        return result
+    if result_format == "dict":
+        return result.to_dict()
+    return content if content is not None else ""
+
+
+def resume(
+    agent: Any,
+    run_id: str,
+    *,
+    session_id: str,
+    reconcile: Reconcile | None = None,
+    approve: Approve | None = None,
+    store: SessionStore | None = None,
+    **run_kwargs: Any,
+) -> Any:
+    """Continue an interrupted run (sync). A completed run returns its recorded answer."""
+    validate_session_id(session_id)
+    store = _store_of(agent, store)
+    events = list(_all_events(store, session_id))
+    plan = plan_resume(events, run_id, session_id=session_id)
+    if plan.status in ("completed", "failed"):
+        return _finished(plan, run_kwargs.get("result_format", "str"))
+    outputs: dict[str, Any] = {}
+    approved: dict[str, bool] = {}
+    for call in plan.unknown:
+        if reconcile is not None:
+            outputs[call.call_id] = reconcile(call)
+        if callable(approve) and outputs.get(call.call_id) is None:
+            approved[call.call_id] = bool(approve(call))
+    audit = _settle(plan, outputs, approve, approved)
+    if audit:
+        store.append(session_id, audit)
+    if plan.status == "restart":
+        return agent._drive(
+            plan.query, history=plan.history, run_id=run_id, session_id=session_id, **run_kwargs
+        )
+    return agent._drive(
+        initial_messages=plan.messages,
+        skip_calls=plan.done,
+        run_id=run_id,
+        session_id=session_id,
+        **run_kwargs,
+    )
+
+
+async def aresume(
+    agent: Any,
+    run_id: str,
+    *,
+    session_id: str,
+    reconcile: Reconcile | None = None,
+    approve: Approve | None = None,
+    store: SessionStore | None = None,
+    **run_kwargs: Any,
+) -> Any:
+    """:func:`resume` on the event loop (store reads in a worker thread; hooks may be async)."""
+    validate_session_id(session_id)
+    store = _store_of(agent, store)
+    events = await asyncio.to_thread(lambda: list(_all_events(store, session_id)))
+    plan = plan_resume(events, run_id, session_id=session_id)
+    if plan.status in ("completed", "failed"):
+        return _finished(plan, run_kwargs.get("result_format", "str"))
+    outputs: dict[str, Any] = {}
+    approved: dict[str, bool] = {}
+    for call in plan.unknown:
+        if reconcile is not None:
+            outputs[call.call_id] = await _maybe_await(reconcile(call))
+        if callable(approve) and outputs.get(call.call_id) is None:
+            approved[call.call_id] = bool(await _maybe_await(approve(call)))  # type: ignore[operator]
+    audit = _settle(plan, outputs, approve, approved)
+    if audit:
+        await store.aappend(session_id, audit)  # type: ignore[attr-defined]
+    if plan.status == "restart":
+        return await agent._adrive(
+            plan.query, history=plan.history, run_id=run_id, session_id=session_id, **run_kwargs
+        )
+    return await agent._adrive(
+        initial_messages=plan.messages,
+        skip_calls=plan.done,
+        run_id=run_id,
+        session_id=session_id,
+        **run_kwargs,
+    )
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _all_events(store: SessionStore, session_id: str) -> Any:
+    iterate = getattr(store, "iter_events", None)
+    return iterate(session_id) if iterate is not None else store.events(session_id)
