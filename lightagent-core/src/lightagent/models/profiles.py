@@ -219,7 +219,6 @@ for _profile in (
         supports_json_schema=False,
         reasoning_roundtrip="tool_turns",
         reasoning_fill_empty=True,
-        empty_tool_call_content="",
         default_base_url="https://api.deepseek.com",
         hosts=("api.deepseek.com",),
         model_pattern=r"deepseek",

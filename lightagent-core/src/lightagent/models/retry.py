@@ -15,12 +15,19 @@ from typing import Any
 
 from lightagent.errors import ERROR_TAXONOMY, ModelError
 
-__all__ = ["backoff_delay", "is_retryable", "retry_after_seconds", "to_model_error"]
+__all__ = [
+    "backoff_delay",
+    "is_retryable",
+    "retry_after_seconds",
+    "status_to_code",
+    "to_model_error",
+]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 
 
-def _status_code(status: int) -> str:
+def status_to_code(status: int) -> str:
+    """The ``LA-…`` code for an HTTP status (502 → LA-500, 504 → LA-503, other 4xx → LA-400)."""
     code = f"LA-{status}"
     if code in ERROR_TAXONOMY:
         return code
@@ -56,7 +63,7 @@ def to_model_error(exc: BaseException, *, attempts: int, model: str | None = Non
         retry_after = retry_after_seconds(exc.response.headers)
         if retry_after is not None:
             details["retry_after"] = retry_after
-        code = _status_code(status)
+        code = status_to_code(status)
         message = f"the model endpoint answered HTTP {status}: {details['provider_error']}"
         return ModelError(code, message, details=details)
     if isinstance(exc, openai.APITimeoutError):

@@ -16,10 +16,11 @@ import uuid
 from collections.abc import Collection
 from typing import Any
 
-from lightagent.errors import ERROR_TAXONOMY, ModelError
+from lightagent.errors import ModelError
 from lightagent.models.arguments import normalize_arguments
 from lightagent.models.base import ModelResponse, ToolCall, Usage
 from lightagent.models.profiles import ProviderProfile
+from lightagent.models.retry import status_to_code
 from lightagent.models.text_tools import (
     MARKUP_PREFIXES,
     extract_text_tool_calls,
@@ -89,7 +90,7 @@ def inband_error(payload: dict[str, Any], **details: Any) -> ModelError:
     code = error.get("code")
     if not isinstance(status, int):
         status = code if isinstance(code, int) else None
-    la_code = f"LA-{status}" if status and f"LA-{status}" in ERROR_TAXONOMY else "LA-PROVIDER"
+    la_code = status_to_code(status) if isinstance(status, int) and status >= 400 else "LA-PROVIDER"
     info: dict[str, Any] = {
         "status_code": status,
         "provider_error": error.get("message"),
