@@ -126,7 +126,7 @@ def _crashed_log(store, sid="crash"):
         "id": f"c{i}",
         "type": "function",
         "function": {"name": "add", "arguments": "{}"},
-    }  # noqa: E731
+    }
     store.append(
         sid,
         [
