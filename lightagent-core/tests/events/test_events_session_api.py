@@ -122,11 +122,10 @@ def test_trace_view_matches_the_run_trace(store):
 
 def _crashed_log(store, sid="crash"):
     """A run that asked for two tools, got one result, then died."""
-    call = lambda i: {
-        "id": f"c{i}",
-        "type": "function",
-        "function": {"name": "add", "arguments": "{}"},
-    }
+
+    def call(i):
+        return {"id": f"c{i}", "type": "function", "function": {"name": "add", "arguments": "{}"}}
+
     store.append(
         sid,
         [

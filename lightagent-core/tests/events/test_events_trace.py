@@ -129,7 +129,7 @@ def test_a_failing_exporter_never_fails_the_run_and_is_recorded():
     assert result.content == "done" and result.error is None
     (report,) = observer.reports
     assert report.failures == [{"exporter": "Broken", "error": "RuntimeError: collector down"}]
-    events, summary, metadata = keeper.got[0]
+    _events, summary, metadata = keeper.got[0]
     assert summary.tool_call_count == 2 and metadata["run_id"] == result.run_id
     assert result.trace[-1]["type"] == "exporter_error"
 
