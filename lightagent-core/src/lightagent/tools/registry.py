@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -38,11 +39,17 @@ class ToolRegistry:
         self._schemas: list[dict[str, Any]] | None = None
         self._index: ToolIndex | None = None
         self._version = 0
+        # Registration may race with selection from other threads' runs.
+        self._lock = threading.RLock()
         if tools:
             self.register_tools(tools)
 
     # -- registration -------------------------------------------------------------
     def _add(self, item: Tool) -> None:
+        with self._lock:
+            self._add_locked(item)
+
+    def _add_locked(self, item: Tool) -> None:
         previous = self._tools.get(item.name)
         if previous is not None:
             self._tokens_total -= self._tokens[item.name]
@@ -95,16 +102,17 @@ class ToolRegistry:
 
     def unregister_tool(self, name: str) -> bool:
         """Remove a tool; ``True`` if it was there."""
-        item = self._tools.pop(name, None)
-        if item is None:
-            return False
-        self._tokens_total -= self._tokens.pop(name)
-        self._funcs.pop(name, None)
-        self._schemas = None
-        self._version += 1
-        if self._index is not None:
-            self._index.remove(name)
-        return True
+        with self._lock:
+            item = self._tools.pop(name, None)
+            if item is None:
+                return False
+            self._tokens_total -= self._tokens.pop(name)
+            self._funcs.pop(name, None)
+            self._schemas = None
+            self._version += 1
+            if self._index is not None:
+                self._index.remove(name)
+            return True
 
     # -- lookup ---------------------------------------------------------------------
     def get(self, name: str) -> Tool | None:
@@ -219,12 +227,13 @@ class ToolRegistry:
 
     # -- adaptive selection ----------------------------------------------------------
     def _ensure_index(self) -> ToolIndex:
-        if self._index is None:
-            index = ToolIndex()
-            for item in self._tools.values():
-                index.add(item)
-            self._index = index
-        return self._index
+        with self._lock:
+            if self._index is None:
+                index = ToolIndex()
+                for item in self._tools.values():
+                    index.add(item)
+                self._index = index
+            return self._index
 
     def select(
         self,
@@ -253,7 +262,9 @@ class ToolRegistry:
         return pinned + rest
 
     def _rank(self, terms: Mapping[str, float], limit: int) -> list[tuple[float, str]]:
-        return self._ensure_index().top(terms, limit)
+        index = self._ensure_index()
+        with self._lock:
+            return index.top(terms, limit)
 
     def selection_report(self, kept: Iterable[str]) -> dict[str, int]:
         """``{"tools_total", "tools_kept", "schema_tokens_total", "schema_tokens_kept"}``."""
@@ -356,10 +367,11 @@ class _Overlay(ToolRegistry):
         base_index = self._base._ensure_index()
         ranked = self._base._rank(terms, limit + len(self._tools))
         ranked = [(s, n) for s, n in ranked if n not in self._tools]
-        for item in self._tools.values():
-            score = base_index.score_tool(item, terms)
-            if score > 0:
-                ranked.append((score, item.name))
+        with self._base._lock:
+            for item in self._tools.values():
+                score = base_index.score_tool(item, terms)
+                if score > 0:
+                    ranked.append((score, item.name))
         ranked.sort(key=lambda pair: (-pair[0], pair[1]))
         return ranked[:limit]
 
