@@ -1,0 +1,37 @@
+"""The Model contract suite runs against ScriptedModel and against OpenAIModel on the
+loopback OpenAI-wire server (through the real openai SDK)."""
+
+from __future__ import annotations
+
+import pytest
+from lightagent.models.scripted import ScriptedModel
+from lightagent_contracts.suites.model import ModelContract
+
+
+class TestScriptedModelContract(ModelContract):
+    @pytest.fixture
+    def make_model(self):
+        made = []
+
+        def make(replies):
+            model = ScriptedModel(list(replies))
+            made.append(model)
+            return model
+
+        yield make
+        for model in made:
+            model.assert_exhausted()
+
+
+class TestOpenAIModelContract(ModelContract):
+    @pytest.fixture
+    def make_model(self, loopback_server):
+        from lightagent.models.openai_compat import OpenAIModel
+
+        def make(replies):
+            loopback_server.reply(*replies)
+            return OpenAIModel(
+                "contract-model", base_url=loopback_server.base_url, api_key="test", max_retry=0
+            )
+
+        return make

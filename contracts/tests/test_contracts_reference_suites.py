@@ -1,0 +1,152 @@
+"""The Memory, Retrieval and ToolProvider suites pass against small, honest reference
+implementations, and fail against broken ones (run in a separate pytest process)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from lightagent import tool
+from lightagent_contracts.suites.memory import MemoryContract
+from lightagent_contracts.suites.retrieval import RetrievalContract
+from lightagent_contracts.suites.tool_provider import ToolProviderContract
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.lower()) if len(w) > 2}
+
+
+class DictMemory:
+    """A reference memory: per-user lists, word-overlap retrieval."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, list[str]] = {}
+
+    def store(self, data: str, user_id: str) -> dict:
+        self.items.setdefault(user_id, []).append(data)
+        return {"stored": True}
+
+    def retrieve(self, query: str, user_id: str) -> dict:
+        hits = [m for m in self.items.get(user_id, []) if _words(m) & _words(query)]
+        return {"results": [{"memory": m, "user_id": user_id} for m in hits]}
+
+
+class ListRetrieval:
+    """A reference retrieval provider over dict documents."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, dict] = {}
+
+    def ingest(self, documents: list[dict]) -> list[str]:
+        for doc in documents:
+            self.docs[doc["document_id"]] = doc
+        return [d["document_id"] for d in documents]
+
+    def remove(self, document_id: str) -> bool:
+        return self.docs.pop(document_id, None) is not None
+
+    def search(self, query: str, *, limit: int = 5, **filters) -> list[dict]:
+        scored = [(len(_words(d["content"]) & _words(query)), d) for d in self.docs.values()]
+        ranked = [d for score, d in sorted(scored, key=lambda x: -x[0]) if score]
+        return [{"document_id": d["document_id"], "content": d["content"]} for d in ranked[:limit]]
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+async def shout(text: str) -> str:
+    """Upper-case the text."""
+    return text.upper()
+
+
+class TestReferenceMemory(MemoryContract):
+    @pytest.fixture
+    def make_memory(self):
+        return DictMemory
+
+
+class TestReferenceRetrieval(RetrievalContract):
+    @pytest.fixture
+    def make_retrieval(self):
+        return ListRetrieval
+
+
+class TestReferenceTools(ToolProviderContract):
+    @pytest.fixture
+    def tools(self):
+        return [add, shout]
+
+    @pytest.fixture
+    def tool_examples(self):
+        return [
+            ("add", {"a": 2, "b": 3}, lambda r: r == 5),
+            ("shout", {"text": "hi"}, lambda r: r == "HI"),
+        ]
+
+
+BROKEN = '''
+import pytest
+from lightagent import tool
+from lightagent_contracts.suites.memory import MemoryContract
+from lightagent_contracts.suites.tool_provider import ToolProviderContract
+
+
+class SharedMemory:
+    """Broken: ignores user_id, so every user sees every memory."""
+
+    def __init__(self):
+        self.items = []
+
+    def store(self, data, user_id):
+        self.items.append(data)
+
+    def retrieve(self, query, user_id):
+        return {"results": [{"memory": m} for m in self.items]}
+
+
+@tool
+def first(x: int) -> int:
+    """One."""
+    return x
+
+
+@tool(name="first")
+def second(x: int) -> int:
+    """Two."""
+    return x
+
+
+class TestBrokenMemory(MemoryContract):
+    @pytest.fixture
+    def make_memory(self):
+        return SharedMemory
+
+
+class TestBrokenTools(ToolProviderContract):
+    @pytest.fixture
+    def tools(self):
+        return [first, second]
+'''
+
+
+def test_broken_implementations_fail_the_suites(tmp_path):
+    (tmp_path / "test_broken.py").write_text(textwrap.dedent(BROKEN))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 1, proc.stdout
+    failed = set(re.findall(r"FAILED \S+::(\w+::\w+)", proc.stdout))
+    assert failed == {
+        "TestBrokenMemory::test_users_are_isolated",
+        "TestBrokenTools::test_names_are_valid_and_unique",
+    }, proc.stdout
