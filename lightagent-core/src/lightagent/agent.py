@@ -133,7 +133,7 @@ class LightAgent:
 
         self.tools = ToolRegistry()
         if tools:
-            self.tools.register_tools([resolve_tool(t) for t in tools])
+            self.tools.register_tools([resolve_tool(t) for t in tools], infer=True)
         self._dispatcher: Any = None
 
         control = {
