@@ -221,3 +221,37 @@ def test_default_registry_holds_only_safe_expression():
     assert reg.names() == ["safe_expression"]
     assert reg.validate_tools() == []
     assert default_registry() is not reg  # a fresh one each time, never shared state
+
+
+def test_directly_built_tools_are_checked_too():
+    from lightagent.tools import Tool
+
+    bad = Tool(
+        name="bad name",
+        description="d",
+        parameters={"type": "object", "properties": {}},
+        func=print,
+    )
+    with pytest.raises(ToolError) as info:
+        ToolRegistry().register_tool(bad)
+    assert info.value.code == "LA-TOOL-DEFINITION"
+    assert ToolRegistry(strict=False).register_tool(bad) is True
+    for kwargs in ({"name": 3}, {"parameters": None}, {"func": "not callable"}):
+        fields = {
+            "name": "ok",
+            "description": "d",
+            "parameters": {"type": "object"},
+            "func": print,
+            **kwargs,
+        }
+        with pytest.raises(ToolError) as info:
+            Tool(**fields)
+        assert info.value.code == "LA-TOOL-DEFINITION"
+
+
+def test_decorator_accepts_func_keyword():
+    def f(x: int) -> int:
+        """F."""
+        return x
+
+    assert tool(func=f).name == "f"

@@ -115,6 +115,14 @@ class Tool:
     kind: str = field(init=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not isinstance(self.parameters, dict):
+            raise ToolError(
+                "LA-TOOL-DEFINITION",
+                f"tool {self.name!r}: name must be a str and parameters a JSON-schema dict",
+                hint=_DEFINITION_HINT,
+            )
+        if not isinstance(self.description, str):
+            self.description = "" if self.description is None else str(self.description)
         if not callable(self.func):
             raise ToolError(
                 "LA-TOOL-DEFINITION",
@@ -240,11 +248,10 @@ def _raise_definition(diagnostics: list[dict[str, str]], what: str) -> None:
 
 
 @overload
-def tool(func: Callable[..., Any], /) -> Tool: ...
+def tool(func: Callable[..., Any]) -> Tool: ...
 @overload
 def tool(
     func: None = None,
-    /,
     *,
     name: str | None = None,
     description: str | None = None,
@@ -255,7 +262,6 @@ def tool(
 
 def tool(
     func: Callable[..., Any] | None = None,
-    /,
     *,
     name: str | None = None,
     description: str | None = None,

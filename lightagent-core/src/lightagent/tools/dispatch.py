@@ -42,7 +42,8 @@ def _default_executor() -> concurrent.futures.ThreadPoolExecutor:
     global _shared_executor
     with _shared_lock:
         if _shared_executor is None:
-            workers = min(32, (os.cpu_count() or 1) + 4) * 2
+            # I/O-bound tools dominate; abandoned (timed-out) calls also hold a worker.
+            workers = max(32, (os.cpu_count() or 1) * 8)
             _shared_executor = concurrent.futures.ThreadPoolExecutor(
                 max_workers=workers, thread_name_prefix="lightagent-tool"
             )

@@ -21,6 +21,24 @@ def _func_label(func: Any) -> str:
     return f"{module}.{getattr(func, '__qualname__', repr(func))}"
 
 
+def _diagnose(item: Tool) -> list[dict[str, str]]:
+    if item.source == "tool_info":
+        return _validate_tool_info(item.tool_info)
+    return diagnose_schema(item)
+
+
+def _raise_on_errors(diagnostics: list[dict[str, str]], name: str) -> None:
+    errors = [d for d in diagnostics if d["level"] == "error"]
+    if errors:
+        text = "; ".join(f"{d['field']}: {d['message']}" for d in errors)
+        raise ToolError(
+            "LA-TOOL-DEFINITION",
+            f"tool {name!r}: {text}",
+            details={"diagnostics": diagnostics},
+            hint="Fix the fields listed, or register with strict=False and see validate_tools().",
+        )
+
+
 class ToolRegistry:
     """Tools by name, with OpenAI schemas cached per tool and a lexical selection index.
 
@@ -86,7 +104,11 @@ class ToolRegistry:
                 )
             if not infer:
                 return False
-        self._add(as_tool(obj, strict=self.strict if strict is None else strict, infer=infer))
+        strict = self.strict if strict is None else strict
+        item = as_tool(obj, strict=strict, infer=infer)
+        if strict and isinstance(obj, Tool):  # built directly: not checked on the way in
+            _raise_on_errors(_diagnose(item), item.name)
+        self._add(item)
         return True
 
     def register_tools(self, objs: Iterable[Any], *, infer: bool = False) -> None:
@@ -280,10 +302,7 @@ class ToolRegistry:
         """Diagnostics for every registered tool, plus names registered by distinct functions."""
         out: list[dict[str, str]] = []
         for item in self._tools.values():  # own layer only (an overlay adds its base's)
-            if item.source == "tool_info":
-                out.extend(_validate_tool_info(item.tool_info))
-            else:
-                out.extend(diagnose_schema(item))
+            out.extend(_diagnose(item))
         for name, funcs in self._funcs.items():
             if len(funcs) > 1:
                 labels = ", ".join(_func_label(f) for f in funcs)
