@@ -378,3 +378,15 @@ def test_openai_sdk_errors_mapped(loopback_server: LoopbackServer) -> None:
     with pytest.raises(ModelError) as info:
         model(loopback_server, max_retry=0).complete(HI)
     assert info.value.code == "LA-429" and info.value.status_code == 429
+
+
+def test_openai_module_import_stays_cheap() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lightagent, lightagent.models.openai_compat, lightagent.models.stream;"
+        "print(sorted(m for m in ('openai', 'httpx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
