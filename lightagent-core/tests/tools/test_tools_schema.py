@@ -450,3 +450,24 @@ def test_tool_info_with_kwargs_function_accepts_extras_and_injects_key():
     assert t.injected == {"idempotency_key": "idempotency_key"}
     assert "additionalProperties" not in t.parameters
     assert t.validate_arguments({"query": "q", "other": 1}) == {"query": "q", "other": 1}
+
+
+def test_bound_methods_work_and_unbound_methods_are_refused():
+    class Service:
+        def __init__(self) -> None:
+            self.prefix = "id"
+
+        def lookup(self, key: str) -> str:
+            """Look a key up.
+
+            Args:
+                key: The key.
+            """
+            return f"{self.prefix}:{key}"
+
+    bound = tool(Service().lookup)
+    assert list(bound.parameters["properties"]) == ["key"]
+    assert bound(**bound.validate_arguments({"key": "k"})) == "id:k"
+    with pytest.raises(ToolError) as info:
+        tool(Service.lookup)
+    assert info.value.code == "LA-TOOL-DEFINITION" and "bound method" in info.value.hint

@@ -155,6 +155,14 @@ def function_schema(
         signature = inspect.signature(func)
     except (TypeError, ValueError) as exc:
         raise _definition_error(func, f"no inspectable signature ({exc})") from None
+    first = next(iter(signature.parameters), None)
+    if first in ("self", "cls") and not inspect.ismethod(func):
+        raise ToolError(
+            "LA-TOOL-DEFINITION",
+            f"tool {getattr(func, '__name__', func)!r} takes {first!r}: it is an unbound method",
+            details={"tool": getattr(func, "__name__", repr(func))},
+            hint="Make a tool of the bound method instead: tool(instance.method).",
+        )
     hints = _type_hints(func, target, signature)
 
     fields: dict[str, Any] = {}
