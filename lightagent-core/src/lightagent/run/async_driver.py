@@ -16,7 +16,13 @@ from lightagent.results import RunResult
 from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
 from lightagent.run.machine import run_machine
 from lightagent.run.spec import RunSpec
-from lightagent.run.streaming import chunk_events, consumer_chunk, done_event, output_event
+from lightagent.run.streaming import (
+    chunk_events,
+    consumer_chunk,
+    done_event,
+    new_screen,
+    output_event,
+)
 from lightagent.run.sync_driver import _dispatch_kwargs, _final_or_truncated
 
 __all__ = ["adrive", "adrive_stream"]
@@ -82,6 +88,8 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
     events = spec.result_format == "event"
     trace_id = ctx.trace_id
     token = ctx.cancellation
+    screens = spec.interceptor is not None
+    screen = None
     gen = run_machine(spec)
     value: Any = None
     exc: BaseException | None = None
@@ -103,12 +111,17 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
             try:
                 if cls is StreamModel:
                     final = None
+                    screen = new_screen(spec) if screens else None
                     stream = spec.model.astream(effect.request)
                     try:
                         async for item in stream:
                             if isinstance(item, ModelResponse):
                                 final = item
                                 continue
+                            if screen is not None:
+                                item = screen.chunk(item)
+                                if item is None:
+                                    continue
                             if events:
                                 for event in chunk_events(item, trace_id):
                                     yield event
@@ -126,7 +139,19 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
                             await aclose()
                     value = _final_or_truncated(final)
                 elif cls is Output:
-                    yield output_event(effect, trace_id) if events else effect.item
+                    if effect.kind == "release":
+                        if screen is not None:
+                            item = screen.release(effect.item)
+                            screen = None
+                            if events:
+                                for event in chunk_events(item, trace_id):
+                                    yield event
+                            else:
+                                yield item
+                    elif events:
+                        yield output_event(effect, trace_id)
+                    else:
+                        yield effect.item
                 else:
                     value = await _aperform(effect, spec)
             except Exception as error:

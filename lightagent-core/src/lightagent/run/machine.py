@@ -267,6 +267,9 @@ def run_machine(spec: RunSpec) -> Machine:
             content = _blocked_or_replaced(
                 ctx, out, "output_guardrail", "LA-GUARDRAIL", content, "content"
             )
+            if spec.stream:
+                # the driver shows what its output screen held back, now that it is judged
+                yield Output("release", content)
         st.stage = None
     except LightAgentError as exc:
         error = exc

@@ -7,7 +7,14 @@ from typing import Any
 
 from lightagent.results import RunResult, StreamEvent
 
-__all__ = ["chunk_events", "consumer_chunk", "done_event", "output_event"]
+__all__ = [
+    "ChunkScreen",
+    "chunk_events",
+    "consumer_chunk",
+    "done_event",
+    "new_screen",
+    "output_event",
+]
 
 
 def chunk_events(chunk: Any, trace_id: str | None) -> Iterator[StreamEvent]:
@@ -40,3 +47,61 @@ def output_event(effect: Any, trace_id: str | None) -> StreamEvent:
 def done_event(result: RunResult) -> StreamEvent:
     """The last event of a stream: the run's result as a dict."""
     return StreamEvent("done", result.to_dict(), result.trace_id)
+
+
+class ChunkScreen:
+    """Holds streamed answer text back until the output guardrails have judged it.
+
+    Wraps the interceptor's per-run ``OutputScreen`` (``feed(delta) -> releasable text``,
+    ``rest(final) -> the remainder``): content deltas are rewritten to what may be shown,
+    the answer's finish is deferred, and :meth:`release` gives the last chunk once the
+    ``output_guardrail`` phase has passed. Text of a blocked answer is never shown.
+    """
+
+    __slots__ = ("finish", "last", "screen")
+
+    def __init__(self, screen: Any) -> None:
+        self.screen = screen
+        self.finish: str | None = None
+        self.last: dict[str, Any] | None = None
+
+    def chunk(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        """The chunk to show for ``item`` (None: nothing to show yet)."""
+        choices = item.get("choices")
+        if not choices:
+            return item
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        content = delta.get("content")
+        finish = choice.get("finish_reason")
+        if not content and finish not in ("stop", "length"):
+            return item
+        self.last = item
+        shown = self.screen.feed(content) if content else ""
+        new_delta = {k: v for k, v in delta.items() if k != "content"}
+        if shown:
+            new_delta["content"] = shown
+        if finish in ("stop", "length"):
+            self.finish, finish = finish, None
+        if not shown and len(new_delta) == 0 and finish is None:
+            return None
+        return {**item, "choices": [{**choice, "delta": new_delta, "finish_reason": finish}]}
+
+    def release(self, content: str | None) -> dict[str, Any]:
+        """The closing chunk: the judged answer's remaining text, and its finish."""
+        base = self.last or {"object": "chat.completion.chunk", "created": 0}
+        rest = self.screen.rest(content)
+        delta = {"content": rest} if rest else {}
+        return {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": self.finish or "stop"}],
+        }
+
+
+def new_screen(spec: Any) -> ChunkScreen | None:
+    """A screen for the next streamed model call, when the interceptor judges output."""
+    factory = getattr(spec.interceptor, "output_screen", None)
+    if factory is None:
+        return None
+    screen = factory(spec.ctx)
+    return ChunkScreen(screen) if screen is not None else None

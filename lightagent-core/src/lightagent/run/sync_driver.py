@@ -16,7 +16,13 @@ from lightagent.results import RunResult
 from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
 from lightagent.run.machine import run_machine
 from lightagent.run.spec import RunSpec
-from lightagent.run.streaming import chunk_events, consumer_chunk, done_event, output_event
+from lightagent.run.streaming import (
+    chunk_events,
+    consumer_chunk,
+    done_event,
+    new_screen,
+    output_event,
+)
 
 __all__ = ["drive", "drive_stream"]
 
@@ -68,6 +74,8 @@ def drive_stream(spec: RunSpec) -> Iterator[Any]:
     events = spec.result_format == "event"
     trace_id = spec.ctx.trace_id
     token = spec.ctx.cancellation
+    screens = spec.interceptor is not None
+    screen = None
     gen = run_machine(spec)
     value: Any = None
     exc: BaseException | None = None
@@ -86,12 +94,17 @@ def drive_stream(spec: RunSpec) -> Iterator[Any]:
             try:
                 if cls is StreamModel:
                     final = None
+                    screen = new_screen(spec) if screens else None
                     stream = spec.model.stream(effect.request)
                     try:
                         for item in stream:
                             if isinstance(item, ModelResponse):
                                 final = item
                                 continue
+                            if screen is not None:
+                                item = screen.chunk(item)
+                                if item is None:
+                                    continue
                             if events:
                                 yield from chunk_events(item, trace_id)
                             else:
@@ -108,7 +121,18 @@ def drive_stream(spec: RunSpec) -> Iterator[Any]:
                             close()
                     value = _final_or_truncated(final)
                 elif cls is Output:
-                    yield output_event(effect, trace_id) if events else effect.item
+                    if effect.kind == "release":
+                        if screen is not None:
+                            item = screen.release(effect.item)
+                            screen = None
+                            if events:
+                                yield from chunk_events(item, trace_id)
+                            else:
+                                yield item
+                    elif events:
+                        yield output_event(effect, trace_id)
+                    else:
+                        yield effect.item
                 else:
                     value = _perform(effect, spec)
             except Exception as error:
