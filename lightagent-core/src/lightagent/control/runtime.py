@@ -1,0 +1,426 @@
+"""The loop's interceptor: hooks, guardrails, policy and human approval on one decision path.
+
+:func:`build_interceptor` is what ``LightAgent`` calls (seam S3). The phase logic is
+written once as a generator of effects (run hooks, run a guardrail stage, evaluate policy,
+pass the security gate, ask for approval); a sync and an async driver perform them, so
+``run`` never starts an event loop and ``arun`` never blocks one on our account.
+
+Every decision leaves an event through ``run.emit``: ``hook_decision`` for each hook,
+guardrail and policy verdict that is not a plain continue, ``approval_*`` for approvals
+and ``capability.gate`` for security-gate checks. (``hook_block`` and ``guardrail_block``
+are emitted by the loop when it acts on a block.)
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Generator, Iterable
+from dataclasses import replace
+from typing import Any
+
+from lightagent.capabilities import CapabilityRisk, CapabilitySpec
+from lightagent.control.stream import OutputScreen
+from lightagent.errors import ConfigurationError, LightAgentError
+from lightagent.guardrails import GuardrailManager, GuardrailOutcome
+from lightagent.hooks import HookContext, HookDecision, HookManager
+from lightagent.interceptors import PhaseOutcome
+from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest
+from lightagent.review.models import argument_digest
+
+__all__ = ["ControlInterceptor", "build_interceptor"]
+
+_CONTINUE = PhaseOutcome()
+_GUARD_STAGE = {"input_guardrail": "input", "tool_guardrail": "tool", "output_guardrail": "output"}
+_TOOL_PHASES = ("before_tool_call", "tool_guardrail")
+
+
+def _tool_spec(name: str, registry: Any, context: Any) -> CapabilitySpec:
+    """The capability spec of tool ``name``: from the registry, else a default L2 spec."""
+    if registry is not None:
+        for key in (f"tool.{name}", name):
+            spec = registry.spec(key, context)
+            if spec is not None:
+                return spec
+    return CapabilitySpec(f"tool.{name}", risk=CapabilityRisk.SENSITIVE)
+
+
+class ControlInterceptor:
+    """Implements :class:`~lightagent.interceptors.Interceptor` for hooks, guardrails, policy and approval."""
+
+    def __init__(
+        self,
+        *,
+        hooks: Any = None,
+        input_guardrails: Iterable[Any] | None = None,
+        tool_guardrails: Iterable[Any] | None = None,
+        output_guardrails: Iterable[Any] | None = None,
+        policy_engine: Any = None,
+        capability_registry: Any = None,
+        approval: Any = None,
+        security_context: Any = None,
+    ) -> None:
+        self.hooks = hooks if isinstance(hooks, HookManager) else HookManager(hooks)
+        self.guardrails = GuardrailManager(
+            input_guardrails=input_guardrails,
+            tool_guardrails=tool_guardrails,
+            output_guardrails=output_guardrails,
+        )
+        if policy_engine is not None and not isinstance(policy_engine, PolicyEngine):
+            if callable(policy_engine) or isinstance(policy_engine, (list, tuple)):
+                policies = (
+                    policy_engine if isinstance(policy_engine, (list, tuple)) else [policy_engine]
+                )
+                policy_engine = PolicyEngine(policies)
+            elif not callable(getattr(policy_engine, "evaluate", None)):
+                raise ConfigurationError(
+                    "LA-CONFIG",
+                    f"policy_engine= must be a PolicyEngine, got {type(policy_engine).__name__}",
+                )
+        if policy_engine is None and capability_registry is not None:
+            policy_engine = getattr(capability_registry, "policy_engine", None)
+        self.policy_engine = policy_engine
+        self.capability_registry = capability_registry
+        self.approval = _approval_hook(approval)
+        self.security_context = security_context
+        self._states: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+        self._states_lock = threading.Lock()
+
+    # -- what the loop asks ---------------------------------------------------------------
+    @property
+    def streams_output_guardrails(self) -> bool:
+        """Whether a streamed answer must go through :meth:`output_screen` (output is judged)."""
+        return bool(self.guardrails.output_guardrails) or self.hooks.targets("output_guardrail")
+
+    def output_screen(self, run: Any) -> OutputScreen | None:
+        """A per-run hold-back for streamed text, or None when nothing judges the output."""
+        if not self.streams_output_guardrails:
+            return None
+        guards = self.guardrails.output_guardrails
+        hold_all = self.hooks.targets("output_guardrail") or any(
+            g.is_async or not g.incremental for g in guards
+        )
+        return OutputScreen(
+            self.guardrails, self._hook_ctx(run, "output_guardrail", None), hold_all=hold_all
+        )
+
+    def on_phase_sync(self, run: Any, phase: str, payload: dict[str, Any]) -> PhaseOutcome:
+        """Decide on ``phase`` from the sync driver."""
+        gen = self._phase(run, phase, payload)
+        value: Any = None
+        while True:
+            try:
+                effect = gen.send(value)
+            except StopIteration as stop:
+                return stop.value
+            value = self._perform_sync(effect)
+
+    async def on_phase(self, run: Any, phase: str, payload: dict[str, Any]) -> PhaseOutcome:
+        """Decide on ``phase`` from the async driver."""
+        gen = self._phase(run, phase, payload)
+        value: Any = None
+        while True:
+            try:
+                effect = gen.send(value)
+            except StopIteration as stop:
+                return stop.value
+            value = await self._perform_async(effect)
+
+    # -- effects --------------------------------------------------------------------------
+    def _perform_sync(self, effect: tuple[Any, ...]) -> Any:
+        kind = effect[0]
+        if kind == "hooks":
+            return self.hooks.run(effect[1])
+        if kind == "guard":
+            return self.guardrails.run(effect[1], effect[2], effect[3])
+        if kind == "policy":
+            return self.policy_engine.evaluate_sync(effect[1])
+        if kind == "gate":
+            try:
+                return effect[1].authorize_sync(*effect[2:])
+            except LightAgentError as exc:
+                return exc
+        if kind == "approve":
+            return self.approval.decide(effect[1], force=True, reason=effect[2])
+        raise AssertionError(kind)  # pragma: no cover
+
+    async def _perform_async(self, effect: tuple[Any, ...]) -> Any:
+        kind = effect[0]
+        if kind == "hooks":
+            return await self.hooks.arun(effect[1])
+        if kind == "guard":
+            return await self.guardrails.arun(effect[1], effect[2], effect[3])
+        if kind == "policy":
+            return await self.policy_engine.evaluate(effect[1])
+        if kind == "gate":
+            try:
+                return await effect[1].authorize(*effect[2:])
+            except LightAgentError as exc:
+                return exc
+        if kind == "approve":
+            return await self.approval.adecide(effect[1], force=True, reason=effect[2])
+        raise AssertionError(kind)  # pragma: no cover
+
+    # -- per-run state --------------------------------------------------------------------
+    def _state(self, run: Any) -> dict[str, Any]:
+        with self._states_lock:
+            try:
+                return self._states.setdefault(run, {})
+            except TypeError:  # not weak-referenceable: fall back to the run's metadata
+                return run.metadata.setdefault("_lightagent_control_state", {})
+
+    def _hook_ctx(self, run: Any, phase: str, payload: Any) -> HookContext:
+        metadata = getattr(run, "metadata", None) or {}
+        emitter = run.emit if getattr(run, "active", True) else None
+        return HookContext(
+            phase=phase,
+            payload=payload,
+            trace_id=getattr(run, "trace_id", None),
+            parent_trace_id=getattr(run, "parent_trace_id", None),
+            run_id=getattr(run, "run_id", None),
+            run_group_id=getattr(run, "run_group_id", None),
+            user_id=getattr(run, "user_id", None),
+            agent_name=getattr(run, "agent_name", None),
+            metadata=metadata,
+            approval_id=getattr(run, "approval_id", None) or metadata.get("approval_id"),
+            security_context=self.security_context or metadata.get("security_context"),
+            state=self._state(run),
+            emitter=emitter,
+        )
+
+    # -- the phase logic (sans-IO) --------------------------------------------------------
+    def _phase(
+        self, run: Any, phase: str, payload: dict[str, Any]
+    ) -> Generator[Any, Any, PhaseOutcome]:
+        ctx = self._hook_ctx(run, phase, payload)
+        stage = _GUARD_STAGE.get(phase)
+        if stage is not None:
+            out = yield from self._guard_phase(ctx, stage)
+            if out.action == "block":
+                return out
+            if out.action == "replace":
+                ctx = replace(ctx, payload=out.payload)
+            if phase == "tool_guardrail" and (
+                self.policy_engine is not None or ctx.security_context is not None
+            ):
+                policy_out = yield from self._policy_phase(ctx)
+                if policy_out.action == "block":
+                    return policy_out
+                if policy_out.action == "replace":
+                    ctx = replace(ctx, payload=policy_out.payload)
+                    out = policy_out
+            hooked = yield from self._hook_phase(ctx)
+            if hooked.action != "continue" or out.action != "replace":
+                return hooked
+            return out
+        out = yield from self._hook_phase(ctx)
+        if phase == "before_tool_call" and out.action in ("continue", "replace"):
+            current = replace(ctx, payload=out.payload) if out.action == "replace" else ctx
+            extra = out.metadata.get("requires_approval")
+            if extra or (self.approval is not None and self.approval.wants(current)):
+                approved = yield from self._approve(
+                    current, extra if isinstance(extra, str) else None
+                )
+                if approved.action != "continue":
+                    return approved
+        return out
+
+    def _hook_phase(self, ctx: HookContext) -> Generator[Any, Any, PhaseOutcome]:
+        if not self.hooks.hooks:
+            return _CONTINUE
+        decision: HookDecision = yield ("hooks", ctx)
+        return _to_outcome(decision, ctx.phase)
+
+    def _guard_phase(self, ctx: HookContext, stage: str) -> Generator[Any, Any, PhaseOutcome]:
+        guards = getattr(self.guardrails, f"{stage}_guardrails")
+        if not guards:
+            return _CONTINUE
+        payload = ctx.payload or {}
+        if stage == "input":
+            value: Any = payload.get("query")
+        elif stage == "output":
+            value = payload.get("content")
+        else:
+            value = {"tool_name": payload.get("tool_name"), "arguments": payload.get("arguments")}
+        result: GuardrailOutcome = yield ("guard", stage, value, ctx)
+        hook = f"{stage}_guardrails"
+        for event in result.events:
+            ctx.emit(
+                "hook_decision", {"phase": ctx.phase, "hook": hook, "adapter": "guardrail", **event}
+            )
+        if not result.allowed:
+            return PhaseOutcome(
+                "block",
+                None,
+                result.reason,
+                {"code": "LA-GUARDRAIL", "guardrail": result.guardrail, "stage": stage},
+            )
+        if not result.changed:
+            return _CONTINUE
+        if stage == "input":
+            return PhaseOutcome("replace", {**payload, "query": result.value})
+        if stage == "output":
+            return PhaseOutcome("replace", {**payload, "content": result.value})
+        new_args = result.value.get("arguments") if isinstance(result.value, dict) else result.value
+        return PhaseOutcome("replace", {**payload, "arguments": new_args})
+
+    def _policy_phase(self, ctx: HookContext) -> Generator[Any, Any, PhaseOutcome]:
+        payload = ctx.payload or {}
+        name = str(payload.get("tool_name"))
+        args = payload.get("arguments") if isinstance(payload.get("arguments"), dict) else {}
+        context = ctx.security_context
+        spec = _tool_spec(name, self.capability_registry, context)
+        if context is not None:
+            bound = (
+                context.narrow(run_id=ctx.run_id)
+                if getattr(context, "run_id", None) is None
+                else context
+            )
+            from lightagent.security import CapabilityGate
+
+            # Policies run on their own step below (once); the gate checks the context and audits.
+            gate = CapabilityGate(self.capability_registry, audit=ctx.emitter)
+            gate.policy_engine = None
+            denied = yield (
+                "gate",
+                gate,
+                replace(spec, requires_approval=False),
+                "tools",
+                args,
+                bound,
+            )
+            if isinstance(denied, LightAgentError):
+                self._policy_event(ctx, "block", denied.message, "capability_gate")
+                return PhaseOutcome("block", None, denied.message, {"code": denied.code})
+        if self.policy_engine is None:
+            if spec.requires_approval:
+                return (yield from self._approve(ctx, f"{spec.name} requires approval"))
+            return _CONTINUE
+        request = PolicyRequest(spec, "tools", dict(args), context or _RunView(ctx))
+        decision: PolicyDecision = yield ("policy", request)
+        if decision.action != "allow":
+            self._policy_event(ctx, decision.action, decision.reason, "policy_engine")
+        if not decision.allowed:
+            return PhaseOutcome("block", None, decision.reason, {"code": "LA-POLICY"})
+        out = _CONTINUE
+        if decision.arguments is not None and decision.arguments != args:
+            out = PhaseOutcome("replace", {**payload, "arguments": dict(decision.arguments)})
+            ctx = replace(ctx, payload=out.payload)
+        if decision.requires_approval:
+            approved = yield from self._approve(ctx, decision.reason)
+            if approved.action != "continue":
+                return approved
+        return out
+
+    def _approve(self, ctx: HookContext, reason: str | None) -> Generator[Any, Any, PhaseOutcome]:
+        payload = ctx.payload or {}
+        key = (
+            payload.get("call_id"),
+            argument_digest(payload.get("tool_name"), payload.get("arguments")),
+        )
+        if key in ctx.state.get("approved_calls", ()):
+            return _CONTINUE
+        if self.approval is None:
+            text = f"[LA-APPROVAL] {payload.get('tool_name')} requires approval ({reason or 'policy'}) and no approval= is configured"
+            self._policy_event(ctx, "block", text, "approval")
+            return PhaseOutcome("block", None, text, {"code": "LA-APPROVAL"})
+        decision: HookDecision = yield ("approve", ctx, reason)
+        return _to_outcome(decision, ctx.phase)
+
+    @staticmethod
+    def _policy_event(ctx: HookContext, action: str, reason: str | None, hook: str) -> None:
+        ctx.emit(
+            "hook_decision",
+            {
+                "phase": ctx.phase,
+                "hook": hook,
+                "adapter": "policy",
+                "action": action,
+                "reason": reason,
+            },
+        )
+
+
+class _RunView:
+    """What a policy sees as ``request.context`` when no SecurityContext is set."""
+
+    def __init__(self, ctx: HookContext) -> None:
+        self.metadata = ctx.metadata
+        self.user_id = ctx.user_id
+        self.run_id = ctx.run_id
+        self.agent_id = ctx.agent_name
+        self.session_id = None
+        self.permissions = None
+
+
+def _to_outcome(decision: HookDecision, phase: str) -> PhaseOutcome:
+    meta = dict(decision.metadata)
+    action = "continue" if decision.action == "metadata" else decision.action
+    if action == "block":
+        meta.setdefault("code", "LA-GUARDRAIL" if phase in _GUARD_STAGE else "LA-HOOK")
+    payload = decision.payload
+    if action == "fallback" and isinstance(payload, dict) and "content" in payload:
+        payload = payload["content"]
+    if action == "continue":
+        return PhaseOutcome("continue", None, None, meta) if meta else _CONTINUE
+    return PhaseOutcome(action, payload, decision.reason, meta)
+
+
+def _approval_hook(approval: Any) -> Any:
+    if approval is None or approval is False:
+        return None
+    from lightagent.review.hook import HumanApprovalHook
+
+    if isinstance(approval, HumanApprovalHook):
+        return approval
+    if approval is True:
+        return HumanApprovalHook(tools=())
+    if callable(getattr(approval, "create_request", None)):
+        # A bare store: used for approvals that policy, capabilities or screens require.
+        return HumanApprovalHook(store=approval, tools=())
+    if callable(approval):
+        return HumanApprovalHook(reviewer=approval, tools=())
+    raise ConfigurationError(
+        "LA-CONFIG",
+        f"approval= must be a HumanApprovalHook, a review store or a reviewer callable, got {type(approval).__name__}",
+    )
+
+
+def build_interceptor(
+    *,
+    hooks: Any = None,
+    input_guardrails: Iterable[Any] | None = None,
+    tool_guardrails: Iterable[Any] | None = None,
+    output_guardrails: Iterable[Any] | None = None,
+    policy_engine: Any = None,
+    capability_registry: Any = None,
+    approval: Any = None,
+    security_context: Any = None,
+) -> ControlInterceptor | None:
+    """The interceptor for these controls, or None when none is given (the loop's fast path)."""
+    given = [
+        hooks,
+        input_guardrails,
+        tool_guardrails,
+        output_guardrails,
+        policy_engine,
+        capability_registry,
+        approval,
+        security_context,
+    ]
+    if not any(v is not None and v is not False and v != [] for v in given):
+        return None
+    if isinstance(hooks, HookManager):
+        manager = hooks
+    else:
+        manager = HookManager(hooks)
+    return ControlInterceptor(
+        hooks=manager,
+        input_guardrails=input_guardrails,
+        tool_guardrails=tool_guardrails,
+        output_guardrails=output_guardrails,
+        policy_engine=policy_engine,
+        capability_registry=capability_registry,
+        approval=approval,
+        security_context=security_context,
+    )
