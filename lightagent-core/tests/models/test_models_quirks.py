@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -349,3 +350,66 @@ def test_usage_details_roundtrip() -> None:
         "completion_tokens": 2,
         "total_tokens": 3,
     }
+
+
+def _split_points(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    return [text[a:b] for a, b in itertools.pairwise(points) if b > a]
+
+
+@given(
+    st.lists(
+        st.sampled_from([*"ab <>`{}[]/\n\"'=_", "add", "tool_call", "```", "<add"]), max_size=30
+    ).map("".join),
+    st.lists(st.integers(min_value=0, max_value=80), max_size=8),
+)
+def test_text_gate_never_loses_or_reorders_plain_text(text: str, cuts: list[int]) -> None:
+    asm = StreamAssembler(get_profile("vllm"), {"add"})
+    out = []
+    for piece in _split_points(text, cuts):
+        out += asm.feed(_chunk({"content": piece}))
+    out += asm.feed(_chunk({}, "stop"))
+    response = asm.close()
+    streamed = "".join(c["choices"][0]["delta"].get("content") or "" for c in out)
+    if response.tool_calls:
+        assert "tool_calls_in_text" in response.repairs
+    else:
+        assert streamed == text and (response.content or "") == text
+
+
+@given(
+    st.dictionaries(st.sampled_from("abcxyz"), st.text(max_size=12), max_size=4),
+    st.dictionaries(st.sampled_from("pq"), st.integers(), max_size=3),
+    st.lists(st.integers(min_value=0, max_value=60), max_size=6),
+    st.lists(st.booleans(), min_size=1, max_size=30),
+)
+def test_assembler_reassembles_any_fragmentation(
+    a: dict, b: dict, cuts: list[int], order: list[bool]
+) -> None:
+    """Two calls' arguments cut anywhere and interleaved in any order come back whole."""
+    frags = []
+    for index, (name, args) in enumerate((("first", a), ("second", b))):
+        pieces = _split_points(json.dumps(args), cuts)
+        head = {
+            "index": index,
+            "id": f"id{index}",
+            "type": "function",
+            "function": {"name": name, "arguments": ""},
+        }
+        frags.append([head] + [{"index": index, "function": {"arguments": p}} for p in pieces])
+    first, second, sequence, turn = frags[0], frags[1], [], 0
+    # Heads go out in index order; the rest interleave as ``order`` says.
+    sequence += [first.pop(0), second.pop(0)]
+    while first or second:
+        pick = first if (order[turn % len(order)] and first) or not second else second
+        sequence.append(pick.pop(0))
+        turn += 1
+    asm = StreamAssembler(get_profile("generic"))
+    for frag in sequence:
+        asm.feed(_chunk({"tool_calls": [frag]}))
+    asm.feed(_chunk({}, "tool_calls"))
+    r = asm.close()
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in r.tool_calls] == [
+        ("id0", "first", a),
+        ("id1", "second", b),
+    ]
