@@ -39,7 +39,7 @@ def _location(obj: Any) -> str:
     if code is not None:
         return f"{code.co_filename}:{code.co_firstlineno}"
     try:
-        return f"{inspect.getsourcefile(obj)}:{inspect.getsourcelines(obj)[1]}"
+        return f"{inspect.getsourcefile(obj)}:{inspect.getsourcelines(obj)[1] or 1}"
     except (TypeError, OSError):
         return ""
 

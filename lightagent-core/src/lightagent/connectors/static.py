@@ -70,8 +70,10 @@ def _literal_credential(key: str, value: Any) -> bool:
         return True
     if not CREDENTIAL_KEY.search(key):
         return False
-    text = value.removeprefix("Bearer ").removeprefix("bearer ")
-    return not is_placeholder(text)
+    text = value.removeprefix("Bearer ").removeprefix("bearer ").removeprefix("Basic ")
+    # Real secrets are long and mix letters and digits; "plain-value" or "anything" are not.
+    looks_random = len(text) >= 12 and re.search(r"[A-Za-z]", text) and re.search(r"\d", text)
+    return bool(looks_random) and not is_placeholder(text)
 
 
 def check_credentials_in_mapping(data: Any, location: str, path: str = "") -> list[Finding]:
