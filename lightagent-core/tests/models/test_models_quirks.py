@@ -413,3 +413,13 @@ def test_assembler_reassembles_any_fragmentation(
         ("id0", "first", a),
         ("id1", "second", b),
     ]
+
+
+def test_scripted_model_single_reply_is_not_split() -> None:
+    from lightagent.models.base import ModelRequest
+    from lightagent.models.scripted import ScriptedModel
+
+    model = ScriptedModel("hello")
+    assert model.remaining == 1
+    assert model.complete(ModelRequest([])).content == "hello"
+    model.assert_exhausted()

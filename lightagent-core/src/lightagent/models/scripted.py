@@ -71,6 +71,8 @@ class ScriptedModel:
         chunk_size: int = 8,
         default: Reply | None = None,
     ) -> None:
+        if isinstance(replies, (str, dict, ModelResponse, BaseException)):
+            replies = [replies]  # one reply, not a sequence of characters or keys
         self.name = name
         self.chunk_size = max(1, chunk_size)
         self._fn: ReplyFn | None = replies if callable(replies) else None
