@@ -124,3 +124,65 @@ def test_client_injection_seam(loopback_server) -> None:
     agent.client = openai.OpenAI(base_url=loopback_server.base_url, api_key="injected")
     assert agent.run("hi") == "through the injected client"
     assert loopback_server.requests[0]["messages"][-1]["content"] == "hi"
+
+
+class CountingClient:
+    """A seeds-style injected client: any object with chat.completions.create."""
+
+    def __init__(self, inner) -> None:
+        self.calls = 0
+        self.chat = self
+        self.completions = self
+        self._inner = inner
+
+    def create(self, **body):
+        self.calls += 1
+        return self._inner.chat.completions.create(**body)
+
+
+def test_client_injection_with_a_custom_object(loopback_server) -> None:
+    import openai
+
+    loopback_server.reply("via the wrapper", "async via the wrapper")
+    client = CountingClient(openai.OpenAI(base_url=loopback_server.base_url, api_key="x"))
+    agent = LightAgent(model="gpt-4.1", api_key="unused")
+    agent.client = client
+    assert agent.run("hi") == "via the wrapper"
+    assert asyncio.run(agent.arun("hi")) == "async via the wrapper"
+    assert client.calls == 2
+
+
+def test_provider_names_a_registered_model_provider(loopback_server) -> None:
+    from lightagent import get_registry
+    from lightagent.models.openai_compat import OpenAIModel
+
+    made = []
+
+    def factory(name, **kwargs):
+        made.append((name, sorted(kwargs)))
+        return OpenAIModel(name, **kwargs)
+
+    get_registry().register("model", "test-agent-provider", factory, replace=True)
+    try:
+        loopback_server.reply("from the provider")
+        agent = LightAgent(
+            model="m-1",
+            provider="test-agent-provider",
+            api_key="k",
+            base_url=loopback_server.base_url,
+        )
+        assert agent.run("hi") == "from the provider"
+        assert made == [("m-1", ["api_key", "base_url"])]
+    finally:
+        get_registry().unregister("model", "test-agent-provider")
+
+
+def test_unknown_provider_is_a_clear_error() -> None:
+    import pytest
+    from lightagent import LightAgentError
+
+    agent = LightAgent(model="m", provider="no-such-provider")
+    with pytest.raises(LightAgentError) as info:
+        agent.run("hi")
+    assert info.value.code == "LA-PROVIDER-NOT-FOUND"
+    assert "no-such-provider" in info.value.message
