@@ -390,3 +390,23 @@ def test_openai_module_import_stays_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_openai_unknown_profile_name_is_typed() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        OpenAIModel("m", profile="deepsek")
+    assert "deepseek" in info.value.hint
+    assert OpenAIModel("m", profile="KIMI").profile.name == "moonshot"
+
+
+def test_openai_aclose_closes_loop_client(loopback_server: LoopbackServer) -> None:
+    loopback_server.reply("x")
+    m = model(loopback_server)
+
+    async def main() -> None:
+        await m.acomplete(HI)
+        client = m.async_client
+        await m.aclose()
+        assert client.is_closed() and m.async_client is not client
+
+    asyncio.run(main())

@@ -20,7 +20,7 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError, LightAgentError, ModelError
 from lightagent.models.base import ModelRequest, ModelResponse, StreamItem
-from lightagent.models.profiles import ProviderProfile, get_profile, is_local_url
+from lightagent.models.profiles import ProviderProfile, get_profile, is_local_url, profile_by_name
 from lightagent.models.retry import backoff_delay, is_retryable, to_model_error
 from lightagent.models.stream import StreamAssembler, parse_completion, tool_names
 
@@ -91,7 +91,9 @@ class OpenAIModel:
         self.name: str = model or _env("LIGHTAGENT_MODEL") or DEFAULT_MODEL
         base = base_url or _env("LIGHTAGENT_BASE_URL", "OPENAI_BASE_URL")
         self.profile: ProviderProfile = (
-            get_profile(profile) if profile is not None else get_profile(self.name, base_url=base)
+            profile_by_name(profile)
+            if profile is not None
+            else get_profile(self.name, base_url=base)
         )
         if base is None and self.profile.name != "openai":
             base = self.profile.default_base_url
@@ -177,10 +179,16 @@ class OpenAIModel:
         self._async_client = value
 
     def close(self) -> None:
-        """Close the sync client's connections (the async ones close with their loops)."""
+        """Close the sync client's connections."""
         client = self._client
         if client is not None and hasattr(client, "close"):
             client.close()
+
+    async def aclose(self) -> None:
+        """Close the async client of the running event loop, if one was created."""
+        client = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
 
     # -- request building ------------------------------------------------------------
     def _names(self, request: ModelRequest) -> frozenset[str]:

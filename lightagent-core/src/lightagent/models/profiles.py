@@ -23,6 +23,7 @@ __all__ = [
     "assistant_message",
     "get_profile",
     "is_local_url",
+    "profile_by_name",
     "register_profile",
 ]
 
@@ -192,6 +193,21 @@ def _lookup(key: str | None, base_url: str | None) -> ProviderProfile:
     if key:
         return _by_model(key) or PROFILES["openai"]
     return PROFILES["openai"]
+
+
+def profile_by_name(name: str | ProviderProfile) -> ProviderProfile:
+    """The profile registered under ``name`` (or an alias); ``LA-CONFIG`` when there is none."""
+    if isinstance(name, ProviderProfile):
+        return name
+    key = name.lower()
+    found = PROFILES.get(key) or PROFILES.get(_ALIASES.get(key, ""))
+    if found is None:
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"no provider profile named {name!r}",
+            hint=f"Use one of {sorted(PROFILES)}, or register_profile() your own.",
+        )
+    return found
 
 
 def get_profile(
