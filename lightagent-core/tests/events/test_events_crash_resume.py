@@ -13,7 +13,6 @@ import textwrap
 import time
 
 import pytest
-
 from lightagent.events.manager import SessionManager
 from lightagent.events.sql_store import SqliteSessionStore
 
