@@ -8,7 +8,6 @@ consumer) and sends the result back, or throws the exception the effect raised.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Generator
 from typing import Any
@@ -18,39 +17,28 @@ from lightagent.errors import (
     CancelledError,
     LightAgentError,
     ModelError,
-    PolicyError,
-    ToolError,
     ValidationError,
     classify_exception,
 )
-from lightagent.interceptors import CONTINUE, PhaseOutcome, RunContext
-from lightagent.models.base import ModelRequest, ModelResponse, ToolCall, Usage
+from lightagent.interceptors import RunContext
+from lightagent.models.base import ModelRequest, ModelResponse
 from lightagent.results import RunResult
-from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
-from lightagent.run.ids import idempotency_key
+from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, StreamModel
+from lightagent.run.phases import (
+    ask,
+    blocked_or_replaced,
+    model_request_decision,
+    params,
+    payload_value,
+)
 from lightagent.run.spec import RunSpec
+from lightagent.run.state import RunState, check_cancel
+from lightagent.run.tool_round import tool_round
+from lightagent.run.transcript import assistant_message, pending_tool_calls
 
 __all__ = ["pending_tool_calls", "run_machine"]
 
 Machine = Generator[Any, Any, RunResult]
-
-#: Codes of tool outcomes the model can fix by calling again (they count against max_retry).
-_REPAIRABLE = frozenset({"LA-TOOL-ARGS", "LA-TOOL-NOT-FOUND", "LA-JSON"})
-
-
-class _State:
-    """Mutable per-run counters (lives in the generator frame, never on the agent)."""
-
-    __slots__ = ("call_index", "executed", "model_requests", "retries", "rounds", "stage", "usage")
-
-    def __init__(self) -> None:
-        self.call_index = 0
-        self.executed: list[dict[str, Any]] = []
-        self.model_requests = 0
-        self.retries = 0
-        self.rounds = 0
-        self.stage: str | None = None
-        self.usage: Usage | None = None
 
 
 def run_machine(spec: RunSpec) -> Machine:
@@ -58,7 +46,7 @@ def run_machine(spec: RunSpec) -> Machine:
     ctx = spec.ctx
     active = ctx.active
     started = time.perf_counter()
-    st = _State()
+    st = RunState()
     error: LightAgentError | None = None
     content: str | None = None
     reasoning: str | None = None
@@ -84,7 +72,7 @@ def run_machine(spec: RunSpec) -> Machine:
     try:
         if interceptor is not None:
             st.stage = "before_run"
-            out = yield from _phase(
+            out = yield from ask(
                 "before_run",
                 {
                     "query": query,
@@ -94,12 +82,10 @@ def run_machine(spec: RunSpec) -> Machine:
                     "metadata": ctx.metadata,
                 },
             )
-            query = _blocked_or_replaced(ctx, out, "before_run", "LA-HOOK", query, "query")
+            query = blocked_or_replaced(ctx, out, "before_run", "LA-HOOK", query, "query")
             st.stage = "input_guardrail"
-            out = yield from _phase("input_guardrail", {"query": query})
-            query = _blocked_or_replaced(
-                ctx, out, "input_guardrail", "LA-GUARDRAIL", query, "query"
-            )
+            out = yield from ask("input_guardrail", {"query": query})
+            query = blocked_or_replaced(ctx, out, "input_guardrail", "LA-GUARDRAIL", query, "query")
 
         st.stage = "prepare"
         if spec.initial_messages is not None:
@@ -123,12 +109,12 @@ def run_machine(spec: RunSpec) -> Machine:
             if pending:
                 st.rounds += 1
                 st.stage = "tool_execution"
-                yield from _tool_round(spec, st, pending, messages, positions)
+                yield from tool_round(spec, st, pending, messages, positions)
 
         structured_repairs = 0
         while True:
             st.stage = "model_request"
-            _check_cancel(ctx)
+            check_cancel(ctx)
             request = ModelRequest(
                 messages=list(messages),
                 tools=tools,
@@ -139,8 +125,8 @@ def run_machine(spec: RunSpec) -> Machine:
             )
             fallback: Any = None
             if interceptor is not None:
-                out = yield from _phase("before_model_request", {"params": _params(spec, request)})
-                request, fallback = _model_request_decision(ctx, out, request)
+                out = yield from ask("before_model_request", {"params": params(spec, request)})
+                request, fallback = model_request_decision(ctx, out, request)
                 if out.action == "retry":
                     _bump_retry(spec, st, "before_model_request")
                     continue
@@ -183,7 +169,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 )
             if response.usage is not None:
                 st.usage = response.usage if st.usage is None else st.usage + response.usage
-            assistant = _assistant_message(response)
+            assistant = assistant_message(response)
             if active:
                 ctx.emit(
                     "model_response",
@@ -232,7 +218,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 for call in calls:
                     positions[call.id] = st.call_index
                     st.call_index += 1
-                yield from _tool_round(spec, st, calls, messages, positions)
+                yield from tool_round(spec, st, calls, messages, positions)
                 continue
 
             text = response.content or ""
@@ -246,14 +232,14 @@ def run_machine(spec: RunSpec) -> Machine:
                     continue
                 text = spec_out.dump(parsed)
             if interceptor is not None:
-                out = yield from _phase("after_model_response", {"content": text})
+                out = yield from ask("after_model_response", {"content": text})
                 if out.action == "retry":
                     _bump_retry(spec, st, "after_model_response")
                     continue
                 if out.action == "fallback":
                     text = str(out.payload)
                 else:
-                    text = _blocked_or_replaced(
+                    text = blocked_or_replaced(
                         ctx, out, "after_model_response", "LA-HOOK", text, "content"
                     )
             messages.append(assistant)
@@ -263,8 +249,8 @@ def run_machine(spec: RunSpec) -> Machine:
 
         if interceptor is not None:
             st.stage = "output_guardrail"
-            out = yield from _phase("output_guardrail", {"content": content})
-            content = _blocked_or_replaced(
+            out = yield from ask("output_guardrail", {"content": content})
+            content = blocked_or_replaced(
                 ctx, out, "output_guardrail", "LA-GUARDRAIL", content, "content"
             )
             if spec.stream:
@@ -302,7 +288,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 and out.action == "replace"
                 and out.payload is not None
             ):
-                content = _payload_text(out.payload, "content")
+                content = payload_value(out.payload, "content")
         except Exception:
             pass
     if error is not None and spec.stream:
@@ -335,238 +321,6 @@ def run_machine(spec: RunSpec) -> Machine:
     )
 
 
-def _tool_round(
-    spec: RunSpec,
-    st: _State,
-    calls: list[ToolCall],
-    messages: list[dict[str, Any]],
-    positions: dict[str, int],
-) -> Generator[Any, Any, None]:
-    """Run one round of tool calls and append their results to ``messages``."""
-    ctx = spec.ctx
-    active = ctx.active
-    interceptor = spec.interceptor
-    registry = spec.registry
-    stream = spec.stream
-    results: dict[str, tuple[str, dict[str, Any] | None, float]] = {}
-    runnable: list[ToolCall] = []
-    keys: dict[str, str] = {}
-    titles: dict[str, str | None] = {}
-    for call in calls:
-        _check_cancel(ctx)
-        key = idempotency_key(ctx.run_id, positions.get(call.id, 0), call.name, call.arguments)
-        keys[call.id] = key
-        tool = registry.get(call.name) if registry is not None else None
-        title = getattr(tool, "title", None) or call.name
-        titles[call.id] = title
-        if active:
-            ctx.emit(
-                "tool_call",
-                {
-                    "id": call.id,
-                    "call_id": call.id,
-                    "name": call.name,
-                    "title": title,
-                    "arguments": _loads(call.arguments),
-                    "idempotency_key": key,
-                    "index": positions.get(call.id, 0),
-                },
-            )
-        if stream:
-            yield Output(
-                "tool_call",
-                {
-                    "name": call.name,
-                    "title": title,
-                    "arguments": call.arguments,
-                    "call_id": call.id,
-                },
-            )
-        if call.id in spec.skip_calls:
-            results[call.id] = (spec.skip_calls[call.id], None, 0.0)
-            continue
-        if interceptor is not None:
-            denied = None
-            for phase, code, block_event in (
-                ("before_tool_call", "LA-HOOK", "hook_block"),
-                ("tool_guardrail", "LA-GUARDRAIL", "guardrail_block"),
-            ):
-                payload = {
-                    "tool_name": call.name,
-                    "arguments": _loads(call.arguments),
-                    "call_id": call.id,
-                }
-                out = yield from _phase(phase, payload)
-                if out.action == "block":
-                    reason = out.reason or f"{phase} blocked the call"
-                    if active:
-                        data = {
-                            "phase": phase,
-                            "reason": reason,
-                            "tool": call.name,
-                            "call_id": call.id,
-                        }
-                        if block_event == "guardrail_block":
-                            data["stage"] = "tool"
-                        ctx.emit(block_event, data)
-                    denied = PolicyError(code, f"Tool call {call.name} was denied: {reason}")
-                    break
-                if out.action == "replace" and out.payload is not None:
-                    new_args = (
-                        out.payload.get("arguments", out.payload)
-                        if isinstance(out.payload, dict)
-                        else out.payload
-                    )
-                    call = ToolCall(
-                        call.id,
-                        call.name,
-                        new_args if isinstance(new_args, str) else json.dumps(new_args),
-                        call.index,
-                    )
-            if denied is not None:
-                results[call.id] = (
-                    f"Error [{denied.code}] {denied.message}",
-                    denied.to_dict(),
-                    0.0,
-                )
-                continue
-        runnable.append(call)
-    if runnable:
-        _check_cancel(ctx)
-        outcomes = yield RunTools(runnable, keys)
-        for outcome in outcomes:
-            err = outcome.error
-            results[outcome.call_id] = (
-                outcome.output,
-                err.to_dict() if err is not None else None,
-                outcome.latency_ms,
-            )
-    repairable = False
-    for call in calls:
-        output, err, latency = results.get(
-            call.id, ("Error [LA-TOOL] the tool produced no result", {"code": "LA-TOOL"}, 0.0)
-        )
-        if err is not None and err.get("code") in _REPAIRABLE:
-            repairable = True
-        if interceptor is not None and err is None:
-            out = yield from _phase(
-                "after_tool_result", {"tool_name": call.name, "output": output, "call_id": call.id}
-            )
-            if out.action == "block":
-                output = f"Error [LA-HOOK] the result of {call.name} was withheld: {out.reason or 'blocked'}"
-            elif out.action == "replace" and out.payload is not None:
-                output = _payload_text(out.payload, "output")
-        title = titles[call.id]
-        record = {
-            "id": call.id,
-            "name": call.name,
-            "arguments": call.arguments,
-            "output": output,
-            "error": err,
-            "latency_ms": latency,
-            "idempotency_key": keys[call.id],
-        }
-        st.executed.append(record)
-        if active:
-            ctx.emit(
-                "tool_result",
-                {
-                    "call_id": call.id,
-                    "name": call.name,
-                    "title": title,
-                    "output": output,
-                    "error": err,
-                    "latency_ms": latency,
-                },
-            )
-            if err is not None:
-                ctx.emit(
-                    "error",
-                    {
-                        "stage": "tool_arguments"
-                        if err.get("code") in _REPAIRABLE
-                        else "tool_execution",
-                        "error": err,
-                        "tool": call.name,
-                    },
-                )
-        if stream:
-            if err is None:
-                yield Output(
-                    "tool_result",
-                    {
-                        "name": call.name,
-                        "title": title,
-                        "output": output,
-                        "latency_ms": latency,
-                        "call_id": call.id,
-                    },
-                )
-            else:
-                yield Output(
-                    "tool_result",
-                    {
-                        "name": call.name,
-                        "title": title,
-                        "error": output,
-                        "latency_ms": latency,
-                        "call_id": call.id,
-                        "code": err.get("code"),
-                    },
-                )
-        messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
-    if repairable:
-        st.retries += 1
-        if st.retries > spec.max_retry:
-            st.stage = "max_retry"
-            raise ToolError(
-                "LA-TOOL-ARGS",
-                f"the model kept sending invalid tool calls ({st.retries} rounds, max_retry={spec.max_retry})",
-                details={"max_retry": spec.max_retry},
-            )
-
-
-def pending_tool_calls(
-    messages: list[dict[str, Any]],
-) -> tuple[list[ToolCall], dict[str, int], int]:
-    """Tool calls of the current turn that have no result yet.
-
-    Returns ``(pending calls, {call_id: position in the turn}, calls in the turn)``; the
-    turn is everything after the last user message.
-    """
-    start = 0
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].get("role") == "user":
-            start = i + 1
-            break
-    positions: dict[str, int] = {}
-    answered: set[str] = set()
-    last_calls: list[dict[str, Any]] = []
-    for message in messages[start:]:
-        role = message.get("role")
-        if role == "assistant" and message.get("tool_calls"):
-            last_calls = list(message["tool_calls"])
-            for call in last_calls:
-                positions.setdefault(call.get("id"), len(positions))
-        elif role == "tool":
-            answered.add(message.get("tool_call_id"))
-    pending = []
-    for index, call in enumerate(last_calls):
-        if call.get("id") in answered:
-            continue
-        function = call.get("function") or {}
-        arguments = function.get("arguments")
-        pending.append(
-            ToolCall(
-                id=call.get("id"),
-                name=function.get("name", ""),
-                arguments=arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
-                index=index,
-            )
-        )
-    return pending, positions, len(positions)
-
-
 def _select_tools(
     spec: RunSpec, ctx: RunContext, query: str | None, messages: list[dict[str, Any]], active: bool
 ) -> tuple[list[dict[str, Any]] | None, Any, dict[str, Any] | None]:
@@ -591,86 +345,7 @@ def _select_tools(
     return tools or None, tool_choice, response_format
 
 
-def _phase(phase: str, payload: dict[str, Any]) -> Generator[Any, Any, PhaseOutcome]:
-    try:
-        out = yield CallPhase(phase, payload)
-    except LightAgentError:
-        raise
-    except Exception as exc:  # deciders fail closed
-        raise PolicyError(
-            "LA-HOOK", f"the interceptor failed at {phase}: {type(exc).__name__}: {exc}"
-        ) from exc
-    return out if out is not None else CONTINUE
-
-
-def _blocked_or_replaced(
-    ctx: RunContext, out: PhaseOutcome, phase: str, code: str, value: Any, key: str
-) -> Any:
-    if out.action == "block":
-        reason = out.reason or f"{phase} blocked the run"
-        if ctx.active:
-            if code == "LA-GUARDRAIL":
-                stage = {"input_guardrail": "input", "output_guardrail": "output"}.get(phase, phase)
-                ctx.emit("guardrail_block", {"stage": stage, "phase": phase, "reason": reason})
-            else:
-                ctx.emit("hook_block", {"phase": phase, "reason": reason})
-        raise PolicyError(code, reason, details={"phase": phase})
-    if out.action == "replace" and out.payload is not None:
-        return _payload_text(out.payload, key)
-    return value
-
-
-def _payload_text(payload: Any, key: str) -> Any:
-    if isinstance(payload, dict):
-        return payload.get(key)
-    return payload
-
-
-def _params(spec: RunSpec, request: ModelRequest) -> dict[str, Any]:
-    params: dict[str, Any] = {
-        "model": getattr(spec.model, "name", None),
-        "messages": request.messages,
-        "stream": request.stream,
-    }
-    if request.tools:
-        params["tools"] = request.tools
-    if request.tool_choice is not None:
-        params["tool_choice"] = request.tool_choice
-    if request.response_format is not None:
-        params["response_format"] = request.response_format
-    params.update(request.options)
-    return params
-
-
-def _model_request_decision(
-    ctx: RunContext, out: PhaseOutcome, request: ModelRequest
-) -> tuple[ModelRequest, Any]:
-    action = out.action
-    if action == "block":
-        _blocked_or_replaced(ctx, out, "before_model_request", "LA-HOOK", None, "params")
-    if action == "fallback":
-        return request, out.payload if out.payload is not None else ""
-    if action == "replace" and out.payload is not None:
-        payload = out.payload
-        if isinstance(payload, ModelRequest):
-            return payload, None
-        params = dict(payload.get("params", payload)) if isinstance(payload, dict) else {}
-        params.pop("model", None)
-        return (
-            ModelRequest(
-                messages=list(params.pop("messages", request.messages)),
-                tools=params.pop("tools", request.tools),
-                tool_choice=params.pop("tool_choice", request.tool_choice),
-                response_format=params.pop("response_format", request.response_format),
-                stream=params.pop("stream", request.stream),
-                options=params,
-            ),
-            None,
-        )
-    return request, None
-
-
-def _bump_retry(spec: RunSpec, st: _State, phase: str) -> None:
+def _bump_retry(spec: RunSpec, st: RunState, phase: str) -> None:
     st.retries += 1
     if st.retries > spec.max_retry:
         st.stage = "max_retry"
@@ -687,25 +362,3 @@ def _structured_retry(done: int, problem: str) -> int:
             details={"validation_error": problem},
         )
     return done + 1
-
-
-def _assistant_message(response: ModelResponse) -> dict[str, Any]:
-    # Reasoning stays in the history; the model's provider profile echoes, renames or drops it on send.
-    return response.to_message(reasoning=True)
-
-
-def _check_cancel(ctx: RunContext) -> None:
-    token = ctx.cancellation
-    if token is not None and token.cancelled:
-        raise CancelledError(
-            "LA-CANCELLED", f"run cancelled: {token.reason}", details={"reason": token.reason}
-        )
-
-
-def _loads(arguments: Any) -> Any:
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        return json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        return arguments

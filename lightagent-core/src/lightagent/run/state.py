@@ -1,0 +1,35 @@
+"""Per-run counters of the loop and the cancellation check (state lives in the run, never on the agent)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightagent.errors import CancelledError
+from lightagent.interceptors import RunContext
+from lightagent.models.base import Usage
+
+__all__ = ["RunState", "check_cancel"]
+
+
+class RunState:
+    """Mutable counters of one run (kept in the generator frame of the loop)."""
+
+    __slots__ = ("call_index", "executed", "model_requests", "retries", "rounds", "stage", "usage")
+
+    def __init__(self) -> None:
+        self.call_index = 0
+        self.executed: list[dict[str, Any]] = []
+        self.model_requests = 0
+        self.retries = 0
+        self.rounds = 0
+        self.stage: str | None = None
+        self.usage: Usage | None = None
+
+
+def check_cancel(ctx: RunContext) -> None:
+    """Raise ``LA-CANCELLED`` when the run's token fired."""
+    token = ctx.cancellation
+    if token is not None and token.cancelled:
+        raise CancelledError(
+            "LA-CANCELLED", f"run cancelled: {token.reason}", details={"reason": token.reason}
+        )

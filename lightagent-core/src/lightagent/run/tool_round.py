@@ -1,0 +1,212 @@
+"""One round of tool calls: events, interceptor phases, dispatch, results into the transcript."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from typing import Any
+
+from lightagent.errors import PolicyError, ToolError
+from lightagent.models.base import ToolCall
+from lightagent.run.effects import Output, RunTools
+from lightagent.run.ids import idempotency_key
+from lightagent.run.phases import ask, payload_value
+from lightagent.run.spec import RunSpec
+from lightagent.run.state import RunState, check_cancel
+from lightagent.run.transcript import loads
+
+__all__ = ["REPAIRABLE", "tool_round"]
+
+#: Codes of tool outcomes the model can fix by calling again (they count against max_retry).
+REPAIRABLE = frozenset({"LA-TOOL-ARGS", "LA-TOOL-NOT-FOUND", "LA-JSON"})
+
+
+def tool_round(
+    spec: RunSpec,
+    st: RunState,
+    calls: list[ToolCall],
+    messages: list[dict[str, Any]],
+    positions: dict[str, int],
+) -> Generator[Any, Any, None]:
+    """Run one round of tool calls and append their results to ``messages`` (call order)."""
+    ctx = spec.ctx
+    active = ctx.active
+    interceptor = spec.interceptor
+    registry = spec.registry
+    stream = spec.stream
+    results: dict[str, tuple[str, dict[str, Any] | None, float]] = {}
+    runnable: list[ToolCall] = []
+    keys: dict[str, str] = {}
+    titles: dict[str, str | None] = {}
+    for call in calls:
+        check_cancel(ctx)
+        key = idempotency_key(ctx.run_id, positions.get(call.id, 0), call.name, call.arguments)
+        keys[call.id] = key
+        tool = registry.get(call.name) if registry is not None else None
+        title = getattr(tool, "title", None) or call.name
+        titles[call.id] = title
+        if active:
+            ctx.emit(
+                "tool_call",
+                {
+                    "id": call.id,
+                    "call_id": call.id,
+                    "name": call.name,
+                    "title": title,
+                    "arguments": loads(call.arguments),
+                    "idempotency_key": key,
+                    "index": positions.get(call.id, 0),
+                },
+            )
+        if stream:
+            yield Output(
+                "tool_call",
+                {
+                    "name": call.name,
+                    "title": title,
+                    "arguments": call.arguments,
+                    "call_id": call.id,
+                },
+            )
+        if call.id in spec.skip_calls:
+            results[call.id] = (spec.skip_calls[call.id], None, 0.0)
+            continue
+        if interceptor is not None:
+            denied = None
+            for phase, code, block_event in (
+                ("before_tool_call", "LA-HOOK", "hook_block"),
+                ("tool_guardrail", "LA-GUARDRAIL", "guardrail_block"),
+            ):
+                payload = {
+                    "tool_name": call.name,
+                    "arguments": loads(call.arguments),
+                    "call_id": call.id,
+                }
+                out = yield from ask(phase, payload)
+                if out.action == "block":
+                    reason = out.reason or f"{phase} blocked the call"
+                    if active:
+                        data = {
+                            "phase": phase,
+                            "reason": reason,
+                            "tool": call.name,
+                            "call_id": call.id,
+                        }
+                        if block_event == "guardrail_block":
+                            data["stage"] = "tool"
+                        ctx.emit(block_event, data)
+                    denied = PolicyError(code, f"Tool call {call.name} was denied: {reason}")
+                    break
+                if out.action == "replace" and out.payload is not None:
+                    new_args = (
+                        out.payload.get("arguments", out.payload)
+                        if isinstance(out.payload, dict)
+                        else out.payload
+                    )
+                    call = ToolCall(
+                        call.id,
+                        call.name,
+                        new_args if isinstance(new_args, str) else json.dumps(new_args),
+                        call.index,
+                    )
+            if denied is not None:
+                results[call.id] = (
+                    f"Error [{denied.code}] {denied.message}",
+                    denied.to_dict(),
+                    0.0,
+                )
+                continue
+        runnable.append(call)
+    if runnable:
+        check_cancel(ctx)
+        outcomes = yield RunTools(runnable, keys)
+        for outcome in outcomes:
+            err = outcome.error
+            results[outcome.call_id] = (
+                outcome.output,
+                err.to_dict() if err is not None else None,
+                outcome.latency_ms,
+            )
+    repairable = False
+    for call in calls:
+        output, err, latency = results.get(
+            call.id, ("Error [LA-TOOL] the tool produced no result", {"code": "LA-TOOL"}, 0.0)
+        )
+        if err is not None and err.get("code") in REPAIRABLE:
+            repairable = True
+        if interceptor is not None and err is None:
+            out = yield from ask(
+                "after_tool_result", {"tool_name": call.name, "output": output, "call_id": call.id}
+            )
+            if out.action == "block":
+                output = f"Error [LA-HOOK] the result of {call.name} was withheld: {out.reason or 'blocked'}"
+            elif out.action == "replace" and out.payload is not None:
+                output = payload_value(out.payload, "output")
+        title = titles[call.id]
+        record = {
+            "id": call.id,
+            "name": call.name,
+            "arguments": call.arguments,
+            "output": output,
+            "error": err,
+            "latency_ms": latency,
+            "idempotency_key": keys[call.id],
+        }
+        st.executed.append(record)
+        if active:
+            ctx.emit(
+                "tool_result",
+                {
+                    "call_id": call.id,
+                    "name": call.name,
+                    "title": title,
+                    "output": output,
+                    "error": err,
+                    "latency_ms": latency,
+                },
+            )
+            if err is not None:
+                ctx.emit(
+                    "error",
+                    {
+                        "stage": "tool_arguments"
+                        if err.get("code") in REPAIRABLE
+                        else "tool_execution",
+                        "error": err,
+                        "tool": call.name,
+                    },
+                )
+        if stream:
+            if err is None:
+                yield Output(
+                    "tool_result",
+                    {
+                        "name": call.name,
+                        "title": title,
+                        "output": output,
+                        "latency_ms": latency,
+                        "call_id": call.id,
+                    },
+                )
+            else:
+                yield Output(
+                    "tool_result",
+                    {
+                        "name": call.name,
+                        "title": title,
+                        "error": output,
+                        "latency_ms": latency,
+                        "call_id": call.id,
+                        "code": err.get("code"),
+                    },
+                )
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
+    if repairable:
+        st.retries += 1
+        if st.retries > spec.max_retry:
+            st.stage = "max_retry"
+            raise ToolError(
+                "LA-TOOL-ARGS",
+                f"the model kept sending invalid tool calls ({st.retries} rounds, max_retry={spec.max_retry})",
+                details={"max_retry": spec.max_retry},
+            )

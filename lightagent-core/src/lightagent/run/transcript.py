@@ -1,0 +1,67 @@
+"""Reading and writing the run's transcript: pending tool calls, assistant messages, arguments."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lightagent.models.base import ModelResponse, ToolCall
+
+__all__ = ["assistant_message", "loads", "pending_tool_calls"]
+
+
+def pending_tool_calls(
+    messages: list[dict[str, Any]],
+) -> tuple[list[ToolCall], dict[str, int], int]:
+    """Tool calls of the current turn that have no result yet.
+
+    Returns ``(pending calls, {call_id: position in the turn}, calls in the turn)``; the
+    turn is everything after the last user message.
+    """
+    start = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            start = i + 1
+            break
+    positions: dict[str, int] = {}
+    answered: set[str] = set()
+    last_calls: list[dict[str, Any]] = []
+    for message in messages[start:]:
+        role = message.get("role")
+        if role == "assistant" and message.get("tool_calls"):
+            last_calls = list(message["tool_calls"])
+            for call in last_calls:
+                positions.setdefault(call.get("id"), len(positions))
+        elif role == "tool":
+            answered.add(message.get("tool_call_id"))
+    pending = []
+    for index, call in enumerate(last_calls):
+        if call.get("id") in answered:
+            continue
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        pending.append(
+            ToolCall(
+                id=call.get("id"),
+                name=function.get("name", ""),
+                arguments=arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
+                index=index,
+            )
+        )
+    return pending, positions, len(positions)
+
+
+def assistant_message(response: ModelResponse) -> dict[str, Any]:
+    """The history message of a model answer, reasoning included."""
+    # Reasoning stays in the history; the model's provider profile echoes, renames or drops it on send.
+    return response.to_message(reasoning=True)
+
+
+def loads(arguments: Any) -> Any:
+    """Decoded JSON arguments, or the text itself when it is not JSON."""
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return arguments
