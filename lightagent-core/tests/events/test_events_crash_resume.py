@@ -107,7 +107,9 @@ def test_sigkill_and_resume_never_repeats_a_side_effect(tmp_path):
             replay = SessionManager(SqliteSessionStore(session_db)).replay(sid)
             if replay.completed_turns == 1:
                 break
-            mode = "resume" if replay.incomplete_turns else "start"  # killed before anything was recorded
+            mode = (
+                "resume" if replay.incomplete_turns else "start"
+            )  # killed before anything was recorded
             proc = _spawn(script, [session_db, ledger_db, sid, mode])
             resumes += 1
             if attempt < 2 and rng.random() < 0.3:
@@ -117,7 +119,11 @@ def test_sigkill_and_resume_never_repeats_a_side_effect(tmp_path):
                 assert proc.returncode == 0, err[-3000:]
                 assert "answer done: charged a,charged b,charged c" in out, out
         replay = SessionManager(SqliteSessionStore(session_db)).replay(sid)
-        assert (replay.completed_turns, replay.incomplete_turns, replay.failed_turns) == (1, 0, 0), trial
+        assert (replay.completed_turns, replay.incomplete_turns, replay.failed_turns) == (
+            1,
+            0,
+            0,
+        ), trial
     with sqlite3.connect(ledger_db) as db:
         rows = db.execute("SELECT item, n FROM applied").fetchall()
     assert rows, "no side effect ever ran"
