@@ -578,9 +578,10 @@ def decompose(
                 {"r": claim.run_id, "t": claim.task_id, "d": child},
             )
     all_done = all(c in verified for c in children)
+    # The accepted proposal was a successful attempt: the integration phase starts with fresh attempts.
     n = conn.execute(
         store.q(
-            "UPDATE dag_tasks SET status=:s, phase='integrate', decompositions=decompositions+1, lease_owner=NULL,"
+            "UPDATE dag_tasks SET status=:s, phase='integrate', decompositions=decompositions+1, attempts=0, lease_owner=NULL,"
             " lease_expires_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
         ),
         {
