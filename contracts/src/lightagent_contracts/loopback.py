@@ -144,7 +144,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             data = json.dumps(payload).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        if not any(key.lower() == "content-type" for key in headers or ()):
+            self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         for key, value in (headers or {}).items():
             self.send_header(key, str(value))

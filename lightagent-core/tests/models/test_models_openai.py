@@ -410,3 +410,19 @@ def test_openai_aclose_closes_loop_client(loopback_server: LoopbackServer) -> No
         assert client.is_closed() and m.async_client is not client
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        LoopbackServer.raw(body="<html>gateway</html>", headers={"Content-Type": "text/html"}),
+        LoopbackServer.raw(body="{truncated json"),
+        LoopbackServer.raw(body=[1, 2]),
+    ],
+)
+def test_openai_unreadable_body_is_typed(loopback_server: LoopbackServer, reply: Any) -> None:
+    loopback_server.reply(reply)
+    with pytest.raises(ModelError) as info:
+        model(loopback_server, max_retry=2).complete(HI)
+    assert info.value.code == "LA-MODEL-OUTPUT"
+    assert len(loopback_server.requests) == 1

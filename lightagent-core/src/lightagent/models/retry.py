@@ -87,6 +87,10 @@ def to_model_error(exc: BaseException, *, attempts: int, model: str | None = Non
         return error
     details["status_code"] = None
     details["provider_error"] = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ValueError):  # a body that is not JSON
+        return ModelError(
+            "LA-MODEL-OUTPUT", f"the model endpoint sent unreadable JSON: {exc}", details=details
+        )
     return ModelError(
         "LA-PROVIDER", f"the model call failed: {details['provider_error']}", details=details
     )

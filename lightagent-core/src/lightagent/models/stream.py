@@ -194,6 +194,12 @@ def parse_completion(
     data: dict[str, Any], profile: ProviderProfile, names: Collection[str] = ()
 ) -> ModelResponse:
     """Read a non-streamed ``chat.completion`` dict (or raise for an in-band error)."""
+    if not isinstance(data, dict):
+        raise ModelError(
+            "LA-MODEL-OUTPUT",
+            "the model endpoint answered with something that is not a JSON object",
+            details={"response": str(data)[:500]},
+        )
     if data.get("error"):
         raise inband_error(data)
     choices = data.get("choices")
