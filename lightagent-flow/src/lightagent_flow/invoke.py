@@ -1,0 +1,170 @@
+"""Calling a step agent: sync or async, object or callable, with a timeout that stops it.
+
+An async agent (``arun`` or an ``async def`` callable) runs as a task on the flow's loop
+and is *cancelled* at its timeout. A sync agent runs in a worker thread; Python cannot
+kill a thread, so at the timeout its result is discarded and the thread finishes on its
+own (``timeout_mode="abandoned"``); retries and fallback then wait for nothing unless
+the step sets ``allow_timeout_overlap=True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import json
+import re
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
+
+from lightagent.errors import BudgetError, LightAgentError, classify_exception
+
+__all__ = ["AgentOutput", "StepAgentError", "call_agent", "call_maybe_async", "to_jsonable"]
+
+_CODE = re.compile(r"^\[(LA-[A-Z0-9-]+)\]")
+# Keywords a LightAgent-like run() understands; passed only when the signature admits them.
+_STANDARD_KW = ("user_id", "result_format", "trace", "parent_trace_id", "run_group_id", "metadata")
+
+
+class StepAgentError(LightAgentError):
+    """A step agent raised or returned an error (``LA-FLOW-AGENT-ERROR`` unless it carried a code)."""
+
+    default_code = "LA-FLOW-AGENT-ERROR"
+    family = "flow"
+
+
+@dataclass
+class AgentOutput:
+    """What one agent call produced."""
+
+    content: Any
+    trace: list[dict[str, Any]] | None = None
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` when it survives JSON, else its ``str`` (so checkpoints never fail on it)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return value
+
+
+@functools.lru_cache(maxsize=512)
+def _accepted(fn: Callable[..., Any]) -> tuple[frozenset[str], bool]:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return frozenset(), False
+    names = frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    return names, any(p.kind is p.VAR_KEYWORD for p in params)
+
+
+def _kwargs_for(fn: Callable[..., Any], offered: dict[str, Any]) -> dict[str, Any]:
+    try:
+        names, var_kw = _accepted(fn)
+    except TypeError:  # unhashable callable
+        names, var_kw = frozenset(), False
+    return {k: v for k, v in offered.items() if k in names or (var_kw and k in _STANDARD_KW)}
+
+
+def _target(agent: Any) -> tuple[Callable[..., Any], bool]:
+    """The function to call and whether it is a coroutine function."""
+    arun = getattr(agent, "arun", None)
+    if callable(arun) and inspect.iscoroutinefunction(arun):
+        return arun, True
+    run = getattr(agent, "run", None)
+    if callable(run) and not inspect.isfunction(agent):
+        return run, inspect.iscoroutinefunction(run)
+    if callable(arun):
+        return arun, False
+    is_async = inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(
+        getattr(agent, "__call__", None)  # noqa: B004 - an async __call__ on an object
+    )
+    return agent, is_async
+
+
+def _output(result: Any) -> AgentOutput:
+    if isinstance(result, AgentOutput):
+        return result
+    if isinstance(result, dict) and ("content" in result or "error" in result):
+        error, content, trace = result.get("error"), result.get("content"), result.get("trace")
+    elif hasattr(result, "content") and not isinstance(result, (str, bytes)):
+        error = getattr(result, "error", None)
+        content, trace = result.content, getattr(result, "trace", None)
+    else:
+        error, content, trace = None, result, None
+    if error:
+        text = str(error)
+        match = _CODE.match(text)
+        raise StepAgentError(match.group(1) if match else None, text, details={"content": content})
+    if content is None:
+        content = ""
+    return AgentOutput(to_jsonable(content), trace if isinstance(trace, list) else None)
+
+
+async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a hook, handler or predicate: await it if async, else run it off the event loop."""
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004
+    ):
+        return await fn(*args, **kwargs)
+    result = await asyncio.to_thread(fn, *args, **kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _timeout_error(timeout: float, mode: str) -> BudgetError:
+    return BudgetError(
+        "LA-FLOW-TIMEOUT",
+        f"the step did not finish within {timeout:g}s",
+        details={"timeout_mode": mode},
+    )
+
+
+async def call_agent(
+    agent: Any,
+    query: str,
+    offered: dict[str, Any],
+    *,
+    timeout: float | None,
+    executor: Executor | None,
+) -> AgentOutput:
+    """Run ``agent`` on ``query``; raise :class:`StepAgentError` or ``LA-FLOW-TIMEOUT`` on failure.
+
+    ``offered`` holds the keywords an agent may take (``user_id``, ``result_format``,
+    ``trace``, ``metadata``, ``idempotency_key``, ``context`` …); each is passed only when
+    the agent's signature names it (the LightAgent-style ones also to ``**kwargs``).
+    """
+    fn, is_async = _target(agent)
+    kwargs = _kwargs_for(fn, offered)
+    try:
+        if is_async:
+            try:
+                result = await asyncio.wait_for(fn(query, **kwargs), timeout)
+            except asyncio.TimeoutError:
+                raise _timeout_error(timeout or 0, "cancelled") from None
+        else:
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(executor, functools.partial(fn, query, **kwargs))
+            try:
+                result = await asyncio.wait_for(future, timeout)
+            except asyncio.TimeoutError:
+                raise _timeout_error(timeout or 0, "abandoned") from None
+            if inspect.isawaitable(result):
+                result = await asyncio.wait_for(result, timeout)
+        return _output(result)
+    except LightAgentError:
+        raise
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        code = classify_exception(exc, "LA-FLOW-AGENT-ERROR")
+        raise StepAgentError(
+            code, f"{type(exc).__name__}: {exc}", details={"exception_type": type(exc).__name__}
+        ) from exc

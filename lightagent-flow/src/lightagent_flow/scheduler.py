@@ -1,0 +1,631 @@
+"""The per-run engine: an async scheduler that starts every step whose dependencies succeeded.
+
+All state of one run lives on one :class:`FlowRun`; nothing per-run is kept on the
+:class:`~lightagent_flow.flow.LightFlow`. A step's result is committed to the store
+(and, for file/SQL stores, fsynced) before any of its dependants is started, so a
+crash never loses a step a dependant already used. A failed step skips only its own
+dependants; unrelated branches keep running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from lightagent.errors import ApprovalError, LightAgentError, PolicyError
+
+from lightagent_flow.approvals import from_handler, normalize_decision
+from lightagent_flow.hooks import FlowHookRunner
+from lightagent_flow.invoke import call_agent, call_maybe_async
+from lightagent_flow.results import (
+    CANCELLED,
+    FAILED,
+    PENDING,
+    RUNNING,
+    SKIPPED,
+    SUCCESS,
+    WAITING_APPROVAL,
+    LightFlowStepResult,
+)
+from lightagent_flow.step import LightFlowStep
+
+__all__ = ["FlowRun", "summarize"]
+
+_DEAD = (FAILED, SKIPPED)
+
+
+def summarize(value: Any, limit: int = 200) -> str:
+    """A one-line summary of a step input or output for traces and UIs."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _positional_arity(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 2
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+class FlowRun:
+    """One execution (a run, a resume or a rerun) of a flow; never shared between runs."""
+
+    def __init__(
+        self,
+        *,
+        steps: Sequence[LightFlowStep],
+        store: Any,
+        hooks: FlowHookRunner,
+        header: dict[str, Any],
+        results: dict[str, LightFlowStepResult],
+        approvals: dict[str, dict[str, Any]],
+        retry_backoff: float,
+        retry_backoff_max: float,
+        trace_enabled: bool,
+        observers: Sequence[Any] = (),
+        session: tuple[Any, str] | None = None,
+        cancellation_token: Any = None,
+        max_concurrency: int | None = None,
+    ) -> None:
+        self.steps = list(steps)
+        self.by_name = {s.name: s for s in self.steps}
+        self.store = store
+        self.hooks = hooks
+        self.header = header
+        self.run_id: str = header["run_id"]
+        self.query: str = header["query"]
+        self.results = results
+        self.approvals = approvals
+        self.retry_backoff = retry_backoff
+        self.retry_backoff_max = retry_backoff_max
+        self.trace_enabled = trace_enabled
+        self.observers = list(observers)
+        self.session = session
+        self.token = cancellation_token
+        self.trace: list[dict[str, Any]] = []
+        self._unsent: list[dict[str, Any]] = []
+        self._seq = 0
+        self.cancel_reason: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cancel_event: asyncio.Event | None = None
+        self._remote_checked = 0.0
+        self._executor: ThreadPoolExecutor | None = None
+        self._limit = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+
+    # -- events --------------------------------------------------------------
+
+    def emit(self, type: str, data: dict[str, Any]) -> dict[str, Any]:
+        """Record a flow trace event and hand it to observers (an observer failure is recorded, never raised)."""
+        self._seq += 1
+        event = {
+            "type": type,
+            "data": data,
+            "trace_id": self.header.get("trace_id"),
+            "parent_trace_id": self.header.get("parent_trace_id"),
+            "run_group_id": self.header.get("run_group_id"),
+            "timestamp": time.time(),
+            "run_id": self.run_id,
+            "seq": self._seq,
+        }
+        self.trace.append(event)
+        if self.session is not None:
+            self._unsent.append(event)
+        for observer in self.observers:
+            try:
+                handler = getattr(observer, "on_event", observer)
+                handler(event)
+            except Exception as exc:
+                self._seq += 1
+                self.trace.append(
+                    {
+                        **event,
+                        "type": "observer_failed",
+                        "seq": self._seq,
+                        "data": {"error": str(exc)},
+                    }
+                )
+        return event
+
+    async def _flush_session(self) -> None:
+        if self.session is None or not self._unsent:
+            return
+        store, session_id = self.session
+        batch, self._unsent = self._unsent, []
+        events = [
+            {
+                "type": e["type"],
+                "data": e["data"],
+                "timestamp": e["timestamp"],
+                "run_id": self.run_id,
+                "turn_id": self.run_id,
+                "step_id": e["data"].get("step") if isinstance(e["data"], dict) else None,
+                "trace_id": e["trace_id"],
+                "parent_trace_id": e["parent_trace_id"],
+                "run_group_id": e["run_group_id"],
+            }
+            for e in batch
+        ]
+        try:
+            await asyncio.to_thread(store.append, session_id, events)
+        except Exception as exc:  # the flow store is the source of truth; the log is best effort
+            self._seq += 1
+            self.trace.append(
+                {
+                    **batch[-1],
+                    "type": "session_append_failed",
+                    "seq": self._seq,
+                    "data": {"error": str(exc)},
+                }
+            )
+
+    # -- store ---------------------------------------------------------------
+
+    async def call_store(self, method: str, *args: Any) -> Any:
+        """Call a store method, off the event loop when the store blocks."""
+        fn = getattr(self.store, method)
+        if getattr(self.store, "blocking", True):
+            return await asyncio.to_thread(fn, *args)
+        return fn(*args)
+
+    async def save_header(self, **fields: Any) -> None:
+        """Update and persist the run header."""
+        self.header.update(fields, updated_at=time.time())
+        await self.call_store("save_header", self.run_id, dict(self.header))
+
+    async def _commit(self, result: LightFlowStepResult) -> None:
+        await self.call_store("commit_step", self.run_id, result.to_dict())
+
+    # -- cancellation --------------------------------------------------------
+
+    def request_cancel(self, reason: str | None = None) -> None:
+        """Stop this run: no new step starts and running steps are cancelled (thread-safe)."""
+        if self.cancel_reason is None:
+            self.cancel_reason = reason or "cancelled"
+        loop, event = self._loop, self._cancel_event
+        if loop is not None and event is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(event.set)
+
+    async def _remote_cancel(self) -> bool:
+        if self.token is not None and getattr(self.token, "cancelled", False):
+            self.request_cancel(getattr(self.token, "reason", None) or "cancellation token")
+            return True
+        if not getattr(self.store, "blocking", False):
+            if self.store.cancel_requested(self.run_id):
+                self.request_cancel("cancel requested")
+                return True
+            return False
+        now = time.monotonic()
+        if now - self._remote_checked < 0.25:  # another process's request: polled, not pushed
+            return False
+        self._remote_checked = now
+        if await self.call_store("cancel_requested", self.run_id):
+            self.request_cancel("cancel requested")
+            return True
+        return False
+
+    # -- scheduling ----------------------------------------------------------
+
+    def context(self) -> dict[str, Any]:
+        """What callables (``query``, ``cancel_if``, handlers) receive: input, steps and outputs."""
+        return {
+            "input": self.query,
+            "run_id": self.run_id,
+            "steps": dict(self.results),
+            "outputs": {n: r.content for n, r in self.results.items() if r.status == SUCCESS},
+        }
+
+    async def execute(self, to_run: Sequence[str]) -> None:
+        """Run the named steps (others keep their results), as concurrently as dependencies allow."""
+        self._loop = asyncio.get_running_loop()
+        self._cancel_event = asyncio.Event()
+        if self.cancel_reason is not None:
+            self._cancel_event.set()
+        if self.token is not None and callable(getattr(self.token, "on_cancel", None)):
+            self.token.on_cancel(lambda tok: self.request_cancel(getattr(tok, "reason", None)))
+        self._executor = ThreadPoolExecutor(
+            max_workers=min(32, len(self.steps) + 2), thread_name_prefix=f"lightflow-{self.run_id}"
+        )
+        for name in to_run:
+            self.results[name] = LightFlowStepResult(name=name, idempotency_key=self._key(name))
+        pending = [s.name for s in self.steps if s.name in set(to_run)]
+        running: dict[asyncio.Task[LightFlowStepResult], str] = {}
+        cancel_wait = asyncio.ensure_future(self._cancel_event.wait())
+        try:
+            while not self._cancel_event.is_set():
+                await self._schedule(pending, running)
+                if not running or self._cancel_event.is_set():
+                    break
+                done, _ = await asyncio.wait(
+                    [*running, cancel_wait], return_when=asyncio.FIRST_COMPLETED
+                )
+                for task in done:
+                    if task is not cancel_wait:
+                        self.results[running.pop(task)] = task.result()
+        except BaseException:
+            for task in running:  # a failed commit or an outside cancel: stop, write nothing more
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
+        finally:
+            cancel_wait.cancel()
+            self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._cancel_event.is_set():
+            await self._stop(running)
+            await self._skip_cancelled(pending)
+        await self._flush_session()
+
+    def _key(self, name: str) -> str:
+        return f"{self.run_id}:{name}"
+
+    async def _schedule(
+        self, pending: list[str], running: dict[asyncio.Task[LightFlowStepResult], str]
+    ) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for name in list(pending):
+                states = [self.results[d].status for d in self.by_name[name].depends_on]
+                if all(s == SUCCESS for s in states):
+                    if await self._remote_cancel():
+                        return
+                    pending.remove(name)
+                    self.results[name].status = RUNNING
+                    task = asyncio.ensure_future(self._step_task(self.by_name[name]))
+                    running[task] = name
+                    changed = True
+                elif any(s in _DEAD for s in states):
+                    pending.remove(name)
+                    dead = [
+                        d
+                        for d, s in zip(self.by_name[name].depends_on, states, strict=True)
+                        if s in _DEAD
+                    ]
+                    result = self.results[name]
+                    result.status = SKIPPED
+                    result.error = f"skipped: dependency {', '.join(dead)} did not succeed"
+                    await self._commit(result)
+                    self.emit("step_end", self._end_data(result))
+                    changed = True
+
+    async def _stop(self, running: dict[asyncio.Task[LightFlowStepResult], str]) -> None:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+        for name in running.values():
+            result = self.results[name]
+            if result.status in (PENDING, RUNNING):
+                self._finish(result, SKIPPED, "LA-CANCELLED", f"cancelled: {self.cancel_reason}")
+                await self._commit(result)
+                self.emit("step_end", self._end_data(result))
+        running.clear()
+
+    async def _skip_cancelled(self, pending: list[str]) -> None:
+        for name in pending:
+            result = self.results[name]
+            result.status = SKIPPED
+            result.error = f"[LA-CANCELLED] cancelled: {self.cancel_reason}"
+            result.error_code = "LA-CANCELLED"
+            await self._commit(result)
+        pending.clear()
+        self.emit("flow_cancelled", {"run_id": self.run_id, "reason": self.cancel_reason})
+
+    async def _step_task(self, step: LightFlowStep) -> LightFlowStepResult:
+        if self._limit is not None:
+            async with self._limit:
+                result = await self._run_step(step)
+        else:
+            result = await self._run_step(step)
+        await self._commit(result)
+        self.emit("step_end", self._end_data(result))
+        await self._flush_session()
+        return result
+
+    @staticmethod
+    def _end_data(r: LightFlowStepResult) -> dict[str, Any]:
+        return {
+            "step": r.name,
+            "status": r.status,
+            "success": r.status == SUCCESS,
+            "error": r.error,
+            "error_code": r.error_code,
+            "attempts": r.attempts,
+            "retry_count": r.retry_count,
+            "duration_ms": r.duration_ms,
+            "input_summary": r.input_summary,
+            "output_summary": r.output_summary,
+            "used_fallback": r.used_fallback,
+            "timed_out": r.timed_out,
+            "timeout_mode": r.timeout_mode,
+            "idempotency_key": r.idempotency_key,
+            "approval_request_id": r.approval_request_id,
+        }
+
+    # -- one step ------------------------------------------------------------
+
+    def _finish(
+        self,
+        res: LightFlowStepResult,
+        status: str,
+        code: str | None = None,
+        message: str | None = None,
+    ) -> LightFlowStepResult:
+        res.status = status
+        res.ended_at = time.time()
+        if res.started_at is not None:
+            res.duration_ms = round((res.ended_at - res.started_at) * 1000, 3)
+        if code is not None:
+            res.error_code = code
+            res.error = f"[{code}] {message}"
+        elif message is not None:
+            res.error = message
+        if status == SUCCESS:
+            res.output_summary = summarize(res.content)
+        return res
+
+    async def _build_query(self, step: LightFlowStep, ctx: dict[str, Any]) -> str:
+        if step.query is None:
+            if not step.depends_on:
+                return self.query
+            lines = [f"{d}: {_as_text(ctx['outputs'].get(d, ''))}" for d in step.depends_on]
+            return self.query + "\n\nPrevious step outputs:\n" + "\n".join(lines)
+        if isinstance(step.query, str):
+            return step.query
+        args = (self.query, ctx) if _positional_arity(step.query) >= 2 else (ctx,)
+        return _as_text(await call_maybe_async(step.query, *args))
+
+    def _hook_context(self, step: str | None) -> dict[str, Any]:
+        return {
+            "trace_id": self.header.get("trace_id"),
+            "parent_trace_id": self.header.get("parent_trace_id"),
+            "run_id": self.run_id,
+            "run_group_id": self.header.get("run_group_id"),
+            "user_id": self.header.get("user_id"),
+            "flow_id": self.run_id,
+            "step_name": step,
+        }
+
+    async def _run_step(self, step: LightFlowStep) -> LightFlowStepResult:
+        name = step.name
+        res = self.results[name]
+        res.status, res.started_at = RUNNING, time.time()
+        res.idempotency_key = self._key(name)
+        self.emit("step_start", {"step": name, "depends_on": list(step.depends_on)})
+        ctx = self.context()
+        try:
+            if step.cancel_if is not None and await call_maybe_async(step.cancel_if, ctx):
+                return self._finish(res, SKIPPED, message="skipped: cancel_if returned true")
+            query = await self._build_query(step, ctx)
+            agent = step.agent
+            decision = await self.hooks.run(
+                "before_flow_step",
+                {"query": query, "context": ctx, "run_id": self.run_id, "step": name},
+                self.emit,
+                **self._hook_context(name),
+            )
+            if decision.action == "block":
+                return self._finish(res, FAILED, "LA-HOOK", decision.reason or "blocked by a hook")
+            if decision.action == "replace" and isinstance(decision.payload, dict):
+                query = _as_text(decision.payload.get("query", query))
+            if decision.action == "fallback":
+                if step.fallback_agent is None:
+                    return self._finish(
+                        res, FAILED, "LA-HOOK", "a hook asked for a fallback agent; none is set"
+                    )
+                agent, res.used_fallback = step.fallback_agent, True
+            res.query, res.input_summary = query, summarize(query)
+            if step.requires_approval:
+                kind, value = await self._approval(step, res, query, ctx)
+                if kind == "wait":
+                    return self._finish(res, WAITING_APPROVAL)
+                if kind == "respond":
+                    res.content = value
+                    return await self._after(step, res, agent, query, ctx)
+                query = value
+                res.query, res.input_summary = query, summarize(query)
+            res.content = await self._attempts(step, agent, query, res, ctx)
+            return await self._after(step, res, agent, query, ctx)
+        except LightAgentError as exc:
+            return self._finish(res, FAILED, exc.code, exc.message)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a failing query callable, cancel_if or handler
+            return self._finish(res, FAILED, "LA-FLOW-AGENT-ERROR", f"{type(exc).__name__}: {exc}")
+
+    async def _after(
+        self,
+        step: LightFlowStep,
+        res: LightFlowStepResult,
+        agent: Any,
+        query: str,
+        ctx: dict[str, Any],
+    ) -> LightFlowStepResult:
+        for _ in range(step.max_retry):
+            decision = await self.hooks.run(
+                "after_flow_step",
+                {"run_id": self.run_id, "step_result": res.to_dict()},
+                self.emit,
+                **self._hook_context(step.name),
+            )
+            if decision.action == "block":
+                return self._finish(res, FAILED, "LA-HOOK", decision.reason or "blocked by a hook")
+            if decision.action == "replace" and isinstance(decision.payload, dict):
+                replaced = decision.payload.get("step_result", decision.payload)
+                if isinstance(replaced, dict) and "content" in replaced:
+                    res.content = replaced["content"]
+            if decision.action != "retry":
+                break
+            res.content = await self._attempts(step, agent, query, res, ctx)
+        return self._finish(res, SUCCESS)
+
+    async def _approval(
+        self, step: LightFlowStep, res: LightFlowStepResult, query: str, ctx: dict[str, Any]
+    ) -> tuple[str, Any]:
+        name = step.name
+        decision = self.approvals.get(name)
+        if decision is None and step.approval_handler is not None:
+            try:
+                decision = from_handler(await call_maybe_async(step.approval_handler, step, ctx))
+            except LightAgentError:
+                raise
+            except Exception as exc:
+                decision = normalize_decision(
+                    {"action": "reject", "reason": f"approval handler failed: {exc}"}
+                )
+            if decision is not None:
+                decision["source"] = "handler"
+                self.approvals[name] = decision
+                await self.call_store("set_approval", self.run_id, name, decision)
+        if decision is None:
+            request_id = res.approval_request_id or uuid.uuid4().hex
+            res.approval_request_id = request_id
+            data = {"step": name, "request_id": request_id, "query": summarize(query)}
+            self.emit("approval_required", data)
+            hook = await self.hooks.run(
+                "on_approval_required",
+                {
+                    "run_id": self.run_id,
+                    "step": name,
+                    "query": query,
+                    "request_id": request_id,
+                    "context": ctx,
+                },
+                self.emit,
+                **self._hook_context(name),
+            )
+            if hook.action == "block":
+                raise ApprovalError("LA-APPROVAL", hook.reason or "approval refused by a hook")
+            self.emit("approval_pending", data)
+            return "wait", None
+        res.approval_decision = decision
+        self.emit(
+            f"approval_{decision['action']}", {"step": name, "reason": decision.get("reason")}
+        )
+        action = decision["action"]
+        if action == "reject":
+            raise ApprovalError(
+                "LA-APPROVAL", f"step {name!r} rejected: {decision.get('reason') or 'no reason'}"
+            )
+        if action == "respond":
+            return "respond", decision["response"]
+        if action == "edit":
+            return "run", decision["query"]
+        return "run", query
+
+    async def _attempts(
+        self,
+        step: LightFlowStep,
+        agent: Any,
+        query: str,
+        res: LightFlowStepResult,
+        ctx: dict[str, Any],
+    ) -> Any:
+        offered: dict[str, Any] = {
+            "user_id": self.header.get("user_id"),
+            "result_format": "object",
+            "trace": self.trace_enabled,
+            "parent_trace_id": self.header.get("trace_id"),
+            "run_group_id": self.header.get("run_group_id") or self.run_id,
+            "metadata": {
+                **(self.header.get("metadata") or {}),
+                **step.metadata,
+                "flow_run_id": self.run_id,
+                "flow_step": step.name,
+            },
+            "idempotency_key": self._key(step.name),
+            "context": ctx,
+        }
+        if step.tools:
+            offered["tools"] = list(step.tools)
+        base = self.retry_backoff if step.retry_backoff is None else step.retry_backoff
+        cap = self.retry_backoff_max if step.retry_backoff_max is None else step.retry_backoff_max
+        error: LightAgentError | None = None
+        for attempt in range(1, step.max_retry + 1):
+            if attempt > 1:
+                wait = min(cap, base * 2 ** (attempt - 2))
+                self.emit(
+                    "step_retry",
+                    {"step": step.name, "attempt": attempt, "wait_s": wait, "error": str(error)},
+                )
+                await asyncio.sleep(wait)
+            res.attempts += 1
+            res.retry_count = res.attempts - 1
+            try:
+                out = await call_agent(
+                    agent, query, offered, timeout=step.timeout, executor=self._executor
+                )
+                res.trace = out.trace
+                return out.content
+            except LightAgentError as exc:
+                error = exc
+                if exc.code == "LA-FLOW-TIMEOUT":
+                    res.timed_out, res.timeout_mode = True, exc.details.get("timeout_mode")
+                    if res.timeout_mode == "abandoned" and not step.allow_timeout_overlap:
+                        break  # the abandoned thread still runs; do not start a second copy
+        fallback = step.fallback_agent
+        overlap_blocked = res.timeout_mode == "abandoned" and not step.allow_timeout_overlap
+        if fallback is not None and agent is not fallback and not overlap_blocked:
+            res.used_fallback = True
+            self.emit("step_fallback", {"step": step.name, "error": str(error)})
+            try:
+                out = await call_agent(
+                    fallback, query, offered, timeout=step.timeout, executor=self._executor
+                )
+                res.trace = out.trace
+                return out.content
+            except LightAgentError as exc:
+                error = exc
+                if exc.code == "LA-FLOW-TIMEOUT":
+                    res.timed_out, res.timeout_mode = True, exc.details.get("timeout_mode")
+        assert error is not None
+        raise error
+
+    # -- outcome -------------------------------------------------------------
+
+    def outcome(self) -> tuple[str, str | None, str | None, Any]:
+        """The run's ``(status, error, error_code, content)`` from its step results."""
+        results = [self.results.get(s.name) for s in self.steps]
+        if self.cancel_reason is not None:
+            status = CANCELLED
+        elif any(r is not None and r.status == WAITING_APPROVAL for r in results):
+            status = WAITING_APPROVAL
+        elif any(r is None or r.status == FAILED for r in results):
+            status = FAILED
+        elif any(r.status == SKIPPED and r.error_code == "LA-CANCELLED" for r in results if r):
+            status = CANCELLED
+        else:
+            status = SUCCESS
+        error = code = None
+        if status == CANCELLED:
+            code, error = "LA-CANCELLED", f"[LA-CANCELLED] {self.cancel_reason or 'cancelled'}"
+        else:
+            failed = next((r for r in results if r is not None and r.status == FAILED), None)
+            if failed is not None:
+                code, error = failed.error_code, f"step {failed.name!r} failed: {failed.error}"
+        fed = {d for s in self.steps for d in s.depends_on}
+        sinks = [s.name for s in self.steps if s.name not in fed]
+        last = self.results.get(sinks[-1]) if sinks else None
+        content = last.content if status == SUCCESS and last is not None else None
+        return status, error, code, content
+
+
+def raise_hook_block(decision: Any, phase: str) -> None:
+    """Raise ``LA-HOOK`` when a run-level hook (``on_resume``/``on_rerun``) blocked."""
+    if decision.action == "block":
+        raise PolicyError("LA-HOOK", f"{phase} blocked: {decision.reason or 'blocked by a hook'}")

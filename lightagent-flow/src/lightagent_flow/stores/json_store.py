@@ -1,0 +1,201 @@
+"""``JsonLightFlowStore``: flow runs as JSON files in a directory, every write atomic.
+
+Layout (one folder per run, one file per step commit, so a step commit never rewrites
+the others)::
+
+    <directory>/<run_id>/run.json              the header
+    <directory>/<run_id>/steps/<key>.json      one commit record per step
+    <directory>/<run_id>/approvals/<key>.json  persisted approval decisions
+    <directory>/<run_id>/cancel.json           present while a cancel is requested
+
+Each file is written to a temporary file in the same folder, flushed and fsynced, then
+moved over the target with ``os.replace`` and the folder fsynced: a reader sees the old
+or the new file, never a torn one. A file that does not parse raises
+``LA-STORAGE-CORRUPT`` naming it; nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from lightagent.errors import StorageError
+
+from lightagent_flow.stores.base import FaultHook, assemble_record, check_run_id
+
+__all__ = ["JsonLightFlowStore"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _key(step: str) -> str:
+    digest = hashlib.sha256(step.encode("utf-8")).hexdigest()[:12]
+    return f"{_UNSAFE.sub('_', step)[:40]}-{digest}"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class JsonLightFlowStore:
+    """Flow run records as atomic JSON files under ``directory`` (created when missing)."""
+
+    blocking = True
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(
+                "LA-STORAGE", f"cannot create the flow store folder {self.directory}: {exc}"
+            ) from exc
+        self._fault: FaultHook | None = None
+
+    def __repr__(self) -> str:
+        return f"JsonLightFlowStore({str(self.directory)!r})"
+
+    # -- files ---------------------------------------------------------------
+
+    def _run_dir(self, run_id: str) -> Path:
+        return self.directory / check_run_id(run_id)
+
+    def _write(
+        self, path: Path, data: dict[str, Any], *, fault: tuple[str, str] | None = None
+    ) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+            tmp = path.parent / f".tmp-{path.name}-{uuid.uuid4().hex}"
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if fault and self._fault:
+                self._fault("inside_commit", *fault)
+            os.replace(tmp, path)
+            _fsync_dir(path.parent)
+        except OSError as exc:
+            raise StorageError("LA-STORAGE", f"cannot write {path}: {exc}") from exc
+
+    def _read(self, path: Path) -> dict[str, Any] | None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError("LA-STORAGE", f"cannot read {path}: {exc}") from exc
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise StorageError(
+                "LA-STORAGE-CORRUPT",
+                f"{path} is not valid JSON: {exc}",
+                details={"path": str(path)},
+            ) from exc
+        if not isinstance(data, dict):
+            raise StorageError(
+                "LA-STORAGE-CORRUPT",
+                f"{path} does not hold a JSON object",
+                details={"path": str(path)},
+            )
+        return data
+
+    def _read_folder(self, folder: Path) -> list[dict[str, Any]]:
+        if not folder.is_dir():
+            return []
+        out = []
+        for path in sorted(folder.glob("*.json")):
+            data = self._read(path)
+            if data is not None:
+                out.append(data)
+        return out
+
+    # -- the store contract --------------------------------------------------
+
+    def save_header(self, run_id: str, header: dict[str, Any]) -> None:
+        """Write (replace) the run's header."""
+        self._write(self._run_dir(run_id) / "run.json", header)
+
+    def commit_step(self, run_id: str, step: dict[str, Any]) -> None:
+        """Durably record one step's result in its own file."""
+        name = step["name"]
+        if self._fault:
+            self._fault("before_commit", run_id, name)
+        self._write(
+            self._run_dir(run_id) / "steps" / f"{_key(name)}.json", step, fault=(run_id, name)
+        )
+        if self._fault:
+            self._fault("after_commit", run_id, name)
+
+    def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
+        """Persist a decision for ``step``."""
+        self._write(
+            self._run_dir(run_id) / "approvals" / f"{_key(step)}.json", {"step": step, **decision}
+        )
+
+    def clear_approvals(self, run_id: str, steps: list[str]) -> None:
+        """Forget the decisions of ``steps``."""
+        folder = self._run_dir(run_id) / "approvals"
+        for name in steps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(folder / f"{_key(name)}.json")
+        if folder.is_dir():
+            _fsync_dir(folder)
+
+    def request_cancel(self, run_id: str, reason: str | None = None) -> None:
+        """Ask whoever runs ``run_id`` to stop before its next step."""
+        self._write(self._run_dir(run_id) / "cancel.json", {"reason": reason})
+
+    def clear_cancel(self, run_id: str) -> None:
+        """Withdraw a cancel request."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._run_dir(run_id) / "cancel.json")
+
+    def cancel_requested(self, run_id: str) -> bool:
+        """Whether a cancel was requested for ``run_id``."""
+        return (self._run_dir(run_id) / "cancel.json").exists()
+
+    def load_run(self, run_id: str) -> dict[str, Any] | None:
+        """The assembled record, or ``None`` when there is no such run."""
+        folder = self._run_dir(run_id)
+        header = self._read(folder / "run.json")
+        if header is None:
+            return None
+        steps = {s["name"]: s for s in self._read_folder(folder / "steps")}
+        approvals = {}
+        for data in self._read_folder(folder / "approvals"):
+            name = data.pop("step")
+            approvals[name] = data
+        return assemble_record(header, steps, approvals, (folder / "cancel.json").exists())
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        """Every run's header, most recently updated first."""
+        headers = []
+        for path in self.directory.glob("*/run.json"):
+            data = self._read(path)
+            if data is not None:
+                headers.append(data)
+        return sorted(headers, key=lambda h: h.get("updated_at") or 0, reverse=True)
+
+    def save_run(self, run_id: str, record: dict[str, Any]) -> None:
+        """Write a whole record (the seeds' API): header, steps and approvals."""
+        header = {
+            k: v for k, v in record.items() if k not in ("steps", "approvals", "cancel_requested")
+        }
+        header.setdefault("run_id", run_id)
+        self.save_header(run_id, header)
+        for step in record.get("steps") or ():
+            self.commit_step(run_id, step)
+        for name, decision in (record.get("approvals") or {}).items():
+            self.set_approval(run_id, name, decision)

@@ -1,0 +1,278 @@
+"""``SqlLightFlowStore``: flow runs in SQL through SQLAlchemy 2 (SQLite file or PostgreSQL).
+
+``SqlLightFlowStore("sqlite:///runs.db")`` (or a bare path) keeps runs in one SQLite
+file in WAL mode with ``synchronous=FULL`` and ``BEGIN IMMEDIATE`` writes;
+``SqlLightFlowStore("postgresql+psycopg://…")`` moves them to PostgreSQL so several hosts
+share them. A step commit is one upsert in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from lightagent.errors import ConfigurationError, PluginError, StorageError
+
+from lightagent_flow.stores.base import FaultHook, assemble_record, check_run_id
+
+__all__ = ["SqlLightFlowStore"]
+
+
+def _schema(sa: Any) -> tuple[Any, Any, Any, Any]:
+    meta = sa.MetaData()
+    runs = sa.Table(
+        "lightflow_runs",
+        meta,
+        sa.Column("run_id", sa.String(128), primary_key=True),
+        sa.Column("status", sa.String(32), nullable=False, default="pending"),
+        sa.Column("updated_at", sa.Float, nullable=False, default=0.0),
+        sa.Column("header", sa.Text, nullable=False),
+        sa.Column("cancel_requested", sa.Boolean, nullable=False, default=False),
+    )
+    steps = sa.Table(
+        "lightflow_steps",
+        meta,
+        sa.Column("run_id", sa.String(128), primary_key=True),
+        sa.Column("name", sa.String(512), primary_key=True),
+        sa.Column("updated_at", sa.Float, nullable=False),
+        sa.Column("record", sa.Text, nullable=False),
+    )
+    approvals = sa.Table(
+        "lightflow_approvals",
+        meta,
+        sa.Column("run_id", sa.String(128), primary_key=True),
+        sa.Column("step", sa.String(512), primary_key=True),
+        sa.Column("decision", sa.Text, nullable=False),
+    )
+    return meta, runs, steps, approvals
+
+
+def _url(url: str) -> str:
+    return url if "://" in url else f"sqlite:///{url}"
+
+
+class SqlLightFlowStore:
+    """Flow run records in a SQL database named by a SQLAlchemy URL (or a SQLite file path)."""
+
+    blocking = True
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        try:
+            import sqlalchemy as sa
+        except ImportError as exc:  # pragma: no cover - a dependency of this distribution
+            raise PluginError(
+                "LA-MISSING-EXTRA",
+                "SqlLightFlowStore needs SQLAlchemy: pip install 'sqlalchemy>=2'",
+            ) from exc
+        if not isinstance(url, str) or not url:
+            raise ConfigurationError(
+                "LA-CONFIG", f"SqlLightFlowStore needs a URL or a path, got {url!r}"
+            )
+        self._sa = sa
+        self.url = _url(url)
+        try:
+            parsed = sa.engine.make_url(self.url)
+        except sa.exc.ArgumentError as exc:
+            raise ConfigurationError("LA-CONFIG", f"not a database URL: {url!r}") from exc
+        self._sqlite = parsed.get_backend_name() == "sqlite"
+        try:
+            if self._sqlite:
+                self._engine = self._sqlite_engine(parsed, echo)
+            else:
+                self._engine = sa.create_engine(parsed, echo=echo, pool_pre_ping=True)
+        except sa.exc.NoSuchModuleError as exc:
+            raise PluginError(
+                "LA-MISSING-EXTRA",
+                f"no SQLAlchemy driver for {parsed.drivername!r}: pip install 'lightagent-core[postgres]'",
+            ) from exc
+        except ModuleNotFoundError as exc:
+            raise PluginError("LA-MISSING-EXTRA", f"missing database driver: {exc}") from exc
+        self._meta, self._runs, self._steps, self._approvals = _schema(sa)
+        with self._tx() as conn:
+            self._meta.create_all(conn, checkfirst=True)
+        self._fault: FaultHook | None = None
+
+    def __repr__(self) -> str:
+        return f"SqlLightFlowStore({self._engine.url.render_as_string(hide_password=True)!r})"
+
+    def _sqlite_engine(self, parsed: Any, echo: bool) -> Any:
+        sa = self._sa
+        database = parsed.database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(parsed, echo=echo, connect_args={"timeout": 30})
+
+        @sa.event.listens_for(engine, "connect")
+        def _connect(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=FULL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            # IMMEDIATE: a read-then-write transaction in WAL would otherwise get SQLITE_BUSY.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        sa = self._sa
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except sa.exc.OperationalError as exc:
+            raise StorageError(
+                "LA-STORAGE-UNAVAILABLE", f"flow store {self!r} failed: {exc.orig or exc}"
+            ) from exc
+        except sa.exc.SQLAlchemyError as exc:
+            raise StorageError("LA-STORAGE", f"flow store {self!r} failed: {exc}") from exc
+
+    def _upsert(self, conn: Any, table: Any, keys: dict[str, Any], values: dict[str, Any]) -> None:
+        name = self._engine.dialect.name
+        row = {**keys, **values}
+        if name in ("sqlite", "postgresql"):
+            if name == "sqlite":
+                from sqlalchemy.dialects.sqlite import insert
+            else:
+                from sqlalchemy.dialects.postgresql import insert
+            stmt = insert(table).values(**row)
+            conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=values))
+            return
+        cond = self._sa.and_(*(table.c[k] == v for k, v in keys.items()))
+        conn.execute(table.delete().where(cond))
+        conn.execute(table.insert().values(**row))
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self._engine.dispose()
+
+    # -- the store contract --------------------------------------------------
+
+    def save_header(self, run_id: str, header: dict[str, Any]) -> None:
+        """Write (replace) the run's header."""
+        check_run_id(run_id)
+        values = {
+            "status": str(header.get("status") or "pending"),
+            "updated_at": float(header.get("updated_at") or time.time()),
+            "header": json.dumps(header, ensure_ascii=False, sort_keys=True),
+        }
+        with self._tx() as conn:
+            self._upsert(conn, self._runs, {"run_id": run_id}, values)
+
+    def commit_step(self, run_id: str, step: dict[str, Any]) -> None:
+        """Durably record one step's result (one upsert, one transaction)."""
+        check_run_id(run_id)
+        name = step["name"]
+        if self._fault:
+            self._fault("before_commit", run_id, name)
+        values = {"updated_at": time.time(), "record": json.dumps(step, ensure_ascii=False)}
+        with self._tx() as conn:
+            self._upsert(conn, self._steps, {"run_id": run_id, "name": name}, values)
+            if self._fault:
+                self._fault("inside_commit", run_id, name)
+        if self._fault:
+            self._fault("after_commit", run_id, name)
+
+    def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
+        """Persist a decision for ``step``."""
+        check_run_id(run_id)
+        with self._tx() as conn:
+            self._upsert(
+                conn,
+                self._approvals,
+                {"run_id": run_id, "step": step},
+                {"decision": json.dumps(decision, ensure_ascii=False)},
+            )
+
+    def clear_approvals(self, run_id: str, steps: list[str]) -> None:
+        """Forget the decisions of ``steps``."""
+        if not steps:
+            return
+        table = self._approvals
+        with self._tx() as conn:
+            conn.execute(table.delete().where(table.c.run_id == run_id, table.c.step.in_(steps)))
+
+    def _set_cancel(self, run_id: str, value: bool) -> None:
+        table = self._runs
+        with self._tx() as conn:
+            conn.execute(
+                table.update().where(table.c.run_id == run_id).values(cancel_requested=value)
+            )
+
+    def request_cancel(self, run_id: str, reason: str | None = None) -> None:
+        """Ask whoever runs ``run_id`` to stop before its next step."""
+        self._set_cancel(check_run_id(run_id), True)
+
+    def clear_cancel(self, run_id: str) -> None:
+        """Withdraw a cancel request."""
+        self._set_cancel(check_run_id(run_id), False)
+
+    def cancel_requested(self, run_id: str) -> bool:
+        """Whether a cancel was requested for ``run_id``."""
+        table = self._runs
+        with self._tx() as conn:
+            row = conn.execute(
+                self._sa.select(table.c.cancel_requested).where(table.c.run_id == run_id)
+            ).first()
+        return bool(row and row[0])
+
+    def _decode(self, text: str, where: str) -> dict[str, Any]:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise StorageError(
+                "LA-STORAGE-CORRUPT", f"{where} is not valid JSON: {exc}", details={"where": where}
+            ) from exc
+        return data
+
+    def load_run(self, run_id: str) -> dict[str, Any] | None:
+        """The assembled record, or ``None`` when there is no such run."""
+        check_run_id(run_id)
+        sa, runs, steps, approvals = self._sa, self._runs, self._steps, self._approvals
+        with self._tx() as conn:
+            row = conn.execute(
+                sa.select(runs.c.header, runs.c.cancel_requested).where(runs.c.run_id == run_id)
+            ).first()
+            if row is None:
+                return None
+            step_rows = conn.execute(
+                sa.select(steps.c.name, steps.c.record).where(steps.c.run_id == run_id)
+            ).all()
+            approval_rows = conn.execute(
+                sa.select(approvals.c.step, approvals.c.decision).where(
+                    approvals.c.run_id == run_id
+                )
+            ).all()
+        header = self._decode(row[0], f"run {run_id} header")
+        step_map = {n: self._decode(r, f"run {run_id} step {n}") for n, r in step_rows}
+        approval_map = {s: self._decode(d, f"run {run_id} approval {s}") for s, d in approval_rows}
+        return assemble_record(header, step_map, approval_map, bool(row[1]))
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        """Every run's header, most recently updated first."""
+        runs = self._runs
+        with self._tx() as conn:
+            rows = conn.execute(
+                self._sa.select(runs.c.run_id, runs.c.header).order_by(runs.c.updated_at.desc())
+            ).all()
+        return [self._decode(h, f"run {rid} header") for rid, h in rows]
+
+    def save_run(self, run_id: str, record: dict[str, Any]) -> None:
+        """Write a whole record (the seeds' API): header, steps and approvals."""
+        header = {
+            k: v for k, v in record.items() if k not in ("steps", "approvals", "cancel_requested")
+        }
+        header.setdefault("run_id", run_id)
+        self.save_header(run_id, header)
+        for step in record.get("steps") or ():
+            self.commit_step(run_id, step)
+        for name, decision in (record.get("approvals") or {}).items():
+            self.set_approval(run_id, name, decision)
