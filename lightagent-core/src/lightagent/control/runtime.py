@@ -200,9 +200,7 @@ class ControlInterceptor:
                 return out
             if out.action == "replace":
                 ctx = replace(ctx, payload=out.payload)
-            if phase == "tool_guardrail" and (
-                self.policy_engine is not None or ctx.security_context is not None
-            ):
+            if phase == "tool_guardrail" and self._polices_tools(ctx):
                 policy_out = yield from self._policy_phase(ctx)
                 if policy_out.action == "block":
                     return policy_out
@@ -224,6 +222,13 @@ class ControlInterceptor:
                 if approved.action != "continue":
                     return approved
         return out
+
+    def _polices_tools(self, ctx: HookContext) -> bool:
+        return (
+            self.policy_engine is not None
+            or self.capability_registry is not None
+            or ctx.security_context is not None
+        )
 
     def _hook_phase(self, ctx: HookContext) -> Generator[Any, Any, PhaseOutcome]:
         if not self.hooks.hooks:

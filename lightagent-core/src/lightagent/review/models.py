@@ -132,7 +132,12 @@ class ApprovalDecision:
         cls, arguments: Mapping[str, Any], reason: str | None = None, **kw: Any
     ) -> ApprovalDecision:
         """Run it with the reviewer's ``arguments``."""
-        return cls("edit", reason=reason, arguments=dict(arguments), **kw)
+        return cls(
+            "edit",
+            reason=reason,
+            arguments=dict(arguments) if isinstance(arguments, Mapping) else arguments,
+            **kw,
+        )
 
     @classmethod
     def respond(cls, response: str, reason: str | None = None, **kw: Any) -> ApprovalDecision:

@@ -1,0 +1,239 @@
+"""CapabilityRegistry lifecycle and scopes, and policy on the agent's tool path."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lightagent import (
+    BaseCapabilityProvider,
+    CapabilityRegistry,
+    CapabilitySpec,
+    LightAgent,
+    PermissionSet,
+    PolicyDecision,
+    PolicyEngine,
+    ScriptedModel,
+    SecurityContext,
+    tool,
+)
+from lightagent.capabilities import CapabilityRisk, ProviderHealth
+from lightagent.errors import ConfigurationError, PluginError, PolicyError, ToolError
+
+
+class Recorder(BaseCapabilityProvider):
+    def __init__(self, name, specs, **kw):
+        super().__init__(specs, name=name, **kw)
+        self.calls = []
+
+    async def mount(self, context=None):
+        self.calls.append("mount")
+
+    async def start(self):
+        self.calls.append("start")
+
+    async def stop(self):
+        self.calls.append("stop")
+
+    async def unmount(self):
+        self.calls.append("unmount")
+
+    async def reload(self, config=None):
+        self.calls.append(("reload", config))
+
+
+def test_spec_validation_and_effects():
+    spec = CapabilitySpec("fs.write", write=True, persistent=True, risk="L1")
+    assert spec.effects == {"write", "persistence"} and spec.risk is CapabilityRisk.ISOLATED_WRITE
+    assert spec.to_dict()["risk"] == "L1"
+    for bad in (
+        {"name": ""},
+        {"name": "x", "risk": 7},
+        {"name": "x", "timeout": -1},
+        {"name": "x", "output_limit": 0},
+    ):
+        with pytest.raises(ConfigurationError):
+            CapabilitySpec(**bad)
+
+
+def test_lifecycle_scopes_precedence_conflicts_and_no_leaks():
+    async def scenario():
+        registry = CapabilityRegistry()
+        base = Recorder(
+            "base", [CapabilitySpec("search")], handlers={"search": lambda q: f"base:{q}"}
+        )
+        other = Recorder(
+            "other", [CapabilitySpec("search")], handlers={"search": lambda q: f"other:{q}"}
+        )
+        mine = Recorder(
+            "mine", [CapabilitySpec("search")], handlers={"search": lambda q: f"mine:{q}"}
+        )
+        await registry.mount(base)
+        await registry.mount(other)
+        await registry.mount(mine, scope="agent", owner_id="agent-1")
+        assert base.calls == ["mount", "start"]
+        assert [c["providers"] for c in registry.conflicts()] == [["base", "other"]]
+        assert registry.resolve("search")[0] is other  # later wins at equal scope
+        agent_ctx = SecurityContext(agent_id="agent-1")
+        assert registry.resolve("search", agent_ctx)[0] is mine  # agent > runtime
+        assert registry.resolve("search", SecurityContext(agent_id="agent-2"))[0] is other
+        assert await registry.invoke("search", {"q": "x"}, context=agent_ctx) == "mine:x"
+        health = await registry.health()
+        assert all(isinstance(h, ProviderHealth) and h.healthy for h in health.values())
+        await registry.reload("base", {"k": 1})
+        assert ("reload", {"k": 1}) in base.calls
+        assert await registry.unmount("other") == 1
+        assert other.calls[-2:] == ["stop", "unmount"]
+        assert registry.conflicts() == []
+        assert await registry.release_owner("agent-1") == 1
+        assert registry.resolve("search", agent_ctx)[0] is base
+        await registry.aclose()
+        assert (
+            registry.registrations() == [] and registry.list() == {} and registry.conflicts() == []
+        )
+        assert base.calls[-2:] == ["stop", "unmount"]
+
+    asyncio.run(scenario())
+
+
+def test_failed_mount_leaves_nothing_registered():
+    class Broken(Recorder):
+        async def start(self):
+            raise RuntimeError("no")
+
+    async def scenario():
+        registry = CapabilityRegistry()
+        with pytest.raises(RuntimeError):
+            await registry.mount(Broken("b", [CapabilitySpec("x")]))
+        assert registry.registrations() == []
+
+    asyncio.run(scenario())
+
+
+def test_registry_input_errors_are_typed():
+    registry = CapabilityRegistry()
+    with pytest.raises(ConfigurationError):
+        registry.register(Recorder("p", [CapabilitySpec("x")]), scope="galaxy")
+    with pytest.raises(ConfigurationError):
+        registry.register(Recorder("p", [CapabilitySpec("x")]), scope="session")
+    with pytest.raises(ConfigurationError):
+        registry.register(object())
+    with pytest.raises(PluginError):
+        asyncio.run(registry.invoke("missing"))
+
+
+def test_invoke_applies_policy_timeout_and_output_limit():
+    async def slow(**kw):
+        await asyncio.sleep(5)
+
+    provider = Recorder(
+        "p",
+        [
+            CapabilitySpec("long", output_limit=10),
+            CapabilitySpec("slow", timeout=0.05),
+            CapabilitySpec("write", write=True, risk=2),
+        ],
+        handlers={"long": lambda: "x" * 100, "slow": slow, "write": lambda: "written"},
+    )
+
+    def read_only(request):
+        if request.capability.write and (request.context.metadata or {}).get("read_only"):
+            return PolicyDecision.block("workspace is read-only")
+        return PolicyDecision.allow(request.arguments)
+
+    async def scenario():
+        registry = CapabilityRegistry(policy_engine=PolicyEngine([read_only]))
+        await registry.mount(provider)
+        out = await registry.invoke("long")
+        assert out.startswith("x" * 10) and "truncated 90" in out
+        with pytest.raises(ToolError) as info:
+            await registry.invoke("slow")
+        assert info.value.code == "LA-TOOL-TIMEOUT"
+        ro = SecurityContext(metadata={"read_only": True})
+        with pytest.raises(PolicyError):
+            await registry.invoke("write", context=ro)
+        assert await registry.invoke("write", context=SecurityContext()) == "written"
+        narrow = SecurityContext(permissions=PermissionSet(max_risk=1))
+        with pytest.raises(PolicyError):
+            await registry.invoke("write", context=narrow)
+
+    asyncio.run(scenario())
+
+
+# -- policy on the agent's tool path -------------------------------------------------------
+
+RAN: list[str] = []
+
+
+@tool
+def rm(path: str) -> str:
+    """Remove a path."""
+    RAN.append(path)
+    return "removed"
+
+
+def test_agent_policy_blocks_rewrites_and_requires_approval():
+    RAN.clear()
+
+    def policy(request):
+        path = request.arguments.get("path", "")
+        if path.startswith("/etc"):
+            return PolicyDecision.block("system paths are off limits")
+        if path.startswith("~"):
+            return PolicyDecision.rewrite({"path": path.replace("~", "/home/u")})
+        if path.startswith("/important"):
+            return PolicyDecision.approval("important data")
+        return None
+
+    calls = [
+        {"name": "rm", "arguments": {"path": p}} for p in ("/etc/passwd", "~/tmp", "/important/x")
+    ]
+    model = ScriptedModel([{"tool_calls": calls}, "done"])
+    agent = LightAgent(model=model, tools=[rm], policy_engine=PolicyEngine([policy]))
+    result = agent.run("clean up", result_format="object", trace=True)
+    assert result.content == "done"
+    assert RAN == ["/home/u/tmp"]
+    outputs = [m["content"] for m in model.requests[1].messages if m["role"] == "tool"]
+    assert "system paths are off limits" in outputs[0]
+    assert "LA-APPROVAL" in outputs[2]
+    assert any(
+        e["type"] == "hook_decision" and e["data"].get("adapter") == "policy" for e in result.trace
+    )
+
+
+def test_agent_security_context_gates_tools_and_audits():
+    RAN.clear()
+    ctx = SecurityContext(tenant_id="t", permissions=PermissionSet(allowed={"tool.lookup"}))
+    model = ScriptedModel([{"tool_calls": [{"name": "rm", "arguments": {"path": "/a"}}]}, "ok"])
+    agent = LightAgent(model=model, tools=[rm])
+    from lightagent.control.runtime import build_interceptor
+
+    agent.interceptor = build_interceptor(security_context=ctx)
+    result = agent.run("q", result_format="object", trace=True)
+    assert RAN == []
+    gate = [e["data"] for e in result.trace if e["type"] == "capability.gate"]
+    assert gate and gate[0]["decision"] == "deny" and gate[0]["check"] == "permissions"
+    assert "path" not in gate[0] and "/a" not in str(gate[0])
+
+
+def test_capability_registry_spec_requires_approval_for_tool():
+    RAN.clear()
+
+    async def setup():
+        registry = CapabilityRegistry()
+        await registry.mount(
+            BaseCapabilityProvider(
+                [CapabilitySpec("tool.rm", write=True, risk=3, requires_approval=True)],
+                name="tools",
+            )
+        )
+        return registry
+
+    registry = asyncio.run(setup())
+    model = ScriptedModel([{"tool_calls": [{"name": "rm", "arguments": {"path": "/a"}}]}, "ok"])
+    from lightagent.review import InMemoryReviewStore
+
+    store = InMemoryReviewStore()
+    agent = LightAgent(model=model, tools=[rm], capability_registry=registry, approval=store)
+    agent.run("q")
+    assert RAN == [] and len(store.list_pending()) == 1
