@@ -103,7 +103,6 @@ class FlowRun:
         self.cancel_reason: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cancel_event: asyncio.Event | None = None
-        self._remote_checked = 0.0
         self._executor: ThreadPoolExecutor | None = None
         self._limit = asyncio.Semaphore(max_concurrency) if max_concurrency else None
 
@@ -197,7 +196,15 @@ class FlowRun:
         if self.cancel_reason is None:
             self.cancel_reason = reason or "cancelled"
         loop, event = self._loop, self._cancel_event
-        if loop is not None and event is not None and not loop.is_closed():
+        if loop is None or event is None or loop.is_closed():
+            return
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            event.set()
+        else:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(event.set)
 
@@ -210,10 +217,7 @@ class FlowRun:
                 self.request_cancel("cancel requested")
                 return True
             return False
-        now = time.monotonic()
-        if now - self._remote_checked < 0.25:  # another process's request: polled, not pushed
-            return False
-        self._remote_checked = now
+        # Another process's request is polled before each step start, not pushed.
         if await self.call_store("cancel_requested", self.run_id):
             self.request_cancel("cancel requested")
             return True
@@ -247,9 +251,9 @@ class FlowRun:
         running: dict[asyncio.Task[LightFlowStepResult], str] = {}
         cancel_wait = asyncio.ensure_future(self._cancel_event.wait())
         try:
-            while not self._cancel_event.is_set():
+            while self.cancel_reason is None:
                 await self._schedule(pending, running)
-                if not running or self._cancel_event.is_set():
+                if not running or self.cancel_reason is not None:
                     break
                 done, _ = await asyncio.wait(
                     [*running, cancel_wait], return_when=asyncio.FIRST_COMPLETED
@@ -265,7 +269,7 @@ class FlowRun:
         finally:
             cancel_wait.cancel()
             self._executor.shutdown(wait=False, cancel_futures=True)
-        if self._cancel_event.is_set():
+        if self.cancel_reason is not None:
             await self._stop(running)
             await self._skip_cancelled(pending)
         await self._flush_session()
