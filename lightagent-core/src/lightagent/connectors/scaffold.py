@@ -51,7 +51,7 @@ description = "A lightagent plugin: $title."
 readme = "README.md"
 requires-python = ">=3.10"
 license = "Apache-2.0"
-classifiers = ["Framework :: lightagent", "Programming Language :: Python :: 3"]
+classifiers = ["Programming Language :: Python :: 3"]
 dependencies = ["lightagent-core$core"]
 
 [project.optional-dependencies]
