@@ -1,0 +1,145 @@
+"""``PolicyHook``: a hook that fails closed on an exception, an invalid result or a timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lightagent.control.hook_types import (
+    HookContext,
+    HookDecision,
+    _check_phases,
+    _target,
+    hook_name,
+    normalize_hook_result,
+)
+from lightagent.errors import ConfigurationError
+from lightagent.policy import run_coroutine_sync
+
+__all__ = ["PolicyHook"]
+
+
+@dataclass(frozen=True)
+class PolicyHook:
+    """A fail-closed hook: an exception, an invalid result or a timeout blocks.
+
+    ``phases`` limits where it runs (``None`` = every phase). ``failure_mode="continue"``
+    makes failures non-blocking (they are still traced). A sync handler with a
+    ``timeout`` runs in a worker thread; a thread cannot be killed, so a handler that
+    overruns keeps running in the background after the call was blocked.
+    """
+
+    handler: Callable[..., Any]
+    phases: frozenset[str] | None = None
+    failure_mode: str = "block"
+    timeout: float | None = None
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if not callable(self.handler):
+            raise ConfigurationError(
+                "LA-HOOK-INVALID",
+                f"PolicyHook needs a callable handler, got {type(self.handler).__name__}",
+            )
+        object.__setattr__(self, "phases", _check_phases(self.phases, "PolicyHook"))
+        if self.failure_mode not in ("block", "continue"):
+            raise ConfigurationError(
+                "LA-HOOK-INVALID",
+                f"failure_mode must be 'block' or 'continue', got {self.failure_mode!r}",
+            )
+        if self.timeout is not None and not (
+            isinstance(self.timeout, (int, float))
+            and not isinstance(self.timeout, bool)
+            and self.timeout > 0
+        ):
+            raise ConfigurationError(
+                "LA-HOOK-INVALID", f"timeout must be > 0, got {self.timeout!r}"
+            )
+        if self.name is None:
+            object.__setattr__(self, "name", hook_name(self.handler))
+
+    def applies(self, phase: str) -> bool:
+        """Whether this hook runs at ``phase``."""
+        return self.phases is None or phase in self.phases
+
+    def _failed(
+        self, ctx: HookContext, error: BaseException, timed_out: bool = False
+    ) -> HookDecision:
+        kind = "timed out" if timed_out else f"failed ({type(error).__name__})"
+        meta = {
+            "hook_failure": {
+                "hook": self.name,
+                "error_type": "TimeoutError" if timed_out else type(error).__name__,
+                "failure_mode": self.failure_mode,
+            }
+        }
+        if self.failure_mode == "continue":
+            return HookDecision("continue", metadata=meta)
+        code = "LA-HOOK-TIMEOUT" if timed_out else "LA-HOOK"
+        return HookDecision.block(f"[{code}] policy hook {self.name} {kind}; failing closed", meta)
+
+    def __call__(self, ctx: HookContext) -> HookDecision:
+        """Run the handler from sync code."""
+        if not self.applies(ctx.phase):
+            return HookDecision()
+        fn = _target(self.handler, ctx.phase)
+        try:
+            if inspect.iscoroutinefunction(fn):
+                return normalize_hook_result(run_coroutine_sync(self._bounded(fn(ctx))))
+            if self.timeout is None:
+                result = fn(ctx)
+                if inspect.isawaitable(result):
+                    result = run_coroutine_sync(self._bounded(result))
+                return normalize_hook_result(result)
+            return normalize_hook_result(self._threaded(fn, ctx))
+        except (TimeoutError, asyncio.TimeoutError) as exc:
+            return self._failed(ctx, exc, timed_out=True)
+        except Exception as exc:
+            return self._failed(ctx, exc)
+
+    async def acall(self, ctx: HookContext) -> HookDecision:
+        """Run the handler from async code (a sync handler with a timeout goes to a thread)."""
+        if not self.applies(ctx.phase):
+            return HookDecision()
+        fn = _target(self.handler, ctx.phase)
+        try:
+            if inspect.iscoroutinefunction(fn):
+                result = await self._bounded(fn(ctx))
+            elif self.timeout is not None:
+                result = await asyncio.wait_for(asyncio.to_thread(fn, ctx), self.timeout)
+            else:
+                result = fn(ctx)
+                if inspect.isawaitable(result):
+                    result = await self._bounded(result)
+            return normalize_hook_result(result)
+        except (TimeoutError, asyncio.TimeoutError) as exc:
+            return self._failed(ctx, exc, timed_out=True)
+        except Exception as exc:
+            return self._failed(ctx, exc)
+
+    async def _bounded(self, awaitable: Any) -> Any:
+        if self.timeout is None:
+            return await awaitable
+        return await asyncio.wait_for(awaitable, self.timeout)
+
+    def _threaded(self, fn: Callable[..., Any], ctx: HookContext) -> Any:
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = fn(ctx)
+            except BaseException as exc:
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name=f"policy-hook-{self.name}", daemon=True)
+        thread.start()
+        thread.join(self.timeout)
+        if thread.is_alive():
+            raise TimeoutError(f"policy hook {self.name} exceeded {self.timeout}s")
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
