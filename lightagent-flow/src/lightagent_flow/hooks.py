@@ -46,6 +46,12 @@ class FlowHookContext:
     flow_id: str | None = None
     step_name: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    emitter: Callable[[str, dict[str, Any]], Any] | None = None
+
+    def emit(self, type: str, data: dict[str, Any]) -> None:
+        """Record an event in the flow run's trace."""
+        if self.emitter is not None:
+            self.emitter(type, data)
 
 
 @dataclass
@@ -93,6 +99,14 @@ def normalize(result: Any) -> FlowHookDecision:
             return FlowHookDecision("replace", payload=result["payload"])
         return FlowHookDecision()
     action = getattr(result, "action", None)
+    allowed = getattr(result, "allowed", None)
+    if action is None and isinstance(allowed, bool):  # a GuardrailDecision
+        if not allowed:
+            return FlowHookDecision(
+                "block", reason=str(getattr(result, "reason", None) or "not allowed")
+            )
+        value = getattr(result, "value", None)
+        return FlowHookDecision() if value is None else FlowHookDecision("replace", payload=value)
     if action is not None:
         action = getattr(action, "value", action)  # an Enum action
         return _checked(
@@ -120,6 +134,9 @@ class FlowHookRunner:
         method = getattr(hook, phase, None)
         if callable(method):
             return method
+        acall = getattr(hook, "acall", None)  # PolicyHook's async entry point
+        if callable(acall):
+            return acall
         return hook if callable(hook) else None
 
     async def run(
@@ -136,7 +153,7 @@ class FlowHookRunner:
             fn = self._target(hook, phase)
             if fn is None:
                 continue
-            ctx = _make_context(phase=phase, payload=current, **context)
+            ctx = _make_context(phase=phase, payload=current, emitter=emit, **context)
             name = _name(hook)
             try:
                 decision = normalize(await call_maybe_async(fn, ctx))

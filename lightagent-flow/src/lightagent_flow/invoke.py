@@ -25,7 +25,15 @@ __all__ = ["AgentOutput", "StepAgentError", "call_agent", "call_maybe_async", "t
 
 _CODE = re.compile(r"^\[(LA-[A-Z0-9-]+)\]")
 # Keywords a LightAgent-like run() understands; passed only when the signature admits them.
-_STANDARD_KW = ("user_id", "result_format", "trace", "parent_trace_id", "run_group_id", "metadata")
+_STANDARD_KW = (
+    "user_id",
+    "result_format",
+    "trace",
+    "parent_trace_id",
+    "run_group_id",
+    "metadata",
+    "tools",
+)
 
 
 class StepAgentError(LightAgentError):
@@ -99,9 +107,13 @@ def _output(result: Any) -> AgentOutput:
     else:
         error, content, trace = None, result, None
     if error:
-        text = str(error)
-        match = _CODE.match(text)
-        raise StepAgentError(match.group(1) if match else None, text, details={"content": content})
+        if isinstance(error, dict):  # RunResult.error is LightAgentError.to_dict()
+            code, text = error.get("code"), str(error.get("message") or error)
+        else:
+            match = _CODE.match(str(error))
+            code, text = (match.group(1) if match else getattr(error, "code", None)), str(error)
+        code = code if isinstance(code, str) and code.startswith("LA-") else None
+        raise StepAgentError(code, text, details={"content": to_jsonable(content)})
     if content is None:
         content = ""
     return AgentOutput(to_jsonable(content), trace if isinstance(trace, list) else None)

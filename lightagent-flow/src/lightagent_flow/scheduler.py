@@ -470,8 +470,10 @@ class FlowRun:
             if decision.action == "block":
                 return self._finish(res, FAILED, "LA-HOOK", decision.reason or "blocked by a hook")
             if decision.action == "replace" and isinstance(decision.payload, dict):
-                replaced = decision.payload.get("step_result", decision.payload)
-                if isinstance(replaced, dict) and "content" in replaced:
+                replaced = decision.payload.get("step_result")
+                if "content" in decision.payload:
+                    res.content = decision.payload["content"]
+                elif isinstance(replaced, dict) and "content" in replaced:
                     res.content = replaced["content"]
             if decision.action != "retry":
                 break
