@@ -1,0 +1,309 @@
+"""Crash and pause bars with real worker processes on PostgreSQL (slow).
+
+(a) SIGKILL churn: N workers, M tasks of 50-300 ms, a random worker SIGKILLed and
+    respawned every 200 ms. All tasks verified, exactly one published artifact per task,
+    zero stale-token writes accepted (checked on the event history).
+(b) The Kleppmann pause: a worker is SIGSTOPped past its lease while another takes
+    over, then SIGCONTed: every write it tries is rejected; exactly one completion.
+
+Sizes come from the environment so CI can run a smaller configuration:
+``DAG_CHURN_WORKERS`` (8), ``DAG_CHURN_TASKS`` (1000), ``DAG_CHURN_SECONDS`` (240, the bound).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lightagent import PermissionSet, SecurityContext
+from lightagent_dag import DAGConfig, LightDAG, LocalArtifactStore, SqlTaskGraphStore, TaskSpec
+
+TESTS = Path(__file__).resolve().parent
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+
+
+def _context() -> SecurityContext:
+    return SecurityContext(
+        tenant_id="acme",
+        project_id="crash",
+        permissions=PermissionSet(allowed=frozenset({"dag.task.execute"})),
+    )
+
+
+def _submit(
+    store: SqlTaskGraphStore, art: Path, run_id: str, tasks: list[TaskSpec], **config: Any
+) -> LightDAG:
+    dag = LightDAG(store=store, artifact_store=LocalArtifactStore(art), config=DAGConfig(**config))
+    dag.create_run(tasks, run_id=run_id, context=_context(), check_keys=False)
+    return dag
+
+
+def check_history(store: SqlTaskGraphStore, run_id: str) -> dict[str, int]:
+    """Replay the event log: every accepted attempt write must carry the task's current fence.
+
+    Events of one task are written while its row is locked, so their ids follow the
+    order in which the writes landed. Returns counts of what was seen.
+    """
+    current: dict[str, int] = {}
+    seen: Counter[str] = Counter()
+    after = 0
+    while True:
+        events = store.events(run_id, after=after, limit=5000)
+        if not events:
+            break
+        after = events[-1].event_id
+        for e in events:
+            seen[e.type] += 1
+            fence = e.data.get("fence")
+            if e.type == "dag.task.claimed":
+                assert fence > current.get(e.task_id, 0), f"fence went backwards for {e.task_id}"
+                current[e.task_id] = fence
+            elif (
+                e.type
+                in (
+                    "dag.artifact.staged",
+                    "dag.artifact.published",
+                    "dag.task.verified",
+                    "dag.attempt.failed",
+                    "dag.verification.failed",
+                )
+                and fence is not None
+            ):
+                assert fence == current[e.task_id], (
+                    f"stale write accepted: {e.type} with fence {fence} for {e.task_id} (current {current[e.task_id]})"
+                )
+    return dict(seen)
+
+
+def check_exactly_once(store: SqlTaskGraphStore, run_id: str, n_tasks: int) -> None:
+    """Every task verified, one published artifact each, published by the task's final fence."""
+    import sqlalchemy as sa
+
+    tasks = store.list_tasks(run_id)
+    assert len(tasks) == n_tasks
+    assert Counter(t.status.value for t in tasks) == {"verified": n_tasks}
+    assert store.publication_counts(run_id) == {t.task_id: 1 for t in tasks}
+    fences = {t.task_id: t.fence for t in tasks}
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            sa.text("SELECT task_id, fence FROM dag_published WHERE run_id=:r"), {"r": run_id}
+        ).all()
+        succeeded = conn.execute(
+            sa.text(
+                "SELECT task_id, COUNT(*) FROM dag_attempts WHERE run_id=:r AND status='succeeded' GROUP BY task_id"
+            ),
+            {"r": run_id},
+        ).all()
+    assert len(rows) == n_tasks and all(fences[t] == f for t, f in rows)
+    assert all(n == 1 for _, n in succeeded) and len(succeeded) == n_tasks
+
+
+def _child(parent_store: SqlTaskGraphStore, argv: list[str]) -> None:
+    # Forked from the test process (a cheap start): drop the parent's pooled
+    # connections without closing them, then run the real `lightagent dag worker` code.
+    parent_store.engine.dispose(close=False)
+    sys.path.insert(0, str(TESTS))
+    for fd in (1, 2):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    from lightagent_dag.cli import configure_dag, run_dag
+
+    parser = argparse.ArgumentParser()
+    configure_dag(parser)
+    os._exit(run_dag(parser.parse_args(argv)))
+
+
+def test_sigkill_churn_on_postgres(postgres_url: str, tmp_path: Path) -> None:
+    n_workers = int(os.environ.get("DAG_CHURN_WORKERS", "8"))
+    n_tasks = int(os.environ.get("DAG_CHURN_TASKS", "1000"))
+    bound = float(os.environ.get("DAG_CHURN_SECONDS", "240"))
+    rng = random.Random(8)
+    run_id = f"churn-{uuid.uuid4().hex[:8]}"
+    store = SqlTaskGraphStore(postgres_url)
+    art = tmp_path / "art"
+    tasks = [
+        TaskSpec(
+            task_id=f"t{i:05d}",
+            goal="sleep",
+            acceptance_contract={},
+            worker_key="sleepy",
+            verifier_key="ok",
+            metadata={"sleep_ms": rng.randint(50, 300)},
+        )
+        for i in range(n_tasks)
+    ]
+    _submit(store, art, run_id, tasks, max_tasks=max(1000, n_tasks), max_attempts_per_task=50)
+    ctx = multiprocessing.get_context("fork")
+    serial = iter(range(10**6))
+
+    def spawn() -> Any:
+        argv = [
+            "worker",
+            "--store",
+            postgres_url,
+            "--app",
+            "dag_test_app:configure",
+            "--artifacts",
+            str(art),
+            "--run",
+            run_id,
+            "--concurrency",
+            "1",
+            "--lease",
+            "2",
+            "--heartbeat",
+            "0.5",
+            "--poll",
+            "0.05",
+            "--worker-id",
+            f"w{next(serial)}",
+        ]
+        proc = ctx.Process(target=_child, args=(store, argv), daemon=True)
+        proc.start()
+        return proc
+
+    workers: list[Any] = []
+    kills = 0
+    started = time.monotonic()
+    try:
+        store.engine.dispose()
+        workers = [spawn() for _ in range(n_workers)]
+        next_check = 0.0
+        while time.monotonic() - started < bound:
+            time.sleep(0.2)
+            victim = rng.randrange(len(workers))
+            os.kill(workers[victim].pid, signal.SIGKILL)
+            workers[victim].join(5)
+            kills += 1
+            workers[victim] = spawn()
+            if time.monotonic() >= next_check:
+                next_check = time.monotonic() + 1.0
+                if store.get_run(run_id).status.value != "running":
+                    break
+        elapsed = time.monotonic() - started
+    finally:
+        for proc in workers:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in workers:
+            proc.join(10)
+            if proc.is_alive():
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.join(5)
+    run = store.get_run(run_id)
+    seen = check_history(store, run_id)
+    print(
+        f"\nchurn: {n_workers} workers, {n_tasks} tasks, {kills} SIGKILLs in {elapsed:.1f}s; "
+        f"expired attempts {seen.get('dag.attempt.expired', 0)}, stale writes rejected {seen.get('dag.attempt.fenced', 0)}, accepted 0"
+    )
+    assert run.status.value == "succeeded", f"run is {run.status.value} after {elapsed:.0f}s"
+    check_exactly_once(store, run_id, n_tasks)
+    assert kills > 0 and seen.get("dag.attempt.expired", 0) > 0  # the churn really interrupted work
+    store.close()
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    code = "import sys; from lightagent.cli import main; sys.exit(main())"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_sigstopped_worker_is_fenced_out_on_wake(postgres_url: str, tmp_path: Path) -> None:
+    run_id = f"pause-{uuid.uuid4().hex[:8]}"
+    store = SqlTaskGraphStore(postgres_url)
+    art = tmp_path / "art"
+    task = TaskSpec(
+        task_id="only",
+        goal="sleep",
+        acceptance_contract={},
+        worker_key="sleepy",
+        verifier_key="ok",
+        metadata={"sleep_ms": 1500, "announce": True},
+    )
+    _submit(store, art, run_id, [task])
+    marker = tmp_path / "started.txt"
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+        DAG_TEST_STOP_FILE=str(marker),
+    )
+    common = [
+        "dag",
+        "worker",
+        "--store",
+        postgres_url,
+        "--app",
+        "dag_test_app:configure",
+        "--artifacts",
+        str(art),
+        "--run",
+        run_id,
+        "--lease",
+        "1",
+        "--heartbeat",
+        "0.25",
+        "--poll",
+        "0.05",
+    ]
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        a = _cli(*common, "--worker-id", "A", env=env)
+        procs.append(a)
+        deadline = time.monotonic() + 60
+        while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.read_text().split() == [str(a.pid), "1"], "worker A never started the task"
+        os.kill(a.pid, signal.SIGSTOP)
+        time.sleep(3.0)  # three leases
+        b = _cli(*common, "--worker-id", "B", env=env)
+        procs.append(b)
+        while store.get_run(run_id).status.value == "running" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert store.get_run(run_id).status.value == "succeeded"
+        os.kill(a.pid, signal.SIGCONT)
+        # Give A time to wake, find its lease gone and try its writes.
+        while time.monotonic() < deadline:
+            fenced = [e for e in store.events(run_id, limit=1000) if e.type == "dag.attempt.fenced"]
+            if fenced:
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGCONT)
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+    events = store.events(run_id, limit=1000)
+    rejected = [e for e in events if e.type == "dag.attempt.fenced"]
+    assert (
+        rejected
+        and {e.data["worker_id"] for e in rejected} == {"A"}
+        and {e.data["fence"] for e in rejected} == {1}
+    )
+    assert [e.data["fence"] for e in events if e.type == "dag.task.verified"] == [2]
+    check_history(store, run_id)
+    check_exactly_once(store, run_id, 1)
+    attempts = {a.worker_id: a.status.value for a in store.attempts(run_id)}
+    assert attempts == {"A": "expired", "B": "succeeded"}
+    store.close()
