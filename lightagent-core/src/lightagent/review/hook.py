@@ -46,6 +46,14 @@ def _summary(request: ApprovalRequest) -> dict[str, Any]:
     }
 
 
+def _redacted(value: Any) -> Any:
+    try:
+        from lightagent.events.redaction import redact_or_marker
+    except ImportError:  # pragma: no cover - the events package ships with the core
+        return value
+    return redact_or_marker(value)
+
+
 class HumanApprovalHook:
     """Ask a human before the listed tools (or every tool) run, and before handoffs."""
 
@@ -212,7 +220,10 @@ class HumanApprovalHook:
             trace_id=ctx.trace_id,
             action_name=name,
             tool_name=payload.get("tool_name"),
-            arguments=args,
+            # The reviewer sees the arguments with credentials redacted; the binding digest
+            # is taken from the real ones.
+            arguments=_redacted(args),
+            argument_digest=argument_digest(name, args),
             source_agent=payload.get("source_agent") or ctx.agent_name,
             target_agent=payload.get("target_agent"),
             allowed_decisions=self.allowed_decisions,
