@@ -50,17 +50,18 @@ def test_removal_needs_a_version_bump():
 
 
 def test_update_then_check_round_trip_and_refuses_unbumped_removal(tmp_path):
-    assert _run("--update", "--dir", str(tmp_path)).returncode == 0
-    assert _run("--dir", str(tmp_path)).returncode == 0
-    core = tmp_path / "lightagent-core.json"
+    only = ("--only", "lightagent-contracts", "--dir", str(tmp_path))
+    assert _run("--update", *only).returncode == 0
+    assert _run(*only).returncode == 0
+    core = tmp_path / "lightagent-contracts.json"
     data = json.loads(core.read_text())
     data["names"]["NoLongerThere"] = {"kind": "module"}  # as if a name had been removed
     core.write_text(json.dumps(data))
-    check = _run("--dir", str(tmp_path))
+    check = _run(*only)
     assert check.returncode == 1
     assert "removes NoLongerThere without a version bump" in check.stdout
     assert UPDATE_COMMAND in check.stdout
-    assert _run("--update", "--dir", str(tmp_path)).returncode == 1
-    assert _run("--update", "--allow-removal", "--dir", str(tmp_path)).returncode == 0
+    assert _run("--update", *only).returncode == 1
+    assert _run("--update", "--allow-removal", *only).returncode == 0
     hooks = json.loads((tmp_path / "hookspecs.json").read_text())["names"]
     assert hooks["register_tools"]["args"] == ["register"]

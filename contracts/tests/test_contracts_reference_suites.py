@@ -86,8 +86,8 @@ class TestReferenceTools(ToolProviderContract):
     @pytest.fixture
     def tool_examples(self):
         return [
-            ("add", {"a": 2, "b": 3}, lambda r: r == 5),
-            ("shout", {"text": "hi"}, lambda r: r == "HI"),
+            ("add", {"a": 2, "b": 3}, lambda out: out == "5"),
+            ("shout", {"text": "hi"}, lambda out: out == "HI"),
         ]
 
 

@@ -125,10 +125,12 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def snapshot() -> dict[str, dict[str, Any]]:
-    """The current snapshot of every installed distribution, plus ``hookspecs``."""
+def snapshot(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The current snapshot of every installed distribution (or those in ``only``), plus ``hookspecs``."""
     out: dict[str, dict[str, Any]] = {}
     for dist, package in DISTRIBUTIONS.items():
+        if only and dist not in only:
+            continue
         version = _version(dist)
         if version is None:
             continue
@@ -202,8 +204,14 @@ def main(argv: list[str] | None = None) -> int:
         help="with --update: accept removals without a version bump",
     )
     parser.add_argument("--dir", type=Path, default=SNAPSHOT_DIR, help="snapshot folder")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(DISTRIBUTIONS),
+        help="limit to these distributions (repeatable)",
+    )
     args = parser.parse_args(argv)
-    current = snapshot()
+    current = snapshot(args.only)
     problems = {dist: diff_snapshot(_load(args.dir, dist), data) for dist, data in current.items()}
     if args.update:
         blocked = [p for lines in problems.values() for p in lines if "without a version bump" in p]

@@ -142,8 +142,10 @@ def test_static_scan_flags_risky_code_unknown_hooks_and_bad_manifest():
     assert "src/lav_fixture_unsafe/plugin.py:18" in lines
 
 
-def test_every_fixture_fails_with_its_own_code(monkeypatch):
+def test_every_fixture_fails_with_its_own_code(monkeypatch, tmp_path, listener):
     monkeypatch.setenv("LAV_FIXTURE_SLEEP", "60")
+    monkeypatch.setenv("LAV_FIXTURE_PORT", str(listener.port))
+    monkeypatch.setenv("LAV_FIXTURE_WRITE_PATH", str(tmp_path / "out.txt"))
     expected = {
         "lav-fixture-network": "LAV021",
         "lav-fixture-write": "LAV022",
@@ -158,6 +160,8 @@ def test_every_fixture_fails_with_its_own_code(monkeypatch):
         assert code in _codes(report), (name, report.format_text())
         seen[name] = code
     assert len(set(seen.values())) == len(expected)
+    assert listener.accepted == 0, "a validation made a network connection"
+    assert not (tmp_path / "out.txt").exists()
 
 
 def test_unknown_target_is_a_finding_not_a_traceback(tmp_path):

@@ -3,8 +3,9 @@
 Subclass :class:`ToolProviderContract` and provide a ``tools`` fixture returning the
 objects the plugin registers (``@tool`` functions, ``Tool`` objects or seeds-style
 ``tool_info`` callables). Optionally provide ``tool_examples``: a list of
-``(tool_name, arguments, check)`` where ``check(result) -> bool`` (or ``None`` to accept
-any JSON-serialisable result)::
+``(tool_name, arguments, check)``; each example runs through the real dispatcher (as the
+agent loop runs it) and ``check(output) -> bool`` receives the text the model would see
+(``None`` accepts any successful call)::
 
     class TestMyTools(ToolProviderContract):
         @pytest.fixture
@@ -13,13 +14,11 @@ any JSON-serialisable result)::
 
         @pytest.fixture
         def tool_examples(self):
-            return [("get_weather", {"city": "Paris"}, lambda r: "Paris" in str(r))]
+            return [("get_weather", {"city": "Paris"}, lambda output: "Paris" in output)]
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 from collections.abc import Callable
 from typing import Any
@@ -41,24 +40,22 @@ def _as_tools(objs: list[Any]) -> list[Any]:
     return [as_tool(obj) for obj in objs]
 
 
-def _run(tool: Any, arguments: dict[str, Any]) -> Any:
-    args = tool.validate_arguments(arguments)
-    result = tool.func(**args)
-    if inspect.isawaitable(result):
-        result = asyncio.run(_await(result))
-    elif inspect.isasyncgen(result):
-        result = asyncio.run(_drain_async(result))
-    elif inspect.isgenerator(result):
-        result = list(result)
-    return result
+def _dispatch(objs: list[Any], examples: list[Example]) -> list[Any]:
+    from lightagent.models.base import ToolCall
+    from lightagent.tools.dispatch import AsyncToolDispatcher
+    from lightagent.tools.registry import ToolRegistry
 
-
-async def _await(result: Any) -> Any:
-    return await result
-
-
-async def _drain_async(agen: Any) -> list[Any]:
-    return [item async for item in agen]
+    registry = ToolRegistry()
+    registry.register_tools(objs)
+    dispatcher = AsyncToolDispatcher(registry, default_timeout=30.0)
+    calls = [
+        ToolCall(id=f"call_{i}", name=name, arguments=json.dumps(arguments), index=i)
+        for i, (name, arguments, _) in enumerate(examples)
+    ]
+    try:
+        return dispatcher.run_calls(calls)
+    finally:
+        dispatcher.close()
 
 
 class ToolProviderContract(ContractSuite):
@@ -112,13 +109,15 @@ class ToolProviderContract(ContractSuite):
                 tool.validate_arguments({})
             assert info.value.code == "LA-TOOL-ARGS"
 
-    def test_examples_run_and_give_serialisable_results(
+    def test_examples_run_through_the_dispatcher(
         self, tools: list[Any], tool_examples: list[Example]
     ) -> None:
-        by_name = {t.name: t for t in _as_tools(list(tools))}
-        for name, arguments, check in tool_examples:
-            assert name in by_name, f"example names unknown tool {name!r}"
-            result = _run(by_name[name], arguments)
-            json.dumps(result, default=str)
+        names = {t.name for t in _as_tools(list(tools))}
+        for name, _, _ in tool_examples:
+            assert name in names, f"example names unknown tool {name!r}"
+        outcomes = _dispatch(list(tools), list(tool_examples))
+        for (name, arguments, check), outcome in zip(tool_examples, outcomes, strict=True):
+            assert outcome.error is None, f"{name}({arguments}) failed: {outcome.output}"
+            assert isinstance(outcome.output, str)
             if check is not None:
-                assert check(result), f"{name}({arguments}) gave {result!r}"
+                assert check(outcome.output), f"{name}({arguments}) gave {outcome.output!r}"

@@ -7,6 +7,9 @@ import os
 import sys
 import time
 
+if __name__ != "__main__":  # only ever run as ``python -c``; importing it does nothing
+    raise ImportError("lightagent.connectors._child is a program, not a module")
+
 CONFIG = json.loads(sys.argv[1])
 TMP = os.path.realpath(CONFIG["tmp"])
 ROOTS = tuple(CONFIG["roots"])
@@ -117,8 +120,22 @@ for entry in reversed(CONFIG["sys_path"]):
     sys.path.insert(0, entry)
 
 import importlib  # noqa: E402
-import resource  # noqa: E402
 import traceback  # noqa: E402
+
+try:
+    import resource
+except ImportError:  # not on Windows: memory is then not measured
+    resource = None
+
+
+def _rss_kb():
+    # The current resident size: ru_maxrss would carry the parent's peak across exec.
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss if resource else 0
+
 
 import lightagent.hookspecs  # noqa: E402,F401  (core cost is not charged to the plugin)
 from lightagent.connectors.objects import inspect_plugin  # noqa: E402
@@ -142,7 +159,7 @@ result = {"imports": [], "events": EVENTS, "plugins": []}
 for ep in CONFIG["entry_points"]:
     module_name, _, attr = ep["value"].partition(":")
     before = set(sys.modules)
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss0 = _rss_kb()
     started = time.perf_counter()
     record = {"entry_point": ep["name"], "module": module_name.strip(), "error": None}
     plugin = None
@@ -158,7 +175,7 @@ for ep in CONFIG["entry_points"]:
         record["error"] = {"type": type(exc).__name__, "message": str(exc)[:500], "where": where}
         plugin = None
     record["seconds"] = time.perf_counter() - started
-    record["rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0
+    record["rss_kb"] = _rss_kb() - rss0
     new = set(sys.modules) - before
     record["modules_loaded"] = len(new)
     record["heavy"] = sorted(h for h in HEAVY if h in new)

@@ -30,7 +30,7 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
     "LAV013": ("warning", "the manifest has no description"),
     "LAV014": (
         "error",
-        "the manifest's core_requires differs from the distribution's core requirement",
+        "the manifest's core_requires excludes the running core",
     ),
     # the sandboxed import
     "LAV020": ("error", "importing the plugin raised"),

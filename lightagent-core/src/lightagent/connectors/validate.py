@@ -62,7 +62,7 @@ def validate_connector(
     if findings and info.name is None:
         return report
     report.findings.extend(check_metadata(info, core_version))
-    report.findings.extend(scan_sources(info.package_dirs, info.root))
+    report.findings.extend(scan_sources(info.package_dirs, _display_root(info)))
     if info.entry_points and not info.package_dirs:
         report.add(
             "LAV007", f"cannot find the module of entry point {info.entry_points[0].value!r}"
@@ -85,8 +85,9 @@ def _apply_sandbox(
 ) -> None:
     def rel(location: str) -> str:
         # Sandbox locations are absolute; show them like the static ones.
-        if info.root and location.startswith(str(info.root) + "/"):
-            return location[len(str(info.root)) + 1 :]
+        base = _display_root(info)
+        if base and location.startswith(str(base) + "/"):
+            return location[len(str(base)) + 1 :]
         return location
 
     codes = {"network": "LAV021", "write": "LAV022", "process": "LAV026"}
@@ -169,6 +170,14 @@ def _apply_sandbox(
     elif manifest:
         report.manifest = manifest
         _check_manifest(report, info, manifest, core_version)
+
+
+def _display_root(info: ProjectInfo) -> Path | None:
+    # Paths are shown relative to the project, or for an installed distribution relative
+    # to the folder holding its package (site-packages, or src/ of an editable install).
+    if info.root:
+        return info.root
+    return info.package_dirs[0].resolve().parent if info.package_dirs else None
 
 
 def _check_manifest(
