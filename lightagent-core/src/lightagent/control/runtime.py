@@ -208,6 +208,15 @@ class ControlInterceptor:
                     ctx = replace(ctx, payload=policy_out.payload)
                     out = policy_out
             hooked = yield from self._hook_phase(ctx)
+            if phase == "tool_guardrail" and hooked.action in ("continue", "replace"):
+                extra = hooked.metadata.get("requires_approval")
+                if extra:
+                    current = (
+                        replace(ctx, payload=hooked.payload) if hooked.action == "replace" else ctx
+                    )
+                    approved = yield from self._approve(current, str(extra))
+                    if approved.action != "continue":
+                        return approved
             if hooked.action != "continue" or out.action != "replace":
                 return hooked
             return out
