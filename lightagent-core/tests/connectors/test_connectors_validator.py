@@ -217,6 +217,25 @@ def test_cli_json_and_exit_status():
     assert good.returncode == 1 and "LAV070" in good.stdout
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"timeout": 0}, {"import_budget": -1}, {"memory_budget_mb": "big"}, {"timeout": True}],
+)
+def test_bad_options_are_typed_errors(kwargs):
+    from lightagent.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as info:
+        validate_connector(FIXTURES / "lav-fixture-secret", **kwargs)
+    assert info.value.code == "LA-CONFIG"
+
+
+def test_bad_target_type_is_a_typed_error():
+    from lightagent.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError):
+        validate_connector(42)  # type: ignore[arg-type]
+
+
 def test_finding_codes_are_unique_and_leveled():
     assert all(code.startswith("LAV") and len(code) == 6 for code in FINDING_CODES)
     assert {level for level, _ in FINDING_CODES.values()} <= {"error", "warning", "info"}
@@ -277,3 +296,33 @@ def test_placeholders_are_not_credentials(tmp_path):
     (src / "settings.json").write_text('{"password": "hunter2hunter2"}')
     findings = scan_sources([src], tmp_path)
     assert [(f.code, f.location) for f in findings] == [("LAV070", "pkg/settings.json:1")]
+
+
+def test_core_builtin_plugin_passes_the_same_object_checks():
+    # In a subprocess: resolving every built-in provider imports openai, sqlalchemy...
+    code = (
+        "import json, lightagent._builtins as b;"
+        "from lightagent.connectors.objects import inspect_plugin;"
+        "r = inspect_plugin(b, plugin_name='lightagent-core');"
+        "print(json.dumps({'findings': r['findings'], 'registered': r['registered']}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["findings"] == []
+    assert {"model", "tool", "session_store", "command"} <= set(result["registered"])
+
+
+def test_protocol_mismatch_is_reported_for_instances_and_classes():
+    from lightagent.connectors.objects import _protocol_problem
+    from lightagent.models.scripted import ScriptedModel
+
+    class HalfModel:
+        name = "half"
+
+        def complete(self, request): ...
+
+    assert _protocol_problem("model", ScriptedModel) is None
+    assert _protocol_problem("model", ScriptedModel()) is None
+    assert "missing acomplete, astream, stream" in _protocol_problem("model", HalfModel)
+    assert "missing" in _protocol_problem("memory", object())

@@ -31,7 +31,11 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 _SCOPES = {"runtime", "session", "agent"}
 _TOOL_PROVIDER_METHODS = ("tools", "list_tools", "get_tools", "load_tools")
-_BUILTIN_COMMANDS = {"plugins", "version", "validate-connector", "new-plugin", "help"}
+_BUILTIN_COMMANDS = {"plugins", "version", "help"}
+_CORE_PLUGIN_COMMANDS = {
+    "validate-connector",
+    "new-plugin",
+}  # added by lightagent-core's own plugin
 
 
 def _location(obj: Any) -> str:
@@ -158,32 +162,55 @@ def check_tool_schema(schema: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _load_protocol(path: str | None) -> Any:
+    if not path:
+        return None
+    module, _, attr = path.partition(":")
+    try:
+        proto = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return None
+    return proto if getattr(proto, "_is_runtime_protocol", False) else None
+
+
+def _protocol_attrs(proto: Any) -> list[str]:
+    attrs = getattr(proto, "__protocol_attrs__", None)  # Python 3.12+
+    if attrs is None:
+        attrs = set()
+        for base in proto.__mro__[:-1]:
+            if base.__name__ in ("Protocol", "Generic"):
+                continue
+            names = [*vars(base).get("__annotations__", {}), *vars(base)]
+            attrs.update(n for n in names if not n.startswith("_"))
+    return sorted(attrs)
+
+
 def _protocol_problem(kind: str, obj: Any) -> str | None:
     spec = PROVIDER_PROTOCOLS.get(kind)
     if spec is None:
         return None
     proto_path, required, any_of = spec
-    target = obj
-    if proto_path and not inspect.isclass(obj):
-        module, _, attr = proto_path.partition(":")
-        try:
-            proto = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError):
-            proto = None
-        if proto is not None and getattr(proto, "_is_runtime_protocol", False):
+    proto = _load_protocol(proto_path)
+    if proto is not None:
+        attrs = _protocol_attrs(proto)
+        if inspect.isclass(obj):
+            # A class: its instances' data attributes are unknown, its methods are not.
+            wanted = [a for a in attrs if callable(getattr(proto, a, None))]
+        else:
             try:
                 if isinstance(obj, proto):
                     return None
             except TypeError:
                 pass
-            missing = [m for m in getattr(proto, "__protocol_attrs__", ()) if not hasattr(obj, m)]
-            return f"does not follow {attr}" + (
-                f" (missing {', '.join(sorted(missing))})" if missing else ""
-            )
-    missing = [m for m in required if not callable(getattr(target, m, None))]
+            wanted = attrs
+        missing = [a for a in wanted if not hasattr(obj, a)]
+        if missing:
+            return f"does not follow {proto.__name__} (missing {', '.join(missing)})"
+        return None
+    missing = [m for m in required if not callable(getattr(obj, m, None))]
     if missing:
         return f"missing method(s) {', '.join(missing)}"
-    if any_of and not any(callable(getattr(target, m, None)) for m in any_of):
+    if any_of and not any(callable(getattr(obj, m, None)) for m in any_of):
         return f"needs one of {', '.join(any_of)}"
     return None
 
@@ -244,8 +271,11 @@ def _caller_location() -> str:
 class _CommandRecorder:
     """The ``cli`` object handed to ``register_commands``: records ``add_command`` calls."""
 
-    def __init__(self, out: dict[str, Any]) -> None:
+    def __init__(self, out: dict[str, Any], plugin_name: str) -> None:
         self.out = out
+        self.taken = set(_BUILTIN_COMMANDS)
+        if plugin_name != "lightagent-core":
+            self.taken |= _CORE_PLUGIN_COMMANDS
 
     def add_command(self, name: Any, handler: Any = None, *args: Any, **kwargs: Any) -> None:
         """Record one command and check its shape."""
@@ -255,7 +285,7 @@ class _CommandRecorder:
             self.out["findings"].append(
                 _finding("LAV044", f"command name {name!r} is invalid", where)
             )
-        elif name in _BUILTIN_COMMANDS or name in self.out["commands"]:
+        elif name in self.taken or name in self.out["commands"]:
             self.out["findings"].append(
                 _finding("LAV044", f"command {name!r} is already defined", where)
             )
@@ -362,7 +392,7 @@ def inspect_plugin(plugin: Any, *, plugin_name: str) -> dict[str, Any]:
         if hook in kinds:
             target: Any = _Recorder(kinds[hook], hook, out)
         elif hook == "register_commands":
-            target = _CommandRecorder(out)
+            target = _CommandRecorder(out, plugin_name)
         else:
             target = None
         call_args = {a: target for a in args}

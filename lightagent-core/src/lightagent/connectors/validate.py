@@ -46,7 +46,24 @@ def validate_connector(
     static checks only (no plugin code at all).
     """
     from lightagent import __version__ as core_version
+    from lightagent.errors import ConfigurationError
 
+    for label, value in (
+        ("timeout", timeout),
+        ("import_budget", import_budget),
+        ("memory_budget_mb", memory_budget_mb),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"validate_connector: {label} must be a positive number, not {value!r}",
+                hint="Pass seconds (timeout, import_budget) or megabytes (memory_budget_mb) above zero.",
+            )
+    if not isinstance(target, str | Path | ConnectorManifest):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"validate_connector: target must be a path, a distribution name or a ConnectorManifest, not {type(target).__name__}",
+        )
     if isinstance(target, ConnectorManifest):
         report = ValidationReport(
             target=target.name, distribution=target.name, version=target.version
