@@ -104,6 +104,7 @@ class FlowRun:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cancel_event: asyncio.Event | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self._poll_cancel = True
         self._limit = asyncio.Semaphore(max_concurrency) if max_concurrency else None
 
     # -- events --------------------------------------------------------------
@@ -187,7 +188,13 @@ class FlowRun:
         await self.call_store("save_header", self.run_id, dict(self.header))
 
     async def _commit(self, result: LightFlowStepResult) -> None:
-        await self.call_store("commit_step", self.run_id, result.to_dict())
+        flag = await self.call_store("commit_step", self.run_id, result.to_dict())
+        if flag is None:
+            self._poll_cancel = True
+        else:  # the store read the cancel flag in the commit: no extra read per step
+            self._poll_cancel = False
+            if flag:
+                self.request_cancel("cancel requested")
 
     # -- cancellation --------------------------------------------------------
 
@@ -212,12 +219,11 @@ class FlowRun:
         if self.token is not None and getattr(self.token, "cancelled", False):
             self.request_cancel(getattr(self.token, "reason", None) or "cancellation token")
             return True
-        if not getattr(self.store, "blocking", False):
-            if self.store.cancel_requested(self.run_id):
-                self.request_cancel("cancel requested")
-                return True
+        if self.cancel_reason is not None:
+            return True
+        if not self._poll_cancel:
             return False
-        # Another process's request is polled before each step start, not pushed.
+        # Another process's request is read before a step starts (or with the last commit).
         if await self.call_store("cancel_requested", self.run_id):
             self.request_cancel("cancel requested")
             return True

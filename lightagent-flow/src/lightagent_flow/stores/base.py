@@ -65,8 +65,12 @@ class LightFlowStore(Protocol):
     def save_header(self, run_id: str, header: dict[str, Any]) -> None:
         """Write (replace) the run's header."""
 
-    def commit_step(self, run_id: str, step: dict[str, Any]) -> None:
-        """Durably record one step's result (replacing an earlier one of the same step)."""
+    def commit_step(self, run_id: str, step: dict[str, Any]) -> bool | None:
+        """Durably record one step's result (replacing an earlier one of the same step).
+
+        May return whether a cancel is requested for the run (saves LightFlow a read);
+        ``None`` means "not known" and LightFlow asks :meth:`cancel_requested`.
+        """
 
     def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
         """Persist a decision for ``step``."""
@@ -111,10 +115,11 @@ class MemoryLightFlowStore:
         with self._lock:
             self._headers[run_id] = copy.deepcopy(header)
 
-    def commit_step(self, run_id: str, step: dict[str, Any]) -> None:
-        """Record one step's result."""
+    def commit_step(self, run_id: str, step: dict[str, Any]) -> bool:
+        """Record one step's result; returns whether a cancel is requested."""
         with self._lock:
             self._steps.setdefault(run_id, {})[step["name"]] = copy.deepcopy(step)
+            return run_id in self._cancel
 
     def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
         """Keep a decision for ``step``."""

@@ -127,8 +127,8 @@ class JsonLightFlowStore:
         """Write (replace) the run's header."""
         self._write(self._run_dir(run_id) / "run.json", header)
 
-    def commit_step(self, run_id: str, step: dict[str, Any]) -> None:
-        """Durably record one step's result in its own file."""
+    def commit_step(self, run_id: str, step: dict[str, Any]) -> bool:
+        """Durably record one step's result in its own file; returns whether a cancel is requested."""
         name = step["name"]
         if self._fault:
             self._fault("before_commit", run_id, name)
@@ -137,6 +137,7 @@ class JsonLightFlowStore:
         )
         if self._fault:
             self._fault("after_commit", run_id, name)
+        return (self._run_dir(run_id) / "cancel.json").exists()
 
     def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
         """Persist a decision for ``step``."""

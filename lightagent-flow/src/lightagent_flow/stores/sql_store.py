@@ -117,17 +117,22 @@ class SqlLightFlowStore:
 
         @sa.event.listens_for(engine, "begin")
         def _begin(conn: Any) -> None:
-            # IMMEDIATE: a read-then-write transaction in WAL would otherwise get SQLITE_BUSY.
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # IMMEDIATE for writes: a read-then-write transaction in WAL would otherwise get
+            # SQLITE_BUSY; plain reads take no write lock.
+            read_only = conn.get_execution_options().get("lightflow_read_only", False)
+            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
 
     @contextmanager
-    def _tx(self) -> Iterator[Any]:
+    def _tx(self, *, read_only: bool = False) -> Iterator[Any]:
         sa = self._sa
         try:
-            with self._engine.begin() as conn:
-                yield conn
+            with self._engine.connect() as conn:
+                if read_only:
+                    conn = conn.execution_options(lightflow_read_only=True)
+                with conn.begin():
+                    yield conn
         except sa.exc.OperationalError as exc:
             raise StorageError(
                 "LA-STORAGE-UNAVAILABLE", f"flow store {self!r} failed: {exc.orig or exc}"
@@ -167,19 +172,27 @@ class SqlLightFlowStore:
         with self._tx() as conn:
             self._upsert(conn, self._runs, {"run_id": run_id}, values)
 
-    def commit_step(self, run_id: str, step: dict[str, Any]) -> None:
-        """Durably record one step's result (one upsert, one transaction)."""
+    def commit_step(self, run_id: str, step: dict[str, Any]) -> bool:
+        """Durably record one step's result (one upsert, one transaction).
+
+        Returns whether a cancel is requested for the run, read in the same transaction.
+        """
         check_run_id(run_id)
         name = step["name"]
         if self._fault:
             self._fault("before_commit", run_id, name)
         values = {"updated_at": time.time(), "record": json.dumps(step, ensure_ascii=False)}
+        runs = self._runs
         with self._tx() as conn:
             self._upsert(conn, self._steps, {"run_id": run_id, "name": name}, values)
+            flag = conn.execute(
+                self._sa.select(runs.c.cancel_requested).where(runs.c.run_id == run_id)
+            ).scalar()
             if self._fault:
                 self._fault("inside_commit", run_id, name)
         if self._fault:
             self._fault("after_commit", run_id, name)
+        return bool(flag)
 
     def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
         """Persist a decision for ``step``."""
@@ -218,7 +231,7 @@ class SqlLightFlowStore:
     def cancel_requested(self, run_id: str) -> bool:
         """Whether a cancel was requested for ``run_id``."""
         table = self._runs
-        with self._tx() as conn:
+        with self._tx(read_only=True) as conn:
             row = conn.execute(
                 self._sa.select(table.c.cancel_requested).where(table.c.run_id == run_id)
             ).first()
@@ -237,7 +250,7 @@ class SqlLightFlowStore:
         """The assembled record, or ``None`` when there is no such run."""
         check_run_id(run_id)
         sa, runs, steps, approvals = self._sa, self._runs, self._steps, self._approvals
-        with self._tx() as conn:
+        with self._tx(read_only=True) as conn:
             row = conn.execute(
                 sa.select(runs.c.header, runs.c.cancel_requested).where(runs.c.run_id == run_id)
             ).first()
@@ -259,7 +272,7 @@ class SqlLightFlowStore:
     def list_runs(self) -> list[dict[str, Any]]:
         """Every run's header, most recently updated first."""
         runs = self._runs
-        with self._tx() as conn:
+        with self._tx(read_only=True) as conn:
             rows = conn.execute(
                 self._sa.select(runs.c.run_id, runs.c.header).order_by(runs.c.updated_at.desc())
             ).all()
