@@ -131,7 +131,7 @@ class _Fold:
             "phase": self.ctx.phase,
             "hook": hook_name(hook),
             "action": "error",
-            "error": f"{type(exc).__name__}: {exc}"[:300],
+            "error": _safe_text(f"{type(exc).__name__}: {exc}")[:300],
             "error_type": type(exc).__name__,
             "failure_mode": "continue",
         }
@@ -275,6 +275,16 @@ class HookManager:
             if final is not None:
                 return final
         return fold.result()
+
+
+def _safe_text(text: str) -> str:
+    """Exception text with credentials redacted (it lands in traces); the type name if that fails."""
+    try:
+        from lightagent.events.redaction import redact_text
+
+        return redact_text(text)
+    except Exception:
+        return text.split(":", 1)[0]
 
 
 def _is_decider(hook: Any) -> bool:

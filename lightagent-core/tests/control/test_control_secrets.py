@@ -74,6 +74,8 @@ def test_secrets_never_reach_exports_stores_or_logs(loopback_server, tmp_path, c
     assert ARG_SECRET in raw and ERR_SECRET in raw
     assert any(API_KEY in str(h) for h in loopback_server.headers)  # the key was really used
     # … and never reached anything that is persisted, exported or logged.
+    hook_events = [e["data"] for e in result.trace if e["type"] == "hook_decision"]
+    assert any(d.get("action") == "error" for d in hook_events) and _leaks(str(hook_events)) == []
     assert _leaks(exported.read_text()) == []
     second = tmp_path / "again.jsonl"
     export_trace(result.trace, JsonlTraceExporter(second))
