@@ -174,6 +174,9 @@ def _load_distribution(name: str, info: ProjectInfo, findings: list[Finding]) ->
         for path in paths:
             if path not in info.package_dirs:
                 info.package_dirs.append(path)
+            # The sandbox must find it even when it was found through PYTHONPATH.
+            if str(path.parent) not in info.sys_path:
+                info.sys_path.append(str(path.parent))
     return True
 
 

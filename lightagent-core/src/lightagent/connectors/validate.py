@@ -7,6 +7,7 @@ and process starts refused; a time limit) and check its hookimpls and registrati
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from lightagent.connectors.findings import FINDING_CODES, Finding, Level, ValidationReport
@@ -103,7 +104,7 @@ def _apply_sandbox(
     def rel(location: str) -> str:
         # Sandbox locations are absolute; show them like the static ones.
         base = _display_root(info)
-        if base and location.startswith(str(base) + "/"):
+        if base and location.startswith(str(base) + os.sep):
             return location[len(str(base)) + 1 :]
         return location
 
