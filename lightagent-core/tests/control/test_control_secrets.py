@@ -47,7 +47,7 @@ def test_secrets_never_reach_exports_stores_or_logs(loopback_server, tmp_path, c
     )
 
     def noisy_hook(ctx):
-        if ctx.phase == "after_tool_result":
+        if ctx.phase == "before_tool_call":
             raise RuntimeError(f"hook saw {ARG_SECRET}")  # a failing plain hook is traced
         return None
 
