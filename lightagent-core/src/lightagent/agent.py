@@ -365,7 +365,9 @@ class LightAgent:
         model = self.model
         registry = self.tools
         if tools:
-            registry = registry.with_tools([resolve_tool(t) for t in tools])
+            registry = registry.with_tools(
+                [t if isinstance(t, str) and t in registry else resolve_tool(t) for t in tools]
+            )
         dispatcher = (self._dispatcher or self._base_dispatcher()) if len(registry) else None
 
         rid = run_id or new_id("run")

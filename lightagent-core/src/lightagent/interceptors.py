@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
+    "CONTINUE",
     "PHASES",
     "PHASE_ACTIONS",
     "Interceptor",

@@ -238,3 +238,46 @@ def test_sync_tools_do_not_block_the_event_loop() -> None:
     assert time.perf_counter() - started < 2.0
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
     assert max(gaps) < 0.25  # the loop kept ticking while the tools slept
+
+
+def test_tool_names_resolve_through_the_plugin_registry(scripted_model: ScriptedModel) -> None:
+    scripted_model.add(call("safe_expression", expression="2 * (3 + 4)"), "14", "again 14")
+    agent = LightAgent(model=scripted_model, tools=["safe_expression"])
+    result = agent.run("2*(3+4)?", result_format="object")
+    assert result.content == "14" and result.tool_calls[0]["output"] == "14"
+    agent.run("2*(3+4)?", tools=["safe_expression"])  # a name already on the agent
+
+
+def test_unknown_tool_name_is_a_config_error() -> None:
+    from lightagent import ConfigurationError
+
+    with pytest.raises(ConfigurationError):
+        LightAgent(model=ScriptedModel(), tools=["no_such_tool_anywhere"])
+
+
+def test_no_tool_starts_after_the_cancel_is_seen() -> None:
+    from lightagent import CancellationToken
+
+    token = CancellationToken()
+    started: list[str] = []
+
+    @tool
+    def first() -> str:
+        """Cancel the run from inside a tool."""
+        started.append("first")
+        token.cancel("enough")
+        return "cancelled it"
+
+    @tool
+    def second() -> str:
+        """Must never start."""
+        started.append("second")
+        return "oops"
+
+    model = ScriptedModel([call("first"), call("second"), "never"])
+    agent = LightAgent(model=model, tools=[first, second])
+    result = agent.run("go", cancellation_token=token, result_format="object")
+    assert result.error["code"] == "LA-CANCELLED"
+    assert started == ["first"]
+    assert len(model.requests) == 1
+    assert model.remaining == 2
