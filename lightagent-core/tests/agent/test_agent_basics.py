@@ -63,13 +63,11 @@ def test_invalid_result_format_combinations(result_format: str, stream: bool) ->
     assert info.value.code == "LA-CONFIG"
 
 
-@pytest.mark.parametrize("name", sorted(UNAVAILABLE))
+@pytest.mark.parametrize("name", sorted(set(UNAVAILABLE) - {"auto_discover_skills"}))
 def test_unavailable_subsystems_are_refused_not_ignored(name: str) -> None:
     value = {"tree_of_thought": True, "self_learning": True, "enable_unsafe_python": True}.get(
         name, "x"
     )
-    if name == "auto_discover_skills":
-        pytest.skip("turning discovery off is accepted: 0.1 never discovers skills")
     with pytest.raises(ConfigurationError) as info:
         LightAgent(model=ScriptedModel(), **{name: value})
     assert info.value.code == "LA-CONFIG"
@@ -80,6 +78,7 @@ def test_unavailable_subsystems_are_refused_not_ignored(name: str) -> None:
 def test_defaults_of_unavailable_parameters_are_accepted() -> None:
     agent = LightAgent(model=ScriptedModel(), **UNAVAILABLE)
     assert agent.name.startswith("LightAgent")
+    LightAgent(model=ScriptedModel(), auto_discover_skills=False)  # 0.1 never scans for skills
 
 
 def test_construction_has_no_side_effects(tmp_path, monkeypatch) -> None:
@@ -107,15 +106,14 @@ def test_bad_model_object_and_run_arguments() -> None:
         agent.run("q", cancellation_token="yes")
 
 
-def test_hooks_without_control_module_give_a_clear_error() -> None:
-    try:
-        import lightagent.control.runtime  # noqa: F401
-    except ImportError:
-        with pytest.raises(ConfigurationError) as info:
-            LightAgent(model=ScriptedModel(), hooks=[lambda *a: None])
-        assert info.value.code == "LA-CONFIG"
-    else:
-        pytest.skip("lightagent.control.runtime is available")
+def test_hooks_without_control_module_give_a_clear_error(monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "lightagent.control.runtime", None)  # as if not installed
+    with pytest.raises(ConfigurationError) as info:
+        LightAgent(model=ScriptedModel(), hooks=[lambda *a: None])
+    assert info.value.code == "LA-CONFIG"
+    assert "hooks" in info.value.message
 
 
 def test_model_error_is_carried_or_returned_as_text() -> None:
