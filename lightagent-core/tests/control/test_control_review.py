@@ -300,3 +300,40 @@ def test_json_store_writes_atomically(tmp_path):
     data = json.loads(path.read_text())
     assert len(data["requests"]) == 1
     assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
+
+
+_RACE = """
+import sys, time
+from lightagent.review import JsonReviewStore, SqlReviewStore
+kind, where, request_id, start = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+store = JsonReviewStore(where) if kind == "json" else SqlReviewStore(where)
+time.sleep(max(0.0, start - time.time()))
+try:
+    store.consume(request_id)
+    print("won")
+except Exception as exc:
+    print(getattr(exc, "code", type(exc).__name__))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["json", "sqlite"])
+def test_concurrent_consumers_in_separate_processes_one_wins(kind, tmp_path):
+    import time
+
+    where = str(tmp_path / "r.json") if kind == "json" else f"sqlite:///{tmp_path / 'r.sqlite3'}"
+    store = JsonReviewStore(where) if kind == "json" else SqlReviewStore(where)
+    request = store.create_request(ApprovalRequest(tool_name="t", arguments={"a": 1}))
+    store.resolve(request.request_id, ApprovalDecision.approve())
+    start = str(time.time() + 2.0)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RACE, kind, where, request.request_id, start],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    results = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
+    assert results == ["LA-APPROVAL-REPLAY"] * 3 + ["won"]
