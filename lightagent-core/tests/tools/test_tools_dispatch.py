@@ -329,3 +329,25 @@ def test_outcome_shape():
         and outcome.latency_ms == 0.0
         and outcome.arguments is None
     )
+
+
+def test_a_tool_calling_sys_exit_does_not_end_the_host():
+    import sys
+
+    @tool
+    def quitter() -> str:
+        """Exits."""
+        sys.exit(3)
+
+    @tool
+    async def aquitter() -> str:
+        """Exits, async."""
+        sys.exit(4)
+
+    d = AsyncToolDispatcher(ToolRegistry([quitter, aquitter]))
+    calls = [call("quitter"), call("aquitter")]
+    for outcomes in (d.run_calls(calls), asyncio.run(d.arun_calls(calls))):
+        assert [o.output for o in outcomes] == [
+            "Error [LA-TOOL] SystemExit: 3",
+            "Error [LA-TOOL] SystemExit: 4",
+        ]

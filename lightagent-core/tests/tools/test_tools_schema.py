@@ -385,11 +385,11 @@ def test_tool_info_validation_checks_required_and_json_types():
     }
     cases = [
         ({}, "missing required parameter `city_name`"),
-        ({"city_name": "a", "days": "two"}, "expected integer"),
-        ({"city_name": "a", "hours": ["x"]}, "`hours[0]`: expected integer"),
+        ({"city_name": "a", "days": "two"}, "expected `integer`"),
+        ({"city_name": "a", "hours": ["x"]}, "`hours[0]`: expected `integer`"),
         ({"city_name": "a", "hours": []}, "at least 1"),
         ({"city_name": "a", "other": 1}, "unknown parameter `other`"),
-        ({"city_name": "a", "days": True}, "expected integer"),
+        ({"city_name": "a", "days": True}, "expected `integer`"),
     ]
     for arguments, fragment in cases:
         with pytest.raises(ToolError) as info:

@@ -143,8 +143,8 @@ class _Checker:
         if kinds:
             value = _coerce(value, kinds)
             if not any(_is_type(value, k) for k in kinds):
-                expected = " or ".join(sorted(kinds))
-                self.fail(path, f"expected {expected}, got {_describe(value)}")
+                expected = "` or `".join(sorted(kinds))
+                self.fail(path, f"expected `{expected}`, got {_describe(value)}")
                 return value
         if "enum" in schema and value not in schema["enum"]:
             allowed = ", ".join(_describe(v) for v in schema["enum"][:12])

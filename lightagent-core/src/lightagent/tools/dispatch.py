@@ -58,7 +58,8 @@ def _background_loop() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
     """
     global _shared_loop, _shared_loop_thread
     with _shared_lock:
-        if _shared_loop is None or _shared_loop.is_closed():
+        alive = _shared_loop_thread is not None and _shared_loop_thread.is_alive()
+        if _shared_loop is None or _shared_loop.is_closed() or not alive:
             loop = asyncio.new_event_loop()
             thread = threading.Thread(
                 target=loop.run_forever, name="lightagent-tools-loop", daemon=True
@@ -150,11 +151,11 @@ def _run_sync(tool: Tool, args: list[Any], kwargs: dict[str, Any]) -> str:
 
 def _run_sync_timed(
     tool: Tool, args: list[Any], kwargs: dict[str, Any]
-) -> tuple[str | None, Exception | None, float]:
+) -> tuple[str | None, BaseException | None, float]:
     """``(text, exception, finished_at)``: latency stays right when results are read late."""
     try:
         return _run_sync(tool, args, kwargs), None, time.perf_counter()
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not end the host
         return None, exc, time.perf_counter()
 
 
@@ -162,15 +163,26 @@ async def _await(awaitable: Any) -> Any:
     return await awaitable
 
 
+class _ToolExited(Exception):
+    """Carries a tool's ``SystemExit`` out of its task (asyncio would re-raise it in the loop)."""
+
+    def __init__(self, original: SystemExit) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
 async def _run_async(tool: Tool, args: list[Any], kwargs: dict[str, Any]) -> str:
-    result = tool.func(*args, **kwargs)
-    if inspect.isasyncgen(result):
-        return join_items([item async for item in result])
-    if inspect.isawaitable(result):
-        result = await result
-    if inspect.isgenerator(result):
-        return join_items(list(result))
-    return format_output(result)
+    try:
+        result = tool.func(*args, **kwargs)
+        if inspect.isasyncgen(result):
+            return join_items([item async for item in result])
+        if inspect.isawaitable(result):
+            result = await result
+        if inspect.isgenerator(result):
+            return join_items(list(result))
+        return format_output(result)
+    except SystemExit as exc:
+        raise _ToolExited(exc) from None
 
 
 class AsyncToolDispatcher:
@@ -322,7 +334,9 @@ class AsyncToolDispatcher:
             return self._failed(prepared, self._timeout_error(prepared), started)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except _ToolExited as exc:
+            return self._failed(prepared, wrap_exception(tool.name, exc.original), started)
+        except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not end the host
             return self._failed(prepared, wrap_exception(tool.name, exc), started)
         return self._finish(prepared, output, started)
 
@@ -428,7 +442,7 @@ class AsyncToolDispatcher:
     def _run_inline(self, prepared: _Prepared, started: float) -> ToolOutcome:
         try:
             output = _run_sync(prepared.tool, prepared.args, prepared.kwargs)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not end the host
             return self._failed(prepared, wrap_exception(prepared.tool.name, exc), started)
         return self._finish(prepared, output, started)
 
@@ -443,4 +457,14 @@ class AsyncToolDispatcher:
             worker.start()
             worker.join()
             return box[0]
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        while True:  # never wait forever on a loop thread that has died
+            try:
+                return future.result(timeout=0.5)
+            except concurrent.futures.TimeoutError:
+                if not thread.is_alive():
+                    raise ToolError(
+                        "LA-TOOL",
+                        "the background event loop running async tools stopped",
+                        hint="A tool killed its event loop; the next call starts a new one.",
+                    ) from None
