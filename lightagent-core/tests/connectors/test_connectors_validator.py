@@ -4,6 +4,7 @@ with its own code, and the validator itself makes no network connection."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -326,3 +327,46 @@ def test_protocol_mismatch_is_reported_for_instances_and_classes():
     assert _protocol_problem("model", ScriptedModel()) is None
     assert "missing acomplete, astream, stream" in _protocol_problem("model", HalfModel)
     assert "missing" in _protocol_problem("memory", object())
+
+
+def test_manifest_skills_and_docs_must_exist(tmp_path):
+    from lightagent.connectors.scaffold import new_plugin
+
+    project = new_plugin("skilled", directory=tmp_path)
+    plugin = project / "src" / "lightagent_skilled" / "plugin.py"
+    plugin.write_text(
+        plugin.read_text().replace(
+            'core_requires="',
+            'skills=("skills/summarise", "skills/missing"), docs=("README.md", "https://example.org/docs"), core_requires="',
+        )
+    )
+    (project / "src" / "lightagent_skilled" / "skills" / "summarise").mkdir(parents=True)
+    (project / "src" / "lightagent_skilled" / "skills" / "summarise" / "SKILL.md").write_text(
+        "# Summarise\n"
+    )
+    report = validate_connector(project)
+    skills = [f for f in report.findings if f.code == "LAV094"]
+    assert [f.message for f in skills] == [
+        "skill 'skills/missing': no skills/missing/SKILL.md in the project or package"
+    ]
+    assert _codes(report, "info") >= {"LAV097"}
+    assert "LAV096" not in report.codes()
+
+
+def test_cli_budgets_reach_the_validator():
+    env = {**os.environ, "LAV_FIXTURE_MB": "96", "LAV_FIXTURE_SLEEP": "0.5"}
+    cmd = [sys.executable, "-m", "lightagent.cli", "validate-connector", "--json"]
+    heavy = subprocess.run(
+        [*cmd, "--memory-budget", "48", str(FIXTURES / "lav-fixture-heavy")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert "LAV025" in {f["code"] for f in json.loads(heavy.stdout)["findings"]}
+    slow = subprocess.run(
+        [*cmd, "--import-budget", "0.2", str(FIXTURES / "lav-fixture-slow")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert "LAV024" in {f["code"] for f in json.loads(slow.stdout)["findings"]}

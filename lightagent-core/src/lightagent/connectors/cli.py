@@ -10,7 +10,11 @@ __all__ = ["configure_new_plugin", "configure_validate", "run_new_plugin", "run_
 
 def configure_validate(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``lightagent validate-connector``."""
-    from lightagent.connectors.validate import DEFAULT_IMPORT_BUDGET, DEFAULT_TIMEOUT
+    from lightagent.connectors.validate import (
+        DEFAULT_IMPORT_BUDGET,
+        DEFAULT_MEMORY_BUDGET_MB,
+        DEFAULT_TIMEOUT,
+    )
 
     parser.add_argument(
         "target",
@@ -31,6 +35,12 @@ def configure_validate(parser: argparse.ArgumentParser) -> None:
         help=f"fail an import slower than this many seconds (default {DEFAULT_IMPORT_BUDGET:g})",
     )
     parser.add_argument(
+        "--memory-budget",
+        type=float,
+        default=DEFAULT_MEMORY_BUDGET_MB,
+        help=f"fail an import that grows the process by more MB (default {DEFAULT_MEMORY_BUDGET_MB})",
+    )
+    parser.add_argument(
         "--static-only", action="store_true", help="skip the sandboxed import; run no plugin code"
     )
 
@@ -43,6 +53,7 @@ def run_validate(args: argparse.Namespace) -> int:
         args.target,
         timeout=args.timeout,
         import_budget=args.import_budget,
+        memory_budget_mb=args.memory_budget,
         sandbox=not args.static_only,
     )
     print(report.to_json() if args.json else report.format_text())

@@ -80,6 +80,8 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
     "LAV091": ("error", "an extra's requirement conflicts with the installed version"),
     "LAV092": ("error", "the manifest names an extra the distribution does not declare"),
     "LAV093": ("info", "an extra's requirement is not installed (not checked offline)"),
+    # skills
+    "LAV094": ("error", "a skill named by the manifest has no folder with a SKILL.md"),
     # docs
     "LAV095": ("error", "no README / long description"),
     "LAV096": ("error", "a documentation file named by the manifest does not exist"),

@@ -237,6 +237,15 @@ def _check_manifest(
     # Docs paths are relative to the project (or, in a monorepo, to a folder above it).
     start = info.root or (info.package_dirs[0].parent if info.package_dirs else None)
     bases = [start, *list(start.parents)[:3]] if start else []
+    search = [*bases, *info.package_dirs]
+    for skill in manifest.get("skills", []):
+        if not any((base / skill / "SKILL.md").is_file() for base in search):
+            report.add(
+                "LAV094",
+                f"skill {skill!r}: no {skill}/SKILL.md in the project or package",
+                where,
+                hint="Ship each skill as a folder holding SKILL.md (and scripts/, references/, assets/).",
+            )
     for doc in manifest.get("docs", []):
         if doc.startswith(("http://", "https://")):
             report.add("LAV097", f"{doc} (not fetched offline)", where)
