@@ -82,3 +82,23 @@ def test_lightflow_is_registered_as_a_workflow_provider() -> None:
     manifest = plugin.lightagent_manifest()
     assert manifest["name"] == "lightagent-flow" and manifest["version"] and manifest["docs"]
     assert manifest["description"]
+
+
+def test_one_lightagent_shared_by_parallel_steps_keeps_runs_apart() -> None:
+    from lightagent import LightAgent, ScriptedModel
+
+    def echo(request: Any) -> str:
+        last = [m for m in request.messages if m.get("role") == "user"][-1]["content"]
+        return f"answer to {last}"
+
+    shared = LightAgent(name="shared", model=ScriptedModel(echo))
+    flow = LightFlow()
+    for i in range(6):
+        flow.step(f"q{i}", agent=shared, query=f"question {i}")
+    result = flow.run("ignored", trace=True)
+    assert result.success, result.error
+    assert {n: s.content for n, s in result.steps.items()} == {
+        f"q{i}": f"answer to question {i}" for i in range(6)
+    }
+    run_ids = {s.trace[0].get("run_id") for s in result.steps.values() if s.trace}
+    assert len(run_ids) == 6  # six separate agent runs, no shared per-run state
