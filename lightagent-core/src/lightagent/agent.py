@@ -379,7 +379,7 @@ class LightAgent:
             session_id=session_id,
             parent_trace_id=parent_trace_id,
             run_group_id=run_group_id,
-            metadata=metadata if metadata is not None else {},
+            metadata=dict(metadata) if metadata else {},
             record=trace,
             idempotency_key=idempotency_key,
             approval_id=approval_id,

@@ -186,3 +186,12 @@ def test_unknown_provider_is_a_clear_error() -> None:
         agent.run("hi")
     assert info.value.code == "LA-PROVIDER-NOT-FOUND"
     assert "no-such-provider" in info.value.message
+
+
+def test_cut_stream_is_a_typed_error_never_a_success(loopback_server) -> None:
+    loopback_server.reply({"content": "half an answ", "truncate": True})
+    agent = agent_for(loopback_server)
+    items = list(agent.run("q", stream=True, result_format="event"))
+    assert items[-2].type == "error" and items[-1].type == "done"
+    assert items[-1].data["error"]["code"] == "LA-TRUNCATED"
+    assert items[-1].data["content"].startswith("[LA-TRUNCATED]")
