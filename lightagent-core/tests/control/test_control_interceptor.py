@@ -131,3 +131,29 @@ def test_decisions_are_events_on_the_run():
     kinds = [(e["type"], e["data"].get("hook"), e["data"].get("action")) for e in run.trace]
     assert ("hook_decision", "<lambda>", "block") in kinds
     assert ("hook_decision", "input_guardrails", "block") in kinds
+
+
+def test_guardrails_and_hooks_by_registered_name():
+    from lightagent import LightAgent, ScriptedModel
+    from lightagent.errors import PluginError
+
+    pytest.importorskip("lightagent_guardrails")
+    from lightagent.plugins import get_registry
+
+    if ("guardrail", "privacy_input") not in get_registry():
+        pytest.skip("the lightagent-guardrails plugin is not loaded in this environment")
+    model = ScriptedModel([])
+    agent = LightAgent(model=model, input_guardrails=["privacy_input"])
+    assert agent.run("ssn 123-45-6789", result_format="object").error["code"] == "LA-GUARDRAIL"
+    interceptor = build_interceptor(
+        tool_guardrails=[("sensitive_tool_confirmation", {"tool_names": ["pay"]})],
+        hooks=["tool_output_screen"],
+    )
+    out = interceptor.on_phase_sync(
+        run_ctx(), "tool_guardrail", {"tool_name": "pay", "arguments": {}, "call_id": "c"}
+    )
+    assert out.action == "block"
+    with pytest.raises(ConfigurationError):
+        build_interceptor(tool_guardrails=["sensitive_tool_confirmation"])
+    with pytest.raises(PluginError):
+        build_interceptor(input_guardrails=["no_such_guardrail"])

@@ -60,11 +60,13 @@ class ControlInterceptor:
         approval: Any = None,
         security_context: Any = None,
     ) -> None:
-        self.hooks = hooks if isinstance(hooks, HookManager) else HookManager(hooks)
+        if not isinstance(hooks, HookManager):
+            hooks = HookManager(_named(hooks, "hook"))
+        self.hooks = hooks
         self.guardrails = GuardrailManager(
-            input_guardrails=input_guardrails,
-            tool_guardrails=tool_guardrails,
-            output_guardrails=output_guardrails,
+            input_guardrails=_named(input_guardrails, "guardrail"),
+            tool_guardrails=_named(tool_guardrails, "guardrail"),
+            output_guardrails=_named(output_guardrails, "guardrail"),
         )
         if policy_engine is not None and not isinstance(policy_engine, PolicyEngine):
             if callable(policy_engine) or isinstance(policy_engine, (list, tuple)):
@@ -380,6 +382,41 @@ def _to_outcome(decision: HookDecision, phase: str) -> PhaseOutcome:
     return PhaseOutcome(action, payload, decision.reason, meta)
 
 
+def _named(items: Iterable[Any] | None, kind: str) -> list[Any]:
+    """Resolve registered names: ``"privacy_input"`` or ``("name", {factory kwargs})``.
+
+    A registered guardrail or hook is a factory; it is called (with the kwargs) to build
+    the object. Anything else passes through unchanged.
+    """
+    out: list[Any] = []
+    for item in items or ():
+        name, kwargs = None, {}
+        if isinstance(item, str):
+            name = item
+        elif (
+            isinstance(item, tuple)
+            and len(item) == 2
+            and isinstance(item[0], str)
+            and isinstance(item[1], dict)
+        ):
+            name, kwargs = item
+        if name is None:
+            out.append(item)
+            continue
+        from lightagent.plugins import get_registry
+
+        factory = get_registry().resolve(kind, name)
+        try:
+            out.append(factory(**kwargs) if callable(factory) else factory)
+        except TypeError as exc:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"the {kind} {name!r} needs arguments: {exc}",
+                hint=f'Pass ("{name}", {{...}}) with its factory arguments, or build it yourself.',
+            ) from None
+    return out
+
+
 def _approval_hook(approval: Any) -> Any:
     if approval is None or approval is False:
         return None
@@ -424,12 +461,8 @@ def build_interceptor(
     ]
     if not any(v is not None and v is not False and v != [] for v in given):
         return None
-    if isinstance(hooks, HookManager):
-        manager = hooks
-    else:
-        manager = HookManager(hooks)
     return ControlInterceptor(
-        hooks=manager,
+        hooks=hooks,
         input_guardrails=input_guardrails,
         tool_guardrails=tool_guardrails,
         output_guardrails=output_guardrails,
