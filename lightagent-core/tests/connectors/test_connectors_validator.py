@@ -370,3 +370,18 @@ def test_cli_budgets_reach_the_validator():
         env=env,
     )
     assert "LAV024" in {f["code"] for f in json.loads(slow.stdout)["findings"]}
+
+
+def test_hookimpls_are_checked_from_source_when_the_plugin_is_not_loaded():
+    report = validate_connector(FIXTURES / "lav-fixture-badarg", sandbox=False)
+    (finding,) = [f for f in report.findings if f.code == "LAV031"]
+    assert (
+        finding.location == "src/lav_fixture_badarg/plugin.py:6" and "settings" in finding.message
+    )
+    report = validate_connector(FIXTURES / "lav-fixture-unsafe", sandbox=False)
+    assert [f.location for f in report.findings if f.code == "LAV030"] == [
+        "src/lav_fixture_unsafe/plugin.py:29"
+    ]
+    # Loaded in the sandbox, the same finding is reported once, from the live check.
+    report = validate_connector(FIXTURES / "lav-fixture-badarg")
+    assert [f.code for f in report.findings].count("LAV031") == 1

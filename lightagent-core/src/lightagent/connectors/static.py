@@ -490,3 +490,75 @@ def scan_sources(dirs: Iterable[Path], root: Path | None = None) -> list[Finding
                 if isinstance(data, dict) and "mcpServers" in data:
                     out.extend(check_mcp_servers(data["mcpServers"], shown))
     return out
+
+
+def _hookimpl_decorated(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[int, str | None] | None:
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+        if name == "hookimpl":
+            specname = None
+            if isinstance(deco, ast.Call):
+                for kw in deco.keywords:
+                    if kw.arg == "specname" and isinstance(kw.value, ast.Constant):
+                        specname = str(kw.value.value)
+            return deco.lineno, specname
+    return None
+
+
+def check_hookimpls_static(dirs: Iterable[Path], root: Path | None = None) -> list[Finding]:
+    """LAV030 / LAV031 from the source alone: ``@hookimpl`` functions against the hookspecs."""
+    import inspect
+
+    from lightagent import hookspecs
+
+    marker = f"{hookspecs.PROJECT}_spec"
+    specs = {
+        name: list(inspect.signature(func).parameters)
+        for name, func in vars(hookspecs).items()
+        if callable(func) and hasattr(func, marker)
+    }
+    out: list[Finding] = []
+    for path in _files(dirs):
+        if path.suffix != ".py":
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except SyntaxError:
+            continue
+        shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            found = _hookimpl_decorated(node)
+            if found is None:
+                continue
+            line, specname = found
+            hook = specname or node.name
+            where = f"{shown}:{line}"
+            if hook not in specs:
+                out.append(
+                    Finding.make(
+                        "LAV030", f"hookimpl {node.name!r}: lightagent has no hook {hook!r}", where
+                    )
+                )
+                continue
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            required = [a.arg for a in positional[: len(positional) - len(args.defaults)]]
+            required += [
+                a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None
+            ]
+            unknown = [a for a in required if a not in specs[hook]]
+            if unknown:
+                out.append(
+                    Finding.make(
+                        "LAV031",
+                        f"hookimpl {hook!r} takes {', '.join(unknown)}, which the hookspec does not provide "
+                        f"(it provides: {', '.join(specs[hook]) or 'nothing'})",
+                        where,
+                    )
+                )
+    return out

@@ -17,6 +17,7 @@ from lightagent.connectors.sandbox import SandboxResult, run_sandboxed
 from lightagent.connectors.static import (
     check_credentials_in_mapping,
     check_extras,
+    check_hookimpls_static,
     check_mcp_servers,
     check_metadata,
     scan_sources,
@@ -85,9 +86,14 @@ def validate_connector(
         report.add(
             "LAV007", f"cannot find the module of entry point {info.entry_points[0].value!r}"
         )
+    inspected = False
     if sandbox and info.entry_points:
         result = run_sandboxed(info, timeout=timeout)
         _apply_sandbox(report, info, result, timeout, import_budget, memory_budget_mb, core_version)
+        inspected = bool(result.data and result.data.get("plugins"))
+    if not inspected:
+        # The plugin was not loaded (static-only, or its import failed): check hookimpls from source.
+        report.findings.extend(check_hookimpls_static(info.package_dirs, _display_root(info)))
     report.findings[:] = list(dict.fromkeys(report.findings))
     return report
 
