@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 
+import pytest
 from lightagent import LightAgent, ScriptedModel, tool
 from lightagent.models.base import ModelRequest
 
@@ -84,3 +85,47 @@ def test_threads_share_one_agent_with_a_function_model() -> None:
     for t in threads:
         t.join()
     check(results, 16)
+
+
+@pytest.mark.slow
+def test_load_many_concurrent_streams_and_runs_on_the_loopback_server(loopback_server) -> None:
+    """300 runs at once, half streamed, each with its own tool: every transcript is its own."""
+    loopback_server.default = lambda body: answer(
+        body["messages"], [t["function"]["name"] for t in body.get("tools") or ()]
+    )
+    agent = LightAgent(model="gpt-4.1", api_key="test", base_url=loopback_server.base_url)
+
+    async def streamed(i: int):
+        events = [
+            e
+            async for e in agent.astream(
+                f"what is the secret of run {i}",
+                tools=[make_tool(i)],
+                result_format="event",
+                trace=True,
+            )
+        ]
+        done = events[-1]
+        assert done.type == "done"
+        from lightagent import RunResult
+
+        return RunResult(**done.data)
+
+    async def main() -> list:
+        jobs = []
+        for i in range(300):
+            if i % 2:
+                jobs.append(streamed(i))
+            else:
+                jobs.append(
+                    agent.arun(
+                        f"what is the secret of run {i}",
+                        tools=[make_tool(i)],
+                        result_format="object",
+                        trace=True,
+                    )
+                )
+        return await asyncio.gather(*jobs)
+
+    results = asyncio.run(main())
+    check(results, 300)
