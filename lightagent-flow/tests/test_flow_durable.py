@@ -377,3 +377,49 @@ def test_on_resume_and_on_rerun_hooks_can_block(
             call()
         assert info.value.code == "LA-HOOK"
     assert seen == ["on_resume", "on_rerun"] and recorder.count("write") == 1
+
+
+def test_concurrent_decisions_first_writer_wins(
+    flow_store: Any, run_id: str, recorder: Any
+) -> None:
+    import threading
+
+    flow = _approval_flow(recorder, flow_store)
+    flow.run("q", run_id=run_id)
+    outcomes: list[Any] = []
+    barrier = threading.Barrier(6)
+
+    def decide(i: int) -> None:
+        decision = "approve" if i % 2 else {"action": "reject", "reason": f"r{i}"}
+        barrier.wait()
+        try:
+            outcomes.append(("ok", flow.approve(run_id, "publish", decision)))
+        except ApprovalError as exc:
+            outcomes.append(("refused", exc.code))
+
+    threads = [threading.Thread(target=decide, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    winners = [o[1] for o in outcomes if o[0] == "ok"]
+    assert len(winners) == 1 and len(outcomes) == 6
+    assert {o[1] for o in outcomes if o[0] == "refused"} == {"LA-FLOW-APPROVAL"}
+    stored = flow.get_run(run_id)["approvals"]["publish"]
+    assert stored["action"] == winners[0]["action"]
+
+
+def test_a_decision_for_another_request_is_refused(
+    flow_store: Any, run_id: str, recorder: Any
+) -> None:
+    flow = _approval_flow(recorder, flow_store)
+    waiting = flow.run("q", run_id=run_id)
+    with pytest.raises(ApprovalError) as info:
+        flow.approve(run_id, "publish", {"action": "approve", "request_id": "stale-request"})
+    assert info.value.code == "LA-FLOW-APPROVAL"
+    ok = flow.approve(
+        run_id,
+        "publish",
+        {"action": "approve", "request_id": waiting.steps["publish"].approval_request_id},
+    )
+    assert ok["request_id"] == waiting.steps["publish"].approval_request_id

@@ -528,11 +528,22 @@ class LightFlow:
                 details={"step": step},
             )
         normalized = normalize_decision(decision)
+        pending_id = current.get("approval_request_id") if current is not None else None
         if current is not None and current.get("status") == WAITING_APPROVAL:
-            normalized["request_id"] = normalized.get("request_id") or current.get(
-                "approval_request_id"
+            given = normalized.get("request_id")
+            if given is not None and given != pending_id:
+                raise ApprovalError(
+                    "LA-FLOW-APPROVAL",
+                    f"decision for request {given!r}, but step {step!r} waits on {pending_id!r}",
+                    details={"step": step, "request_id": given, "pending_request_id": pending_id},
+                )
+            normalized["request_id"] = pending_id
+        if not self.store.set_approval(run_id, step, normalized, exclusive=True):
+            raise ApprovalError(
+                "LA-FLOW-APPROVAL",
+                f"step {step!r} of run {run_id!r} already has a decision; the first one stands",
+                details={"step": step},
             )
-        self.store.set_approval(run_id, step, normalized)
         return normalized
 
     def cancel(self, run_id: str | None = None, reason: str | None = None) -> int:

@@ -72,8 +72,13 @@ class LightFlowStore(Protocol):
         ``None`` means "not known" and LightFlow asks :meth:`cancel_requested`.
         """
 
-    def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
-        """Persist a decision for ``step``."""
+    def set_approval(
+        self, run_id: str, step: str, decision: dict[str, Any], *, exclusive: bool = False
+    ) -> bool:
+        """Persist a decision for ``step``; with ``exclusive`` only when it has none (first writer wins).
+
+        Returns whether the decision was written.
+        """
 
     def clear_approvals(self, run_id: str, steps: list[str]) -> None:
         """Forget the decisions of ``steps`` (a rerun needs fresh approval)."""
@@ -121,10 +126,16 @@ class MemoryLightFlowStore:
             self._steps.setdefault(run_id, {})[step["name"]] = copy.deepcopy(step)
             return run_id in self._cancel
 
-    def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
-        """Keep a decision for ``step``."""
+    def set_approval(
+        self, run_id: str, step: str, decision: dict[str, Any], *, exclusive: bool = False
+    ) -> bool:
+        """Keep a decision for ``step`` (with ``exclusive``, only when it has none)."""
         with self._lock:
-            self._approvals.setdefault(run_id, {})[step] = copy.deepcopy(decision)
+            current = self._approvals.setdefault(run_id, {})
+            if exclusive and step in current:
+                return False
+            current[step] = copy.deepcopy(decision)
+            return True
 
     def clear_approvals(self, run_id: str, steps: list[str]) -> None:
         """Forget the decisions of ``steps``."""

@@ -71,8 +71,13 @@ class JsonLightFlowStore:
         return self.directory / check_run_id(run_id)
 
     def _write(
-        self, path: Path, data: dict[str, Any], *, fault: tuple[str, str] | None = None
-    ) -> None:
+        self,
+        path: Path,
+        data: dict[str, Any],
+        *,
+        fault: tuple[str, str] | None = None,
+        exclusive: bool = False,
+    ) -> bool:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             text = json.dumps(data, ensure_ascii=False, sort_keys=True)
@@ -83,8 +88,17 @@ class JsonLightFlowStore:
                 os.fsync(handle.fileno())
             if fault and self._fault:
                 self._fault("inside_commit", *fault)
-            os.replace(tmp, path)
+            if exclusive:
+                try:  # link() never replaces: of several writers exactly one wins
+                    os.link(tmp, path)
+                except FileExistsError:
+                    return False
+                finally:
+                    os.unlink(tmp)
+            else:
+                os.replace(tmp, path)
             _fsync_dir(path.parent)
+            return True
         except OSError as exc:
             raise StorageError("LA-STORAGE", f"cannot write {path}: {exc}") from exc
 
@@ -139,11 +153,12 @@ class JsonLightFlowStore:
             self._fault("after_commit", run_id, name)
         return (self._run_dir(run_id) / "cancel.json").exists()
 
-    def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
-        """Persist a decision for ``step``."""
-        self._write(
-            self._run_dir(run_id) / "approvals" / f"{_key(step)}.json", {"step": step, **decision}
-        )
+    def set_approval(
+        self, run_id: str, step: str, decision: dict[str, Any], *, exclusive: bool = False
+    ) -> bool:
+        """Persist a decision for ``step`` (with ``exclusive``, only when it has none)."""
+        path = self._run_dir(run_id) / "approvals" / f"{_key(step)}.json"
+        return self._write(path, {"step": step, **decision}, exclusive=exclusive)
 
     def clear_approvals(self, run_id: str, steps: list[str]) -> None:
         """Forget the decisions of ``steps``."""

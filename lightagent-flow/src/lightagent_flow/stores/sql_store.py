@@ -194,16 +194,25 @@ class SqlLightFlowStore:
             self._fault("after_commit", run_id, name)
         return bool(flag)
 
-    def set_approval(self, run_id: str, step: str, decision: dict[str, Any]) -> None:
-        """Persist a decision for ``step``."""
+    def set_approval(
+        self, run_id: str, step: str, decision: dict[str, Any], *, exclusive: bool = False
+    ) -> bool:
+        """Persist a decision for ``step`` (with ``exclusive``, only when it has none)."""
         check_run_id(run_id)
+        keys = {"run_id": run_id, "step": step}
+        text = json.dumps(decision, ensure_ascii=False)
+        if exclusive:
+            try:  # the primary key makes the first insert win
+                with self._tx() as conn:
+                    conn.execute(self._approvals.insert().values(**keys, decision=text))
+            except StorageError as exc:
+                if isinstance(exc.__cause__, self._sa.exc.IntegrityError):
+                    return False
+                raise
+            return True
         with self._tx() as conn:
-            self._upsert(
-                conn,
-                self._approvals,
-                {"run_id": run_id, "step": step},
-                {"decision": json.dumps(decision, ensure_ascii=False)},
-            )
+            self._upsert(conn, self._approvals, keys, {"decision": text})
+        return True
 
     def clear_approvals(self, run_id: str, steps: list[str]) -> None:
         """Forget the decisions of ``steps``."""
