@@ -337,3 +337,15 @@ def test_concurrent_consumers_in_separate_processes_one_wins(kind, tmp_path):
     ]
     results = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
     assert results == ["LA-APPROVAL-REPLAY"] * 3 + ["won"]
+
+
+def test_unreachable_database_is_a_typed_error(tmp_path):
+    with pytest.raises(StorageError) as info:
+        SqlReviewStore("postgresql+psycopg://nobody@127.0.0.1:1/nothing?connect_timeout=2")
+    assert info.value.code == "LA-STORAGE-UNAVAILABLE"
+    path = tmp_path / "gone.sqlite3"
+    store = SqlReviewStore(f"sqlite:///{path}")
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE la_review_requests")
+    with pytest.raises(StorageError):
+        store.get_request("x")

@@ -8,16 +8,35 @@ consumer wins.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lightagent.errors import ApprovalError, ConfigurationError, StorageError
 from lightagent.review.models import ApprovalDecision, ApprovalRequest, HumanFeedback
 
 __all__ = ["SqlReviewStore"]
+
+
+def _storage_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a database failure inside ``method`` into a typed ``StorageError``."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except Exception as exc:
+            if type(exc).__module__.split(".")[0] != "sqlalchemy":
+                raise
+            raise StorageError(
+                "LA-STORAGE-UNAVAILABLE" if "Operational" in type(exc).__name__ else "LA-STORAGE",
+                f"the review store failed: {type(exc).__name__}",
+            ) from exc
+
+    return wrapper
 
 
 def _dump(value: Any) -> str:
@@ -86,6 +105,7 @@ class SqlReviewStore:
         self.create_batch([request], _keep_batch=True)
         return request
 
+    @_storage_errors
     def create_batch(
         self, requests: Iterable[ApprovalRequest], *, _keep_batch: bool = False
     ) -> list[ApprovalRequest]:
@@ -121,6 +141,7 @@ class SqlReviewStore:
             ) from exc
         return items
 
+    @_storage_errors
     def get_request(self, request_id: str) -> ApprovalRequest | None:
         """The request, or None."""
         import sqlalchemy as sa
@@ -131,6 +152,7 @@ class SqlReviewStore:
             ).first()
         return ApprovalRequest.from_dict(json.loads(row[0])) if row else None
 
+    @_storage_errors
     def resolve(self, request_id: str, decision: ApprovalDecision) -> ApprovalDecision:
         """Record the decision; a second decision for the same request is refused."""
         import sqlalchemy as sa
@@ -169,6 +191,7 @@ class SqlReviewStore:
             ) from None
         return decision
 
+    @_storage_errors
     def resolve_batch(
         self,
         decisions: Mapping[str, ApprovalDecision] | Iterable[str],
@@ -195,6 +218,7 @@ class SqlReviewStore:
             ]
         return [self.resolve(rid, d) for rid, d in pairs]
 
+    @_storage_errors
     def get_decision(self, request_id: str) -> ApprovalDecision | None:
         """The recorded decision, or None while pending."""
         import sqlalchemy as sa
@@ -205,6 +229,7 @@ class SqlReviewStore:
             ).first()
         return ApprovalDecision.from_dict(json.loads(row[0])) if row else None
 
+    @_storage_errors
     def is_consumed(self, request_id: str) -> bool:
         """Whether the decision was already used."""
         import sqlalchemy as sa
@@ -217,6 +242,7 @@ class SqlReviewStore:
             ).first()
         return bool(row and row[0] is not None)
 
+    @_storage_errors
     def consume(self, request_id: str) -> ApprovalDecision:
         """Use the decision exactly once (conditional update); typed errors otherwise."""
         import sqlalchemy as sa
@@ -245,6 +271,7 @@ class SqlReviewStore:
             )
         return ApprovalDecision.from_dict(json.loads(row[0]))
 
+    @_storage_errors
     def list_pending(self) -> list[ApprovalRequest]:
         """Requests without a decision, oldest first."""
         import sqlalchemy as sa
@@ -257,6 +284,7 @@ class SqlReviewStore:
         with self.engine.connect() as conn:
             return [ApprovalRequest.from_dict(json.loads(r[0])) for r in conn.execute(query)]
 
+    @_storage_errors
     def add_feedback(self, feedback: HumanFeedback) -> HumanFeedback:
         """Keep a piece of human feedback."""
         with self._begin() as conn:
@@ -270,6 +298,7 @@ class SqlReviewStore:
             )
         return feedback
 
+    @_storage_errors
     def list_feedback(self, trace_id: str | None = None) -> list[HumanFeedback]:
         """Feedback, optionally for one trace, oldest first."""
         import sqlalchemy as sa
