@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 from lightagent.connectors import ConnectorManifest, validate_connector
+from lightagent.connectors.credentials import is_placeholder
 from lightagent.connectors.findings import FINDING_CODES
-from lightagent.connectors.static import check_mcp_servers, is_placeholder, scan_sources
+from lightagent.connectors.mcp_settings import check_mcp_servers
+from lightagent.connectors.static import scan_sources
 from lightagent.errors import ValidationError
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -10,18 +10,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lightagent.connectors.credentials import check_credentials_in_mapping
 from lightagent.connectors.findings import FINDING_CODES, Finding, Level, ValidationReport
 from lightagent.connectors.manifest import ConnectorManifest
+from lightagent.connectors.mcp_settings import check_mcp_servers
+from lightagent.connectors.metadata import check_extras, check_metadata
 from lightagent.connectors.project import ProjectInfo, load_project
 from lightagent.connectors.sandbox import SandboxResult, run_sandboxed
-from lightagent.connectors.static import (
-    check_credentials_in_mapping,
-    check_extras,
-    check_hookimpls_static,
-    check_mcp_servers,
-    check_metadata,
-    scan_sources,
-)
+from lightagent.connectors.static import check_hookimpls_static, scan_sources
 
 __all__ = ["FINDING_CODES", "Finding", "Level", "ValidationReport", "validate_connector"]
 

@@ -1,0 +1,89 @@
+"""Spotting literal credentials: key names, provider key shapes and placeholders."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lightagent.connectors.findings import Finding
+
+__all__ = [
+    "CREDENTIAL_KEY",
+    "TOKEN_SHAPES",
+    "check_credentials_in_mapping",
+    "is_placeholder",
+    "literal_credential",
+]
+
+CREDENTIAL_KEY = re.compile(
+    r"(?i)(api[_-]?key|apikey|secret|(^|[_-])token$|access[_-]?token|auth[_-]?token|"
+    r"passw(or)?d|authorization|access[_-]?key|private[_-]?key|credential)"
+)
+# Shapes of well-known provider keys, flagged wherever they appear.
+TOKEN_SHAPES = re.compile(
+    r"(sk-(proj-|ant-)?[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|"
+    r"xox[abpr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,})"
+)
+_PLACEHOLDER_HINTS = (
+    "${",
+    "{{",
+    "your_",
+    "your-",
+    "replace",
+    "env:",
+    "changeme",
+    "example",
+    "xxx",
+    "...",
+    "<",
+)
+
+
+def is_placeholder(value: str) -> bool:
+    """True for values that are clearly not a real secret (``${VAR}``, ``<key>``, ``your_key``…)."""
+    text = value.strip()
+    if len(text) < 8 or " " in text:
+        return True
+    lowered = text.lower()
+    if any(h in lowered for h in _PLACEHOLDER_HINTS):
+        return True
+    # An environment-variable name (OPENAI_API_KEY) is a reference, not a secret.
+    return bool(re.fullmatch(r"[A-Z][A-Z0-9_]*", text))
+
+
+def literal_credential(key: str, value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    if TOKEN_SHAPES.search(value):
+        return True
+    if not CREDENTIAL_KEY.search(key):
+        return False
+    text = value.removeprefix("Bearer ").removeprefix("bearer ").removeprefix("Basic ")
+    # Real secrets are long and mix letters and digits; "plain-value" or "anything" are not.
+    looks_random = len(text) >= 12 and re.search(r"[A-Za-z]", text) and re.search(r"\d", text)
+    return bool(looks_random) and not is_placeholder(text)
+
+
+def check_credentials_in_mapping(data: Any, location: str, path: str = "") -> list[Finding]:
+    """LAV070 for each credential-like key holding a literal (non-placeholder) value."""
+    out: list[Finding] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(value, str) and literal_credential(str(key), value):
+                out.append(
+                    Finding.make(
+                        "LAV070",
+                        f"`{where}` holds a literal credential",
+                        location,
+                        hint='Read it from the environment instead, e.g. "${OPENAI_API_KEY}".',
+                    )
+                )
+            else:
+                out.extend(check_credentials_in_mapping(value, location, where))
+    elif isinstance(data, list):
+        for index, item in enumerate(data):
+            out.extend(check_credentials_in_mapping(item, location, f"{path}[{index}]"))
+    elif isinstance(data, str) and TOKEN_SHAPES.search(data):
+        out.append(Finding.make("LAV070", f"`{path}` holds a literal credential", location))
+    return out
