@@ -270,3 +270,18 @@ def test_sql_ledger_on_postgres(postgres_url):
         token.consume(SqlTokenLedger(postgres_url))
     assert info.value.code == "LA-APPROVAL-REPLAY"
     ledger.close()
+
+
+def test_async_gate_with_a_durable_ledger(tmp_path):
+    ledger = SqlTokenLedger(f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
+    gate = CapabilityGate(ledger=ledger, key=KEY)
+    spec = CapabilitySpec("fs.delete", write=True, risk=3, requires_approval=True)
+    token = ApprovalToken.issue("fs.delete", {"p": 1}, CTX, key=KEY, resource="ws/a")
+
+    async def twice():
+        await gate.authorize(spec, "fs", {"p": 1}, CTX, approval_token=token, resource="ws/a")
+        await gate.authorize(spec, "fs", {"p": 1}, CTX, approval_token=token, resource="ws/a")
+
+    with pytest.raises(ApprovalError) as info:
+        asyncio.run(twice())
+    assert info.value.code == "LA-APPROVAL-REPLAY" and ledger.is_used(token.token_id)

@@ -7,6 +7,7 @@ engine, then the token is consumed and an audit event is written. Denials raise 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping
@@ -14,7 +15,13 @@ from dataclasses import replace
 from typing import Any
 
 from lightagent.capabilities import CapabilitySpec
-from lightagent.control.tokens import ApprovalToken, TokenLedger, canonical_digest, default_ledger
+from lightagent.control.tokens import (
+    ApprovalToken,
+    InMemoryTokenLedger,
+    TokenLedger,
+    canonical_digest,
+    default_ledger,
+)
 from lightagent.errors import ApprovalError, ConfigurationError, LightAgentError, PolicyError
 from lightagent.policy import PolicyDecision, PolicyRequest
 
@@ -121,8 +128,17 @@ class CapabilityGate:
                 decision.reason or f"{spec.name} requires approval",
                 details={"check": "approval", "capability": spec.name},
             )
-        if approval_token is not None:
-            approval_token.consume(self.ledger)
+        return decision
+
+    def _allowed(
+        self,
+        decision: PolicyDecision,
+        spec: CapabilitySpec,
+        provider_name: str,
+        arguments: Mapping[str, Any],
+        context: Any,
+        resource: str | None,
+    ) -> PolicyDecision:
         self._audit("allow", spec, provider_name, arguments, context, resource, decision.reason)
         return decision
 
@@ -157,7 +173,7 @@ class CapabilityGate:
                 decision = await self.policy_engine.evaluate(
                     self._policy_request(spec, provider_name, args, context, token_ok)
                 )
-            return self._finish(
+            self._finish(
                 decision,
                 spec,
                 provider_name,
@@ -167,6 +183,12 @@ class CapabilityGate:
                 token_ok,
                 resource,  # type: ignore[arg-type]
             )
+            if approval_token is not None:
+                if isinstance(self.ledger, InMemoryTokenLedger):
+                    approval_token.consume(self.ledger)
+                else:  # a durable ledger does I/O: keep it off the event loop
+                    await asyncio.to_thread(approval_token.consume, self.ledger)
+            return self._allowed(decision, spec, provider_name, args, context, resource)
         except LightAgentError as exc:
             self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
             raise
@@ -190,7 +212,7 @@ class CapabilityGate:
                 decision = self.policy_engine.evaluate_sync(
                     self._policy_request(spec, provider_name, args, context, token_ok)
                 )
-            return self._finish(
+            self._finish(
                 decision,
                 spec,
                 provider_name,
@@ -200,6 +222,9 @@ class CapabilityGate:
                 token_ok,
                 resource,  # type: ignore[arg-type]
             )
+            if approval_token is not None:
+                approval_token.consume(self.ledger)
+            return self._allowed(decision, spec, provider_name, args, context, resource)
         except LightAgentError as exc:
             self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
             raise
