@@ -309,9 +309,8 @@ class SessionStoreBase:
 
 def _redacted_data(data: Any) -> dict[str, Any]:
     try:
-        clean = redact(data if isinstance(data, Mapping) else {"value": data})
-        json.dumps(clean, allow_nan=False)  # proves it will serialize
-        return clean
+        # redact() returns JSON-safe values only (jsonable), so serializing cannot fail later.
+        return redact(data if isinstance(data, Mapping) else {"value": data})
     except Exception:
         # Fail closed: the value is never persisted when redaction cannot vouch for it.
         return {"redaction": REDACTION_FAILED}
