@@ -300,12 +300,15 @@ class CapabilityRegistry:
             args = dict(decision.arguments if decision.arguments is not None else args)
         if not hasattr(provider, "invoke"):
             raise PluginError("LA-PROVIDER-NOT-FOUND", f"{provider!r} cannot invoke {capability!r}")
-        call = provider.invoke(capability, **args)
+        invoke = provider.invoke
+        if inspect.iscoroutinefunction(invoke):
+            call = invoke(capability, **args)
+        else:  # a sync provider may block: run it in a worker thread
+            call = asyncio.to_thread(invoke, capability, **args)
         try:
-            if inspect.isawaitable(call):
-                result = await asyncio.wait_for(call, spec.timeout) if spec.timeout else await call
-            else:
-                result = call
+            result = await asyncio.wait_for(call, spec.timeout) if spec.timeout else await call
+            if inspect.isawaitable(result):
+                result = await result
         except asyncio.TimeoutError:
             raise ToolError(
                 "LA-TOOL-TIMEOUT",

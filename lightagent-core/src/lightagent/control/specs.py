@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import inspect
 from collections.abc import Iterable, Mapping
@@ -233,7 +234,10 @@ class BaseCapabilityProvider:
             raise PluginError(
                 "LA-PROVIDER-NOT-FOUND", f"{self.name} has no handler for {capability!r}"
             )
-        result = handler(**arguments)
+        if inspect.iscoroutinefunction(handler):
+            return await handler(**arguments)
+        # A sync handler may block (files, network): run it in a worker thread.
+        result = await asyncio.to_thread(handler, **arguments)
         return await result if inspect.isawaitable(result) else result
 
 
