@@ -51,3 +51,27 @@ def test_contract_suites_block_the_network_automatically():
     from lightagent_contracts.suites._guard import ContractSuite
 
     assert "_lightagent_no_network" in ContractSuite.__dict__
+
+
+def test_ini_option_guards_every_test(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "conftest.py").write_text(
+        "from lightagent_contracts.network import lightagent_network_policy, pytest_addoption  # noqa: F401\n"
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\nlightagent_block_network = true\n")
+    (tmp_path / "test_net.py").write_text(
+        "import socket, pytest\n"
+        "from lightagent_contracts.network import NetworkBlockedError\n"
+        "def test_remote():\n"
+        "    with pytest.raises(NetworkBlockedError):\n"
+        "        socket.create_connection(('192.0.2.1', 80), timeout=1)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,7 +1,8 @@
 """A socket guard for tests: connections to anything but loopback are refused and recorded.
 
-Use the ``no_network`` fixture, the :func:`block_network` context manager, or let the
-contract suites apply it for you (they do, automatically). Loopback (127.0.0.0/8, ::1,
+Use the ``no_network`` fixture, the :func:`block_network` context manager, set
+``lightagent_block_network = true`` in your pytest ini options to guard every test, or let
+the contract suites apply it for you (they do, automatically). Loopback (127.0.0.0/8, ::1,
 ``localhost``) and Unix sockets stay allowed so the loopback OpenAI-wire server and local
 databases work.
 """
@@ -18,7 +19,15 @@ from typing import Any
 
 import pytest
 
-__all__ = ["NetworkAttempt", "NetworkBlockedError", "NetworkGuard", "block_network", "no_network"]
+__all__ = [
+    "NetworkAttempt",
+    "NetworkBlockedError",
+    "NetworkGuard",
+    "block_network",
+    "lightagent_network_policy",
+    "no_network",
+    "pytest_addoption",
+]
 
 _LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", ""}
 
@@ -150,3 +159,27 @@ def no_network() -> Iterator[NetworkGuard]:
     """Block non-loopback network access for one test; yields the recorded attempts."""
     with block_network() as guard:
         yield guard
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The ``lightagent_block_network`` ini option (guard every test of a suite)."""
+    parser.addini(
+        "lightagent_block_network",
+        "refuse non-loopback network access in every test (lightagent-contracts)",
+        type="bool",
+        default=False,
+    )
+
+
+@pytest.fixture(autouse=True)
+def lightagent_network_policy(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Applies :func:`block_network` to every test when ``lightagent_block_network`` is on."""
+    try:
+        enabled = bool(request.config.getini("lightagent_block_network"))
+    except ValueError:  # the ini option is not registered in this session
+        enabled = False
+    if enabled:
+        with block_network():
+            yield
+    else:
+        yield
