@@ -43,10 +43,12 @@ from lightagent.events.jsonl_store import JsonlSessionStore  # noqa: E402
 from lightagent.events.manager import SessionManager  # noqa: E402
 from lightagent.events.memory_store import InMemorySessionStore  # noqa: E402
 from lightagent.events.model import SessionEvent  # noqa: E402
-from lightagent.events.sql_store import SqlSessionStore, SqliteSessionStore  # noqa: E402
+from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore  # noqa: E402
 from lightagent.events.store import dumps_event  # noqa: E402
 
-PG_URL = os.environ.get("LIGHTAGENT_BENCH_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+PG_URL = os.environ.get(
+    "LIGHTAGENT_BENCH_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
 BATCH = 100
 
 
@@ -54,7 +56,12 @@ def make_event(i: int) -> SessionEvent:
     """A realistic small event: a tool result of a run."""
     return SessionEvent(
         "tool.completed",
-        data={"call_id": f"call_{i}", "name": "lookup", "output": f"result number {i} " * 4, "error": None},
+        data={
+            "call_id": f"call_{i}",
+            "name": "lookup",
+            "output": f"result number {i} " * 4,
+            "error": None,
+        },
         run_id="run_bench",
         turn_id="run_bench",
     )
@@ -95,7 +102,11 @@ def raw_sqlite(path: str, n_single: int, n_batch: int) -> dict[str, float]:
         db.execute("COMMIT")
     batch = time.perf_counter() - t0
     t0 = time.perf_counter()
-    count = sum(1 for (p,) in db.execute("SELECT payload FROM ev WHERE sid = 'batch' ORDER BY seq") if json.loads(p))
+    count = sum(
+        1
+        for (p,) in db.execute("SELECT payload FROM ev WHERE sid = 'batch' ORDER BY seq")
+        if json.loads(p)
+    )
     replay = time.perf_counter() - t0
     assert count == n_batch
     db.close()
@@ -145,25 +156,49 @@ def postgres_available() -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=100_000, help="events for batch appends and replay")
+    parser.add_argument(
+        "--events", type=int, default=100_000, help="events for batch appends and replay"
+    )
     parser.add_argument("--single", type=int, default=3_000, help="single-event appends per store")
-    parser.add_argument("--pg-scale", type=float, default=0.25, help="fraction of the counts used on PostgreSQL")
+    parser.add_argument(
+        "--pg-scale", type=float, default=0.25, help="fraction of the counts used on PostgreSQL"
+    )
     args = parser.parse_args()
     n, n1 = args.events, args.single
-    work = Path(tempfile.mkdtemp(prefix="bench-events-", dir=HERE if os.access(HERE, os.W_OK) else None))
+    work = Path(
+        tempfile.mkdtemp(prefix="bench-events-", dir=HERE if os.access(HERE, os.W_OK) else None)
+    )
     rows: list[tuple[str, int, int, dict[str, float]]] = []
     try:
         floor = raw_sqlite(str(work / "raw.db"), n1, n)
         rows.append(("raw sqlite3 (floor)", n1, n, floor))
         rows.append(("InMemorySessionStore", n1, n, bench_store(InMemorySessionStore, n1, n)))
-        rows.append(("JsonlSessionStore (fsync)", n1, n, bench_store(lambda: JsonlSessionStore(work / "jsonl"), n1, n)))
-        rows.append(("SqliteSessionStore (FULL)", n1, n, bench_store(lambda: SqliteSessionStore(work / "s.db"), n1, n)))
+        rows.append(
+            (
+                "JsonlSessionStore (fsync)",
+                n1,
+                n,
+                bench_store(lambda: JsonlSessionStore(work / "jsonl"), n1, n),
+            )
+        )
+        rows.append(
+            (
+                "SqliteSessionStore (FULL)",
+                n1,
+                n,
+                bench_store(lambda: SqliteSessionStore(work / "s.db"), n1, n),
+            )
+        )
         if postgres_available():
             pn1, pn = int(n1 * args.pg_scale), int(n * args.pg_scale)
             prefix = f"bench{uuid.uuid4().hex[:6]}_"
             rows.append(
-                ("SqlSessionStore (PostgreSQL)", pn1, pn,
-                 bench_store(lambda: SqlSessionStore(PG_URL, table_prefix=prefix), pn1, pn))
+                (
+                    "SqlSessionStore (PostgreSQL)",
+                    pn1,
+                    pn,
+                    bench_store(lambda: SqlSessionStore(PG_URL, table_prefix=prefix), pn1, pn),
+                )
             )
             _drop_pg(prefix)
     finally:
@@ -178,7 +213,9 @@ def _drop_pg(prefix: str) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {prefix}session_events, {prefix}sessions")
 
 
-def write(rows: list[tuple[str, int, int, dict[str, float]]], floor: dict[str, float], n1: int, n: int) -> None:
+def write(
+    rows: list[tuple[str, int, int, dict[str, float]]], floor: dict[str, float], n1: int, n: int
+) -> None:
     def per_sec(count: int, seconds: float) -> str:
         return f"{count / seconds:,.0f}/s" if seconds else "-"
 
@@ -191,15 +228,18 @@ def write(rows: list[tuple[str, int, int, dict[str, float]]], floor: dict[str, f
         "over the first 1,000: about 1.0 means O(1) per append.",
         f"Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs.",
         "",
-        "| store | single appends | ×floor | batched appends | ×floor | replay | ×floor | late/early |",
+        "| store | single appends | x floor | batched appends | x floor | replay | x floor | late/early |",
         "|---|---|---|---|---|---|---|---|",
     ]
+
+    def ratio(r: dict[str, float], key: str, count: int, base_count: int) -> float:
+        return (r[key] / count) / (floor[key] / base_count)
+
     for name, c1, c, r in rows:
-        ratio = lambda key, count, base_count: (r[key] / count) / (floor[key] / base_count)  # noqa: E731
         lines.append(
-            f"| {name} ({c1:,} / {c:,}) | {per_sec(c1, r['single'])} | {ratio('single', c1, n1):.2f} "
-            f"| {per_sec(c, r['batch'])} | {ratio('batch', c, n):.2f} "
-            f"| {r['replay']:.2f}s | {ratio('replay', c, n):.2f} | {r['late_early']:.2f} |"
+            f"| {name} ({c1:,} / {c:,}) | {per_sec(c1, r['single'])} | {ratio(r, 'single', c1, n1):.2f} "
+            f"| {per_sec(c, r['batch'])} | {ratio(r, 'batch', c, n):.2f} "
+            f"| {r['replay']:.2f}s | {ratio(r, 'replay', c, n):.2f} | {r['late_early']:.2f} |"
         )
     lines += [
         "",
