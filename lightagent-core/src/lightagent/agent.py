@@ -14,18 +14,16 @@ import threading
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
+from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError
-from lightagent.interceptors import RunContext
 from lightagent.results import RunResult
-from lightagent.run.ids import new_id
 from lightagent.run.options import (
-    check_result_format,
     check_unavailable,
-    positive_int,
     resolve_model,
     resolve_store,
     resolve_tool,
 )
+from lightagent.run.prepare import build_spec
 from lightagent.run.spec import RunSpec
 
 __all__ = ["LightAgent"]
@@ -211,28 +209,97 @@ class LightAgent:
         return list(self._last_trace)
 
     # -- running ----------------------------------------------------------------------
-    def run(self, query: str | None, **kwargs: Any) -> Any:
-        """Run one query. Returns a ``str`` by default; see ``docs/agent.md`` for every option.
+    def run(
+        self,
+        query: str,
+        *,
+        tools: Iterable[Any] | None = None,
+        stream: bool = False,
+        max_retry: int = 10,
+        max_tool_iterations: int | None = None,
+        user_id: str = "default_user",
+        history: list[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        result_format: str = "str",
+        trace: bool = False,
+        parent_trace_id: str | None = None,
+        run_group_id: str | None = None,
+        session_id: str | None = None,
+        cancellation_token: CancellationToken | None = None,
+        idempotency_key: str | None = None,
+        output_schema: type | None = None,
+        light_swarm: Any = None,
+        use_skills: bool = True,
+        approval_id: str | None = None,
+        model_options: dict[str, Any] | None = None,
+        **unknown: Any,
+    ) -> Any:
+        """Run one query. Returns a ``str`` by default (``docs/agent.md`` lists every option).
 
-        Keyword arguments: ``tools, stream, max_retry, max_tool_iterations, user_id,
-        history, metadata, result_format, trace, parent_trace_id, run_group_id,
-        session_id, cancellation_token, idempotency_key, output_schema, light_swarm,
-        use_skills, approval_id``. With ``stream=True`` it returns an iterator of
-        OpenAI ``chat.completion.chunk`` dicts and the seeds' tool dicts (or
-        ``StreamEvent`` objects with ``result_format="event"``).
+        ``result_format="object"`` gives a :class:`RunResult`, ``"dict"`` its dict. With
+        ``stream=True`` it returns an iterator of OpenAI ``chat.completion.chunk`` dicts
+        and the seeds' tool dicts, or of :class:`StreamEvent` with ``result_format="event"``.
         """
-        return self._drive(query, **kwargs)
+        return self._drive(query, **_options(locals()))
 
-    async def arun(self, query: str | None, **kwargs: Any) -> Any:
+    async def arun(
+        self,
+        query: str,
+        *,
+        tools: Iterable[Any] | None = None,
+        stream: bool = False,
+        max_retry: int = 10,
+        max_tool_iterations: int | None = None,
+        user_id: str = "default_user",
+        history: list[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        result_format: str = "str",
+        trace: bool = False,
+        parent_trace_id: str | None = None,
+        run_group_id: str | None = None,
+        session_id: str | None = None,
+        cancellation_token: CancellationToken | None = None,
+        idempotency_key: str | None = None,
+        output_schema: type | None = None,
+        light_swarm: Any = None,
+        use_skills: bool = True,
+        approval_id: str | None = None,
+        model_options: dict[str, Any] | None = None,
+        **unknown: Any,
+    ) -> Any:
         """Async :meth:`run`; with ``stream=True`` it returns an async iterator."""
-        return await self._adrive(query, **kwargs)
+        return await self._adrive(query, **_options(locals()))
 
-    def astream(self, query: str | None, **kwargs: Any) -> AsyncIterator[Any]:
-        """Async iterator over a streamed run (``arun(query, stream=True)`` without the await)."""
+    def astream(
+        self,
+        query: str,
+        *,
+        tools: Iterable[Any] | None = None,
+        max_retry: int = 10,
+        max_tool_iterations: int | None = None,
+        user_id: str = "default_user",
+        history: list[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        result_format: str = "str",
+        trace: bool = False,
+        parent_trace_id: str | None = None,
+        run_group_id: str | None = None,
+        session_id: str | None = None,
+        cancellation_token: CancellationToken | None = None,
+        idempotency_key: str | None = None,
+        output_schema: type | None = None,
+        light_swarm: Any = None,
+        use_skills: bool = True,
+        approval_id: str | None = None,
+        model_options: dict[str, Any] | None = None,
+        **unknown: Any,
+    ) -> AsyncIterator[Any]:
+        """Async iterator over a streamed run (``await arun(query, stream=True)`` in one step)."""
+        options = _options(locals())  # first: before any other local name exists
+        options["stream"] = True
         from lightagent.run.async_driver import adrive_stream
 
-        kwargs["stream"] = True
-        spec = self._spec(query, kwargs)
+        spec = build_spec(self, query, options)
         return self._track(adrive_stream(spec), spec)
 
     def _drive(
@@ -254,8 +321,13 @@ class LightAgent:
         """
         from lightagent.run.sync_driver import drive, drive_stream
 
-        spec = self._spec(
-            query, kwargs, initial_messages=initial_messages, skip_calls=skip_calls, run_id=run_id
+        spec = build_spec(
+            self,
+            query,
+            kwargs,
+            initial_messages=initial_messages,
+            skip_calls=skip_calls,
+            run_id=run_id,
         )
         if spec.stream:
             return self._track(drive_stream(spec), spec)
@@ -273,8 +345,13 @@ class LightAgent:
         """The async driver entry; same arguments as :meth:`_drive`."""
         from lightagent.run.async_driver import adrive, adrive_stream
 
-        spec = self._spec(
-            query, kwargs, initial_messages=initial_messages, skip_calls=skip_calls, run_id=run_id
+        spec = build_spec(
+            self,
+            query,
+            kwargs,
+            initial_messages=initial_messages,
+            skip_calls=skip_calls,
+            run_id=run_id,
         )
         if spec.stream:
             return self._track(adrive_stream(spec), spec)
@@ -296,132 +373,6 @@ class LightAgent:
             self._last_trace = spec.ctx.trace  # filled in as the stream runs
         return stream
 
-    def _spec(
-        self,
-        query: str | None,
-        kwargs: dict[str, Any],
-        *,
-        initial_messages: list[dict[str, Any]] | None = None,
-        skip_calls: Mapping[str, str] | None = None,
-        run_id: str | None = None,
-    ) -> RunSpec:
-        tools = kwargs.pop("tools", None)
-        stream = bool(kwargs.pop("stream", False))
-        max_retry = positive_int("max_retry", kwargs.pop("max_retry", 10))
-        max_iter = kwargs.pop("max_tool_iterations", None)
-        max_iter = (
-            max(max_retry, 1) if max_iter is None else positive_int("max_tool_iterations", max_iter)
-        )
-        user_id = kwargs.pop("user_id", "default_user")
-        history = kwargs.pop("history", None)
-        metadata = kwargs.pop("metadata", None)
-        result_format = kwargs.pop("result_format", "str")
-        trace = bool(kwargs.pop("trace", False))
-        parent_trace_id = kwargs.pop("parent_trace_id", None)
-        run_group_id = kwargs.pop("run_group_id", None)
-        session_id = kwargs.pop("session_id", None)
-        token = kwargs.pop("cancellation_token", None)
-        idempotency_key = kwargs.pop("idempotency_key", None)
-        output_schema = kwargs.pop("output_schema", None)
-        light_swarm = kwargs.pop("light_swarm", None)
-        kwargs.pop("use_skills", None)  # no skills subsystem in 0.1: nothing to turn on or off
-        approval_id = kwargs.pop("approval_id", None)
-        model_options = kwargs.pop("model_options", None) or {}
-        if kwargs:
-            raise ConfigurationError(
-                "LA-CONFIG",
-                f"unknown run() argument(s): {', '.join(sorted(kwargs))}",
-                hint="See docs/agent.md for the run() parameters.",
-            )
-        check_result_format(result_format, stream)
-        if light_swarm is not None:
-            raise ConfigurationError(
-                "LA-CONFIG",
-                "run(light_swarm=...) is not available in lightagent-core 0.1",
-                hint="Call the swarm's own run(); handoffs from run() ship in a later version.",
-            )
-        if query is not None and not isinstance(query, str):
-            raise ConfigurationError(
-                "LA-CONFIG", f"query must be a str, got {type(query).__name__}"
-            )
-        if query is None and initial_messages is None:
-            raise ConfigurationError("LA-CONFIG", "run() needs a query")
-        if initial_messages is not None and query is not None:
-            from lightagent.run.machine import pending_tool_calls
-
-            if pending_tool_calls(list(initial_messages))[0]:
-                raise ConfigurationError(
-                    "LA-CONFIG",
-                    "initial_messages end with tool calls that have no result; a new query cannot follow them",
-                    hint="Resume without a query first, or add the missing tool results.",
-                )
-        if history is not None and not isinstance(history, list):
-            raise ConfigurationError("LA-CONFIG", "history must be a list of OpenAI chat messages")
-        if metadata is not None and not isinstance(metadata, dict):
-            raise ConfigurationError("LA-CONFIG", "metadata must be a dict")
-        if token is not None and not hasattr(token, "cancelled"):
-            raise ConfigurationError("LA-CONFIG", "cancellation_token must be a CancellationToken")
-
-        model = self.model
-        registry = self.tools
-        if tools:
-            registry = registry.with_tools(
-                [t if isinstance(t, str) and t in registry else resolve_tool(t) for t in tools]
-            )
-        dispatcher = (self._dispatcher or self._base_dispatcher()) if len(registry) else None
-
-        rid = run_id or new_id("run")
-        ctx = RunContext(
-            run_id=rid,
-            trace_id=new_id("trace"),
-            agent_name=self.name,
-            user_id=user_id,
-            session_id=session_id,
-            parent_trace_id=parent_trace_id,
-            run_group_id=run_group_id,
-            metadata=dict(metadata) if metadata else {},
-            record=trace,
-            idempotency_key=idempotency_key,
-            approval_id=approval_id,
-            cancellation=token,
-        )
-        if self._observers:
-            ctx.observers.extend(self._observers)
-        binding = None
-        load_history = False
-        if session_id is not None and self._session_store_spec is not None:
-            binding = self.session_binding
-            ctx.observers.append(binding.observer(session_id, rid))
-            load_history = history is None and initial_messages is None
-
-        output = None
-        if output_schema is not None:
-            from lightagent.structured import output_spec
-
-            output = output_spec(output_schema, model)
-
-        return RunSpec(
-            ctx=ctx,
-            model=model,
-            registry=registry if len(registry) else None,
-            dispatcher=dispatcher,
-            system_prompt=self._system_prompt,
-            query=query,
-            history=history,
-            initial_messages=list(initial_messages) if initial_messages is not None else None,
-            skip_calls=dict(skip_calls or {}),
-            load_history=load_history,
-            stream=stream,
-            result_format=result_format,
-            max_retry=max_retry,
-            max_tool_iterations=max_iter,
-            filter_tools=self.filter_tools,
-            interceptor=self.interceptor,
-            output=output,
-            binding=binding,
-            model_options=model_options,
-        )
-
     def _base_dispatcher(self) -> Any:
         from lightagent.tools.dispatch import AsyncToolDispatcher
 
@@ -436,6 +387,16 @@ class LightAgent:
 
     def __repr__(self) -> str:
         return f"LightAgent(name={self.name!r}, model={getattr(self._model, 'name', self._model_spec)!r}, tools={len(self.tools)})"
+
+
+def _options(values: dict[str, Any]) -> dict[str, Any]:
+    """The keyword options of a run() call, from its ``locals()``.
+
+    Unknown keywords are kept so the run refuses them with ``LA-CONFIG`` (not a bare TypeError).
+    """
+    options = {k: v for k, v in values.items() if k not in ("self", "query", "unknown")}
+    options.update(values.get("unknown") or {})
+    return options
 
 
 def _is_model(obj: Any) -> bool:

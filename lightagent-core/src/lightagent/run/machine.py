@@ -328,8 +328,13 @@ def _select_tools(
     tools: list[dict[str, Any]] | None = None
     if registry is not None and len(registry):
         names = None
-        if spec.filter_tools and query and len(registry) > spec.filter_threshold:
-            names = registry.select(query, limit=spec.filter_limit, messages=messages[-6:-1])
+        if spec.filter_tools and len(registry) > spec.filter_threshold:
+            if query is None:  # a resumed run: rank by the turn's question
+                query = next(
+                    (m.get("content") for m in reversed(messages) if m.get("role") == "user"), None
+                )
+            if isinstance(query, str) and query:
+                names = registry.select(query, limit=spec.filter_limit, messages=messages[-6:-1])
         tools = registry.schemas(names)
         if active and names is not None:
             ctx.emit("tool_selection", {"kept": list(names), **registry.selection_report(names)})
