@@ -281,3 +281,20 @@ def test_no_tool_starts_after_the_cancel_is_seen() -> None:
     assert started == ["first"]
     assert len(model.requests) == 1
     assert model.remaining == 2
+
+
+def test_sync_run_with_an_async_tool_inside_a_running_loop() -> None:
+    @tool
+    async def fetch(key: str) -> str:
+        """Fetch a value asynchronously."""
+        await asyncio.sleep(0.001)
+        return f"fetched {key}"
+
+    model = ScriptedModel([call("fetch", key="k"), "done"])
+    agent = LightAgent(model=model, tools=[fetch])
+
+    async def notebook_cell() -> str:
+        return agent.run("go")  # a Jupyter cell calling the sync API
+
+    assert asyncio.run(notebook_cell()) == "done"
+    assert model.requests[1].messages[-1]["content"] == "fetched k"
