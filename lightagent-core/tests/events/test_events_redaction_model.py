@@ -169,3 +169,65 @@ def test_migration_registry_steps_and_errors():
     assert "Upgrade lightagent-core" in newer.value.hint
     with pytest.raises(StorageError):
         registry.upgrade({"schema_version": "x"})
+
+
+# -- fuzz: canaries planted anywhere in random nested structures never survive ----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_benign = st.text(alphabet="abcdefghij klmnop,.:-_0123", max_size=20)
+_keys = st.sampled_from(["content", "args", "note", "x", "items", "output", "meta"])
+
+
+def _plant(tree, canary, path_choice):
+    """Put ``canary`` inside ``tree`` at a position chosen by ``path_choice`` (an int)."""
+    if isinstance(tree, dict) and tree:
+        keys = sorted(tree)
+        key = keys[path_choice % len(keys)]
+        tree[key] = _plant(tree[key], canary, path_choice // 7)
+        return tree
+    if isinstance(tree, list) and tree:
+        i = path_choice % len(tree)
+        tree[i] = _plant(tree[i], canary, path_choice // 5)
+        return tree
+    if isinstance(tree, str):
+        cut = path_choice % (len(tree) + 1)
+        # Secrets in text follow some delimiter; what comes after may touch them.
+        before = " ,.:=\"'(\n"[path_choice % 9]
+        return f"{tree[:cut]}{before}{canary}{tree[cut:]}"
+    return canary
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tree=st.recursive(
+        _benign,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
+        max_leaves=8,
+    ),
+    canary=st.sampled_from(sorted(CANARIES.values())),
+    where=st.integers(0, 10_000),
+)
+def test_fuzz_planted_canaries_never_survive(tree, canary, where):
+    planted = _plant(tree, canary, where)
+    out = json.dumps(redact({"root": planted}), ensure_ascii=False)
+    # PEM blocks and Bearer tokens are matched as a whole; check their secret part.
+    secret = canary.split("\n")[1] if canary.startswith("-----BEGIN") else canary.split(" ")[-1]
+    assert secret not in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The risk-assessment-for-q3 document is ready.",
+        "We used 1200 prompt tokens and 80 completion tokens.",
+        "Our password policy requires twelve characters.",
+        "See https://example.com/docs/keys-and-secrets for details.",
+        "The keyboard shortcut is Ctrl+K; the monkey ate a banana.",
+        "task-0001 depends on desk-reservation-service",
+        "Basic arithmetic: 2 + 2 = 4",
+    ],
+)
+def test_benign_text_is_left_alone(text):
+    assert redact_text(text) == text

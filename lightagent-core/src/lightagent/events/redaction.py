@@ -52,7 +52,11 @@ _VALUE_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
         REDACTED,
     ),
     # Authorization schemes keep their scheme word.
-    (re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}", re.I), r"\1 " + REDACTED),
+    # (a credential has a digit somewhere: "Basic arithmetic" is prose, not a token)
+    (
+        re.compile(r"\b(Bearer|Basic|Token)\s+(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}", re.I),
+        r"\1 " + REDACTED,
+    ),
     # JWT: three base64url parts, the first one a JSON header.
     (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}"), REDACTED),
     # Provider key formats.
@@ -60,7 +64,7 @@ _VALUE_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{12,}"), REDACTED),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
     (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
-    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}"), REDACTED),
     (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),
     (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), REDACTED),
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
@@ -79,9 +83,31 @@ _VALUE_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
 
 # Cheap pre-check: a string with none of these (lowercased) cannot match any pattern.
 _TRIGGERS = (
-    "begin", "bearer", "basic", "token", "eyj", "sk-", "sk_", "rk_", "pk_", "ghp_", "gho_",
-    "ghu_", "ghs_", "ghr_", "github_pat_", "akia", "asia", "xox", "aiza", "hf_", "://",
-    "key", "secret", "passw", "credential",
+    "begin",
+    "bearer",
+    "basic",
+    "token",
+    "eyj",
+    "sk-",
+    "sk_",
+    "rk_",
+    "pk_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "akia",
+    "asia",
+    "xox",
+    "aiza",
+    "hf_",
+    "://",
+    "key",
+    "secret",
+    "passw",
+    "credential",
 )
 
 
