@@ -423,3 +423,51 @@ def test_a_decision_for_another_request_is_refused(
         {"action": "approve", "request_id": waiting.steps["publish"].approval_request_id},
     )
     assert ok["request_id"] == waiting.steps["publish"].approval_request_id
+
+
+def test_a_concurrent_resume_fences_out_the_older_runner(flow_store: Any, run_id: str) -> None:
+    import threading
+
+    from lightagent_flow import LightFlow as Flow
+
+    started, release = threading.Event(), threading.Event()
+    runs: dict[str, int] = {"slow": 0}
+
+    def slow(query: str) -> str:
+        runs["slow"] += 1
+        if runs["slow"] == 1:  # the first runner stalls (a paused or partitioned process)
+            started.set()
+            release.wait(10)
+            return "stale output"
+        return "fresh output"
+
+    def build() -> Flow:
+        return (
+            Flow(store=flow_store)
+            .step("slow", agent=slow)
+            .step("after", agent=lambda q: "done", depends_on="slow")
+        )
+
+    box: dict[str, Any] = {}
+
+    def first() -> None:
+        try:
+            box["result"] = build().run("q", run_id=run_id)
+        except StorageError as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert started.wait(10)
+    resumed = build().resume(run_id)  # another runner takes the run over
+    assert resumed.success and resumed.steps["slow"].content == "fresh output"
+    release.set()
+    thread.join(10)
+    # The stalled runner woke up and tried to commit: it was fenced out and wrote nothing.
+    assert "result" not in box and box["error"].code == "LA-STORAGE-CONFLICT"
+    record = flow_store.load_run(run_id)
+    assert record["status"] == "success"
+    assert {s["name"]: s["content"] for s in record["steps"]} == {
+        "slow": "fresh output",
+        "after": "done",
+    }

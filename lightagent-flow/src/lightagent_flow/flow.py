@@ -363,6 +363,9 @@ class LightFlow:
         started = time.time()
         try:
             await run.save_header(status="running", error=None, error_code=None, content=None)
+            await (
+                run.claim()
+            )  # from here on, a runner that resumes this run elsewhere fences us out
             data = {
                 "query": run.query,
                 "steps": [s.name for s in self._steps],

@@ -105,6 +105,7 @@ class FlowRun:
         self._cancel_event: asyncio.Event | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._poll_cancel = True
+        self.epoch: int | None = None
         self._limit = asyncio.Semaphore(max_concurrency) if max_concurrency else None
 
     # -- events --------------------------------------------------------------
@@ -175,20 +176,28 @@ class FlowRun:
 
     # -- store ---------------------------------------------------------------
 
-    async def call_store(self, method: str, *args: Any) -> Any:
+    async def call_store(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call a store method, off the event loop when the store blocks."""
         fn = getattr(self.store, method)
         if getattr(self.store, "blocking", True):
-            return await asyncio.to_thread(fn, *args)
-        return fn(*args)
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    def _fence(self) -> dict[str, Any]:
+        return {} if self.epoch is None else {"epoch": self.epoch}
+
+    async def claim(self) -> None:
+        """Take the run over in the store (fencing out an older runner), when the store can."""
+        if callable(getattr(self.store, "claim_run", None)):
+            self.epoch = await self.call_store("claim_run", self.run_id)
 
     async def save_header(self, **fields: Any) -> None:
         """Update and persist the run header."""
         self.header.update(fields, updated_at=time.time())
-        await self.call_store("save_header", self.run_id, dict(self.header))
+        await self.call_store("save_header", self.run_id, dict(self.header), **self._fence())
 
     async def _commit(self, result: LightFlowStepResult) -> None:
-        flag = await self.call_store("commit_step", self.run_id, result.to_dict())
+        flag = await self.call_store("commit_step", self.run_id, result.to_dict(), **self._fence())
         if flag is None:
             self._poll_cancel = True
         else:  # the store read the cancel flag in the commit: no extra read per step

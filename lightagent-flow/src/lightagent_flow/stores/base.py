@@ -15,9 +15,16 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from lightagent.errors import ValidationError
+from lightagent.errors import StorageError, ValidationError
 
-__all__ = ["FaultHook", "LightFlowStore", "MemoryLightFlowStore", "assemble_record", "check_run_id"]
+__all__ = [
+    "FaultHook",
+    "LightFlowStore",
+    "MemoryLightFlowStore",
+    "assemble_record",
+    "check_run_id",
+    "fenced_out",
+]
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 
@@ -53,6 +60,16 @@ def assemble_record(
     return record
 
 
+def fenced_out(run_id: str, epoch: int, current: int | None) -> StorageError:
+    """The error of a write from a runner whose claim on ``run_id`` was taken over."""
+    return StorageError(
+        "LA-STORAGE-CONFLICT",
+        f"run {run_id!r} was taken over (epoch {current}, this runner holds {epoch}); nothing was written",
+        hint="Another process resumed this run; this runner stopped. Read it with get_run().",
+        details={"run_id": run_id, "epoch": epoch, "current_epoch": current},
+    )
+
+
 @runtime_checkable
 class LightFlowStore(Protocol):
     """What LightFlow needs from a store. Every write is durable when it returns.
@@ -62,10 +79,20 @@ class LightFlowStore(Protocol):
 
     blocking: bool
 
-    def save_header(self, run_id: str, header: dict[str, Any]) -> None:
-        """Write (replace) the run's header."""
+    def save_header(self, run_id: str, header: dict[str, Any], *, epoch: int | None = None) -> None:
+        """Write (replace) the run's header; with ``epoch``, only while the run's epoch is still that."""
 
-    def commit_step(self, run_id: str, step: dict[str, Any]) -> bool | None:
+    def claim_run(self, run_id: str) -> int:
+        """Take over the run: bump and return its epoch (a fencing token).
+
+        Every later write that carries an older epoch raises ``LA-STORAGE-CONFLICT``, so a
+        runner that another process superseded (a concurrent ``resume``) can no longer
+        write anything.
+        """
+
+    def commit_step(
+        self, run_id: str, step: dict[str, Any], *, epoch: int | None = None
+    ) -> bool | None:
         """Durably record one step's result (replacing an earlier one of the same step).
 
         May return whether a cancel is requested for the run (saves LightFlow a read);
@@ -113,16 +140,29 @@ class MemoryLightFlowStore:
         self._steps: dict[str, dict[str, dict[str, Any]]] = {}
         self._approvals: dict[str, dict[str, dict[str, Any]]] = {}
         self._cancel: set[str] = set()
+        self._epochs: dict[str, int] = {}
         self._fault: FaultHook | None = None
 
-    def save_header(self, run_id: str, header: dict[str, Any]) -> None:
+    def _fence(self, run_id: str, epoch: int | None) -> None:
+        if epoch is not None and self._epochs.get(run_id, 0) != epoch:
+            raise fenced_out(run_id, epoch, self._epochs.get(run_id, 0))
+
+    def save_header(self, run_id: str, header: dict[str, Any], *, epoch: int | None = None) -> None:
         """Write (replace) the run's header."""
         with self._lock:
+            self._fence(run_id, epoch)
             self._headers[run_id] = copy.deepcopy(header)
 
-    def commit_step(self, run_id: str, step: dict[str, Any]) -> bool:
+    def claim_run(self, run_id: str) -> int:
+        """Bump and return the run's epoch."""
+        with self._lock:
+            self._epochs[run_id] = self._epochs.get(run_id, 0) + 1
+            return self._epochs[run_id]
+
+    def commit_step(self, run_id: str, step: dict[str, Any], *, epoch: int | None = None) -> bool:
         """Record one step's result; returns whether a cancel is requested."""
         with self._lock:
+            self._fence(run_id, epoch)
             self._steps.setdefault(run_id, {})[step["name"]] = copy.deepcopy(step)
             return run_id in self._cancel
 

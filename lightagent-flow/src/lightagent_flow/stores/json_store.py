@@ -7,6 +7,7 @@ the others)::
     <directory>/<run_id>/steps/<key>.json      one commit record per step
     <directory>/<run_id>/approvals/<key>.json  persisted approval decisions
     <directory>/<run_id>/cancel.json           present while a cancel is requested
+    <directory>/<run_id>/epoch.json, .lock     the fencing epoch and the lock guarding it
 
 Each file is written to a temporary file in the same folder, flushed and fsynced, then
 moved over the target with ``os.replace`` and the folder fsynced: a reader sees the old
@@ -22,12 +23,18 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no fencing of concurrent resumes
+    fcntl = None  # type: ignore[assignment]
+
 from lightagent.errors import StorageError
 
-from lightagent_flow.stores.base import FaultHook, assemble_record, check_run_id
+from lightagent_flow.stores.base import FaultHook, assemble_record, check_run_id, fenced_out
 
 __all__ = ["JsonLightFlowStore"]
 
@@ -137,18 +144,56 @@ class JsonLightFlowStore:
 
     # -- the store contract --------------------------------------------------
 
-    def save_header(self, run_id: str, header: dict[str, Any]) -> None:
-        """Write (replace) the run's header."""
-        self._write(self._run_dir(run_id) / "run.json", header)
+    @contextlib.contextmanager
+    def _fenced(self, run_id: str, epoch: int | None) -> Iterator[None]:
+        """Hold the run's lock file and check its epoch (``flock``: one host, as JSON files are)."""
+        if epoch is None or fcntl is None:
+            yield
+            return
+        folder = self._run_dir(run_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            current = self._epoch(folder)
+            if current != epoch:
+                raise fenced_out(run_id, epoch, current)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock (a killed process releases it too)
 
-    def commit_step(self, run_id: str, step: dict[str, Any]) -> bool:
+    def _epoch(self, folder: Path) -> int:
+        data = self._read(folder / "epoch.json")
+        return int(data["epoch"]) if data else 0
+
+    def save_header(self, run_id: str, header: dict[str, Any], *, epoch: int | None = None) -> None:
+        """Write (replace) the run's header."""
+        with self._fenced(run_id, epoch):
+            self._write(self._run_dir(run_id) / "run.json", header)
+
+    def claim_run(self, run_id: str) -> int:
+        """Bump and return the run's epoch (under the run's lock file)."""
+        folder = self._run_dir(run_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            epoch = self._epoch(folder) + 1
+            self._write(folder / "epoch.json", {"epoch": epoch})
+            return epoch
+        finally:
+            os.close(fd)
+
+    def commit_step(self, run_id: str, step: dict[str, Any], *, epoch: int | None = None) -> bool:
         """Durably record one step's result in its own file; returns whether a cancel is requested."""
         name = step["name"]
         if self._fault:
             self._fault("before_commit", run_id, name)
-        self._write(
-            self._run_dir(run_id) / "steps" / f"{_key(name)}.json", step, fault=(run_id, name)
-        )
+        with self._fenced(run_id, epoch):
+            self._write(
+                self._run_dir(run_id) / "steps" / f"{_key(name)}.json", step, fault=(run_id, name)
+            )
         if self._fault:
             self._fault("after_commit", run_id, name)
         return (self._run_dir(run_id) / "cancel.json").exists()

@@ -17,7 +17,7 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError, PluginError, StorageError
 
-from lightagent_flow.stores.base import FaultHook, assemble_record, check_run_id
+from lightagent_flow.stores.base import FaultHook, assemble_record, check_run_id, fenced_out
 
 __all__ = ["SqlLightFlowStore"]
 
@@ -32,6 +32,7 @@ def _schema(sa: Any) -> tuple[Any, Any, Any, Any]:
         sa.Column("updated_at", sa.Float, nullable=False, default=0.0),
         sa.Column("header", sa.Text, nullable=False),
         sa.Column("cancel_requested", sa.Boolean, nullable=False, default=False),
+        sa.Column("epoch", sa.Integer, nullable=False, default=0),
     )
     steps = sa.Table(
         "lightflow_steps",
@@ -161,7 +162,21 @@ class SqlLightFlowStore:
 
     # -- the store contract --------------------------------------------------
 
-    def save_header(self, run_id: str, header: dict[str, Any]) -> None:
+    def _run_row(self, conn: Any, run_id: str) -> Any:
+        runs = self._runs
+        # FOR UPDATE (PostgreSQL): a claim and a fenced write on one run serialize.
+        query = self._sa.select(runs.c.epoch, runs.c.cancel_requested).where(
+            runs.c.run_id == run_id
+        )
+        return conn.execute(query.with_for_update()).first()
+
+    def _check_epoch(self, conn: Any, run_id: str, epoch: int | None) -> Any:
+        row = self._run_row(conn, run_id)
+        if epoch is not None and (row is None or row[0] != epoch):
+            raise fenced_out(run_id, epoch, None if row is None else row[0])
+        return row
+
+    def save_header(self, run_id: str, header: dict[str, Any], *, epoch: int | None = None) -> None:
         """Write (replace) the run's header."""
         check_run_id(run_id)
         values = {
@@ -170,9 +185,23 @@ class SqlLightFlowStore:
             "header": json.dumps(header, ensure_ascii=False, sort_keys=True),
         }
         with self._tx() as conn:
+            if epoch is not None:
+                self._check_epoch(conn, run_id, epoch)
             self._upsert(conn, self._runs, {"run_id": run_id}, values)
 
-    def commit_step(self, run_id: str, step: dict[str, Any]) -> bool:
+    def claim_run(self, run_id: str) -> int:
+        """Bump and return the run's epoch (the run's header must exist)."""
+        check_run_id(run_id)
+        runs = self._runs
+        with self._tx() as conn:
+            row = self._run_row(conn, run_id)
+            if row is None:
+                raise StorageError("LA-STORAGE", f"cannot claim run {run_id!r}: it has no header")
+            epoch = int(row[0] or 0) + 1
+            conn.execute(runs.update().where(runs.c.run_id == run_id).values(epoch=epoch))
+        return epoch
+
+    def commit_step(self, run_id: str, step: dict[str, Any], *, epoch: int | None = None) -> bool:
         """Durably record one step's result (one upsert, one transaction).
 
         Returns whether a cancel is requested for the run, read in the same transaction.
@@ -182,17 +211,14 @@ class SqlLightFlowStore:
         if self._fault:
             self._fault("before_commit", run_id, name)
         values = {"updated_at": time.time(), "record": json.dumps(step, ensure_ascii=False)}
-        runs = self._runs
         with self._tx() as conn:
+            row = self._check_epoch(conn, run_id, epoch)
             self._upsert(conn, self._steps, {"run_id": run_id, "name": name}, values)
-            flag = conn.execute(
-                self._sa.select(runs.c.cancel_requested).where(runs.c.run_id == run_id)
-            ).scalar()
             if self._fault:
                 self._fault("inside_commit", run_id, name)
         if self._fault:
             self._fault("after_commit", run_id, name)
-        return bool(flag)
+        return bool(row is not None and row[1])
 
     def set_approval(
         self, run_id: str, step: str, decision: dict[str, Any], *, exclusive: bool = False
