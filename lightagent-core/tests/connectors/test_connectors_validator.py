@@ -387,3 +387,47 @@ def test_hookimpls_are_checked_from_source_when_the_plugin_is_not_loaded():
     # Loaded in the sandbox, the same finding is reported once, from the live check.
     report = validate_connector(FIXTURES / "lav-fixture-badarg")
     assert [f.code for f in report.findings].count("LAV031") == 1
+
+
+def _mini_project(base: Path, name: str, source: str) -> Path:
+    pkg = name.replace("-", "_")
+    project = base / name
+    (project / "src" / pkg).mkdir(parents=True)
+    (project / "src" / pkg / "__init__.py").write_text("")
+    (project / "src" / pkg / "plugin.py").write_text(source)
+    (project / "README.md").write_text(f"# {name}\n")
+    (project / "pyproject.toml").write_text(
+        f'[project]\nname = "{name}"\nversion = "0.1.0"\nreadme = "README.md"\n'
+        'dependencies = ["lightagent-core>=0.1.0,<0.2"]\n'
+        f'[project.entry-points.lightagent]\n{name} = "{pkg}.plugin"\n'
+    )
+    return project
+
+
+def test_process_starts_and_database_files_are_refused_at_import(tmp_path):
+    marker = tmp_path / "ran.txt"
+    proc_plugin = _mini_project(
+        tmp_path, "spawny", f"import subprocess\nsubprocess.run(['touch', {str(marker)!r}])\n"
+    )
+    report = validate_connector(proc_plugin)
+    assert "LAV026" in _codes(report)
+    assert not marker.exists()
+    db = tmp_path / "plugin.db"
+    db_plugin = _mini_project(tmp_path, "dbby", f"import sqlite3\nsqlite3.connect({str(db)!r})\n")
+    report = validate_connector(db_plugin)
+    assert "LAV022" in _codes(report)
+    assert not db.exists()
+
+
+def test_writes_inside_the_sandbox_temp_dir_are_allowed(tmp_path):
+    project = _mini_project(
+        tmp_path,
+        "tempy",
+        "import tempfile\nfrom lightagent import hookimpl\n"
+        "with tempfile.NamedTemporaryFile('w') as fh:\n    fh.write('scratch')\n\n\n"
+        "@hookimpl\ndef lightagent_manifest():\n"
+        "    return {'name': 'tempy', 'version': '0.1.0', 'description': 'scratch files only'}\n",
+    )
+    report = validate_connector(project)
+    assert report.passed, report.format_text()
+    assert not report.warnings
