@@ -110,3 +110,32 @@ def test_streamed_structured_output() -> None:
 def test_output_schema_must_be_a_pydantic_model() -> None:
     with pytest.raises(ConfigurationError):
         LightAgent(model=ScriptedModel()).run("q", output_schema=dict)
+
+
+def test_other_calls_next_to_the_answer_tool_keep_the_transcript_valid() -> None:
+    def lookup(city: str) -> str:
+        raise AssertionError("not run once the answer is given")
+
+    lookup.tool_info = {
+        "tool_name": "lookup",
+        "tool_description": "Population of a city.",
+        "tool_params": [
+            {"name": "city", "type": "string", "description": "city", "required": True}
+        ],
+    }
+    model = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    {"name": "lookup", "arguments": {"city": "Rome"}},
+                    {"name": "City", "arguments": {"name": "Rome", "population": 1}},
+                ]
+            }
+        ]
+    )
+    result = LightAgent(model=model, tools=[lookup]).run(
+        "Rome?", output_schema=City, result_format="object"
+    )
+    assert result.parsed.population == 1
+    call_ids = [c["id"] for c in result.messages[-3]["tool_calls"]]
+    assert [m["tool_call_id"] for m in result.messages[-2:]] == call_ids

@@ -191,13 +191,12 @@ def run_machine(spec: RunSpec) -> Machine:
                 if final is not None:
                     messages.append(assistant)
                     parsed, problem = spec_out.validate(final.arguments)
-                    messages.append(
-                        {
-                            "role": "tool",
-                            "tool_call_id": final.id,
-                            "content": problem or "Answer recorded.",
-                        }
-                    )
+                    for call in calls:  # every call gets a result, so the transcript stays valid
+                        if call is final:
+                            text = problem or "Answer recorded."
+                        else:
+                            text = "Not run: the final answer was given in the same turn."
+                        messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
                     if problem is not None:
                         structured_repairs = _structured_retry(structured_repairs, problem)
                         continue
