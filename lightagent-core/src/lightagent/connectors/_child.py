@@ -157,7 +157,7 @@ HEAVY = (
 )
 result = {"imports": [], "events": EVENTS, "plugins": []}
 for ep in CONFIG["entry_points"]:
-    module_name, _, attr = ep["value"].partition(":")
+    module_name, _, attr = ep["value"].split("[", 1)[0].partition(":")
     before = set(sys.modules)
     rss0 = _rss_kb()
     started = time.perf_counter()

@@ -52,7 +52,16 @@ def run_sandboxed(info: ProjectInfo, *, timeout: float = 20.0) -> SandboxResult:
             "entry_points": [{"name": ep.name, "value": ep.value} for ep in info.entry_points],
         }
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "LIGHTAGENT_"))}
-        env.update(TMPDIR=tmp, HOME=tmp, LIGHTAGENT_LOAD_PLUGINS="", NO_PROXY="*")
+        # Caches and config a library writes on import land in the scratch folder.
+        env.update(
+            TMPDIR=tmp,
+            HOME=tmp,
+            XDG_CACHE_HOME=tmp,
+            XDG_CONFIG_HOME=tmp,
+            XDG_DATA_HOME=tmp,
+            LIGHTAGENT_LOAD_PLUGINS="",
+            NO_PROXY="*",
+        )
         started = time.perf_counter()
         try:
             proc = subprocess.run(
