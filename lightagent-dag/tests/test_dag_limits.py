@@ -227,3 +227,23 @@ def test_heartbeat_must_be_shorter_than_the_lease() -> None:
     with pytest.raises(DAGError):
         DAGConfig(task_lease_seconds=1, heartbeat_interval=2)
     assert DAGConfig(task_lease_seconds=3).heartbeat_seconds == 1
+
+
+def test_task_timeout(make_dag, run_id, security) -> None:
+    import asyncio
+
+    dag = _ok(make_dag, task_timeout_seconds=0.2, max_attempts_per_task=2)
+
+    async def hang(ctx):
+        await asyncio.sleep(30)
+
+    dag.register_worker("w", hang)
+    dag.create_run([spec("t")], run_id=run_id, context=security())
+    started = time.monotonic()
+    result = dag.run(run_id)
+    assert time.monotonic() - started < 10
+    assert (
+        result.status.value == "failed"
+        and result.errors["t"]["details"]["limit"] == "task_timeout_seconds"
+    )
+    assert dag.get_task(run_id, "t").attempts == 2

@@ -19,7 +19,7 @@ from typing import Any
 from lightagent.errors import LightAgentError, PolicyError, StorageError
 
 from lightagent_dag.artifacts import ArtifactStore
-from lightagent_dag.errors import DAGError, DAGFencedError
+from lightagent_dag.errors import DAGError, DAGFencedError, DAGLimitError
 from lightagent_dag.records import Claim, VerificationReport, VerificationRequest
 from lightagent_dag.specs import DAGConfig, canonical_digest
 from lightagent_dag.sql.store import SqlTaskGraphStore
@@ -228,7 +228,7 @@ class AttemptRunner:
             verifier_key = claim.task.spec.verifier_key
             worker = self.workers.create(claim.task.spec.worker_key, context)
             try:
-                outcome = normalize_task_outcome(await worker.execute(context))
+                outcome = normalize_task_outcome(await self._execute(worker, context, cfg))
             finally:
                 with contextlib.suppress(Exception):
                     self.workers.release(worker)
@@ -268,6 +268,17 @@ class AttemptRunner:
             await self._store(
                 self.store.reject, claim, _error(exc), outcome="retry", backoff=cfg.backoff(failed)
             )
+
+    async def _execute(self, worker: Any, context: TaskContext, cfg: DAGConfig) -> Any:
+        if cfg.task_timeout_seconds is None:
+            return await worker.execute(context)
+        try:
+            return await asyncio.wait_for(worker.execute(context), cfg.task_timeout_seconds)
+        except asyncio.TimeoutError:
+            # A sync worker's thread cannot be stopped; its late answer is dropped.
+            raise DAGLimitError(
+                "task_timeout_seconds", "exceeded", cfg.task_timeout_seconds
+            ) from None
 
     async def _dependencies(self, claim: Claim, security: Any) -> dict[str, bytes]:
         if not claim.task.depends_on:

@@ -308,6 +308,7 @@ class DAGConfig:
     retry_backoff_max_seconds: float = 30.0
     poll_interval: float = 0.05
     poll_interval_max: float = 1.0
+    task_timeout_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.failure_policy not in _FAILURE_POLICIES:
@@ -327,6 +328,8 @@ class DAGConfig:
             _check(name, getattr(self, name), 1e-3)
         for name in ("retry_backoff_seconds", "retry_backoff_max_seconds"):
             _check(name, getattr(self, name), 0)
+        if self.task_timeout_seconds is not None:
+            _check("task_timeout_seconds", self.task_timeout_seconds, 1e-3)
         if self.heartbeat_interval is not None:
             _check("heartbeat_interval", self.heartbeat_interval, 1e-3)
             if self.heartbeat_interval >= self.task_lease_seconds:

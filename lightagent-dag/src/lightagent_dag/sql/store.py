@@ -424,9 +424,12 @@ class SqlTaskGraphStore:
         Returns False, writing nothing, while the run already has ``max_pending``
         verifications pending (the caller waits and tries again).
         """
-        return self._fenced(
-            claim, "stage", lambda c: tx.stage(self, c, claim, manifest, max_pending)
-        )
+        try:
+            return self._fenced(
+                claim, "stage", lambda c: tx.stage(self, c, claim, manifest, max_pending)
+            )
+        except tx.NoVerificationSlot:
+            return False
 
     def publish(self, claim: Claim, manifest: ArtifactManifest, report: dict[str, Any]) -> None:
         """Publish the verified artifact, mark the task verified and wake its dependents."""

@@ -1,7 +1,9 @@
 """The state transitions of the task-graph store, each run inside one transaction.
 
-Lock order is always run row, then task rows (claims and renewals touch task rows
-only), so two transitions never wait on each other in a cycle. Every write on behalf
+Most transitions lock the run row first, then task rows. ``stage`` and ``publish`` — the
+hot path — write their own task row first and take the run lock last, to hold it only
+briefly; a rare cycle with an administrative change (cancel, supersede, fail_fast) is a
+deadlock PostgreSQL detects, and the store retries the losing transaction. Every write on behalf
 of an attempt names the attempt's fence in its WHERE clause and checks the row count.
 """
 
@@ -228,25 +230,18 @@ def renew(store: SqlTaskGraphStore, conn: Conn, claim: Claim, lease_seconds: flo
     return float(conn.execute(store.q("SELECT {now}+:ttl"), {"ttl": lease_seconds}).scalar_one())
 
 
+class NoVerificationSlot(Exception):
+    """Raised inside ``stage`` to roll it back: the run has max_pending verifications already."""
+
+
 def stage(
     store: SqlTaskGraphStore, conn: Conn, claim: Claim, manifest: ArtifactManifest, max_pending: int
 ) -> bool:
-    """Stage a candidate (fenced), unless max_pending verifications are already pending."""
-    lock_run(store, conn, claim.run_id)
-    pending = conn.execute(
-        store.q("SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND status='verifying'"),
-        {"r": claim.run_id},
-    ).scalar_one()
-    if pending >= max_pending:
-        # Still fenced: a fenced-out attempt must not wait for a slot forever.
-        n = conn.execute(
-            store.q(
-                "SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
-            ),
-            {"r": claim.run_id, "t": claim.task_id, "f": claim.fence},
-        ).scalar_one()
-        _fence_check(int(n), claim, "stage")
-        return False
+    """Stage a candidate (fenced), unless max_pending verifications are already pending.
+
+    The task-level writes come first and the run lock last, so the run row is held only
+    for the count and the commit; over the limit, everything rolls back.
+    """
     n = conn.execute(
         store.q(
             "UPDATE dag_tasks SET status='verifying' WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
@@ -284,6 +279,13 @@ def stage(
         },
         claim.task_id,
     )
+    lock_run(store, conn, claim.run_id)
+    pending = conn.execute(
+        store.q("SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND status='verifying'"),
+        {"r": claim.run_id},
+    ).scalar_one()
+    if pending > max_pending:  # the count includes this task
+        raise NoVerificationSlot
     return True
 
 
@@ -295,7 +297,6 @@ def publish(
     report: dict[str, Any],
 ) -> None:
     """Publish a verified artifact (fenced) and wake the task's dependents."""
-    lock_run(store, conn, claim.run_id)
     n = conn.execute(
         store.q(
             "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
@@ -351,6 +352,9 @@ def publish(
         {"attempt_id": claim.attempt_id, "fence": claim.fence},
         claim.task_id,
     )
+    # The run lock comes last (held only for the graph and run updates and the commit);
+    # it serialises the dependency and completion checks of concurrent publications.
+    lock_run(store, conn, claim.run_id)
     _wake_dependents(store, conn, claim.run_id, claim.task_id)
     refresh_run(store, conn, claim.run_id)
 
