@@ -101,6 +101,7 @@ def test_exact_model_requests_are_rebuilt(store):
     requested = [e for e in manager.events("req") if e.type == "model.requested"]
     assert len(requested) == 3
     assert "$base" in requested[2].data["request"]  # later requests store only the delta
+    assert [e.step_id.rsplit(":", 1)[1] for e in requested] == ["1", "2", "3"]
     for event, sent in zip(requested, model.requests, strict=True):
         rebuilt = manager.model_request("req", event.sequence)
         assert rebuilt["messages"] == sent.messages
@@ -260,3 +261,18 @@ def test_failed_run_counts_as_failed(store):
     assert result.error is not None
     replay = SessionManager(store).replay("f")
     assert replay.failed_turns == 1 and replay.last_event_type == "run.failed"
+
+
+def test_importing_the_event_layer_stays_cheap():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lightagent, lightagent.events\n"
+        "from lightagent import SessionEvent, InMemorySessionStore, JsonlSessionStore, SqliteSessionStore\n"
+        "from lightagent import summarize_trace, JsonlTraceExporter, ContextProjector, redact\n"
+        "from lightagent.events import SessionManager, SessionBinding, resume\n"
+        "heavy = [m for m in ('sqlalchemy', 'openai', 'httpx', 'psycopg') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -93,6 +93,10 @@ class SessionRecorder:
     request (``$base``/``$prefix``/``$tail``); :func:`resolve_request` rebuilds it exactly.
     """
 
+    #: A loop that honours it stops the run when recording fails, rather than running a
+    #: tool whose request is not on record (resume could then not see it).
+    fail_closed = True
+
     def __init__(
         self, store: SessionStore, session_id: str, run_id: str, *, agent_id: str | None = None
     ) -> None:

@@ -72,9 +72,12 @@ def session_event_from_trace(event: dict[str, Any], *, agent_id: str | None = No
     kwargs: dict[str, Any] = {}
     if isinstance(event.get("timestamp"), (int, float)):
         kwargs["timestamp"] = float(event["timestamp"])
+    # A model step is one model request and what follows it; request_index numbers them.
+    step = data.get("request_index")
     return SessionEvent(
         type=session_type,
         data=data,
+        step_id=f"{run_id}:{step}" if step is not None and run_id else None,
         turn_id=run_id,
         run_id=run_id,
         agent_id=agent_id,
