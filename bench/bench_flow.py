@@ -88,27 +88,29 @@ def _raw_sqlite_commit(path: Path, n: int) -> float:
     return elapsed / n
 
 
-def _postgres_url() -> str | None:
+ADMIN = os.environ.get("LIGHTAGENT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _postgres_database() -> str | None:
+    """A fresh database for this bench (dropped afterwards), or None without a server."""
     try:
         import psycopg
     except ImportError:
         return None
-    admin = os.environ.get("LIGHTAGENT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+    name = f"la_bench_flow_{uuid.uuid4().hex[:10]}"
     try:
-        with psycopg.connect(admin, connect_timeout=2):
-            pass
+        with psycopg.connect(ADMIN, autocommit=True, connect_timeout=2) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
     except Exception:
         return None
-    return admin.replace("postgresql://", "postgresql+psycopg://", 1)
+    return name
 
 
-def _cleanup_postgres(store: SqlLightFlowStore) -> None:
-    with store._engine.begin() as conn:  # the bench's own rows only
-        for table in (store._steps, store._runs, store._approvals):
-            conn.execute(
-                table.delete().where(table.c.run_id.like("b-%") | table.c.run_id.like("warm-%"))
-            )
-    store.close()
+def _drop_postgres(name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(ADMIN, autocommit=True, connect_timeout=2) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def main() -> int:
@@ -132,11 +134,17 @@ def main() -> int:
             ("SqlLightFlowStore (SQLite, FULL)", _time_flow(sqlite_store, args.runs, args.steps))
         )
         sqlite_store.close()
-        url = _postgres_url()
-        if url:
-            pg = SqlLightFlowStore(url)
-            rows.append(("SqlLightFlowStore (PostgreSQL)", _time_flow(pg, args.runs, args.steps)))
-            _cleanup_postgres(pg)
+        database = _postgres_database()
+        if database:
+            base_url = ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://", 1)
+            pg = SqlLightFlowStore(f"{base_url}/{database}")
+            try:
+                rows.append(
+                    ("SqlLightFlowStore (PostgreSQL)", _time_flow(pg, args.runs, args.steps))
+                )
+            finally:
+                pg.close()
+                _drop_postgres(database)
     nostore = rows[0][1]
     lines = [
         "# LightFlow checkpoint overhead",

@@ -471,3 +471,19 @@ def test_a_concurrent_resume_fences_out_the_older_runner(flow_store: Any, run_id
         "slow": "fresh output",
         "after": "done",
     }
+
+
+def test_sql_store_adds_the_epoch_column_to_an_older_table(tmp_path: Path, recorder: Any) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE lightflow_runs (run_id VARCHAR(128) PRIMARY KEY, status VARCHAR(32) NOT NULL, "
+        "updated_at FLOAT NOT NULL, header TEXT NOT NULL, cancel_requested BOOLEAN NOT NULL)"
+    )
+    conn.commit()
+    conn.close()
+    store = SqlLightFlowStore(str(path))
+    assert _chain(recorder, store).run("q", run_id="migrated").success
+    store.close()

@@ -95,7 +95,16 @@ class SqlLightFlowStore:
         self._meta, self._runs, self._steps, self._approvals = _schema(sa)
         with self._tx() as conn:
             self._meta.create_all(conn, checkfirst=True)
+            self._migrate(conn)
         self._fault: FaultHook | None = None
+
+    def _migrate(self, conn: Any) -> None:
+        """Add the columns newer versions need to tables an older version created."""
+        columns = {c["name"] for c in self._sa.inspect(conn).get_columns("lightflow_runs")}
+        if "epoch" not in columns:
+            conn.exec_driver_sql(
+                "ALTER TABLE lightflow_runs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0"
+            )
 
     def __repr__(self) -> str:
         return f"SqlLightFlowStore({self._engine.url.render_as_string(hide_password=True)!r})"
