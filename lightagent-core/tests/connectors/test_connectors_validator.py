@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from lightagent.connectors import ConnectorManifest, validate_connector
@@ -19,6 +20,7 @@ from lightagent.connectors.findings import FINDING_CODES
 from lightagent.connectors.mcp_settings import check_mcp_servers
 from lightagent.connectors.static import scan_sources
 from lightagent.errors import ValidationError
+from pydantic import BaseModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -431,3 +433,38 @@ def test_writes_inside_the_sandbox_temp_dir_are_allowed(tmp_path):
     report = validate_connector(project)
     assert report.passed, report.format_text()
     assert not report.warnings
+
+
+class Address(BaseModel):
+    street: str
+
+
+def test_tool_schema_check_accepts_what_at_tool_generates_and_rejects_bad_shapes():
+    from lightagent import tool
+    from lightagent.connectors.objects import check_tool_schema
+
+    @tool
+    def rich(
+        a: Literal["x", "y"],
+        b: int | None = None,
+        c: list[str] | None = None,
+        d: Address | None = None,
+        e: dict[str, float] | None = None,
+        g: tuple[int, int] = (1, 2),
+    ) -> str:
+        """Exercise the schema generator."""
+        return ""
+
+    schema = {"name": rich.name, "description": rich.description, "parameters": rich.parameters}
+    assert check_tool_schema(schema) == []
+    bad = {
+        "name": "has space",
+        "parameters": {
+            "type": "object",
+            "properties": {"x": {"type": "strin"}, "y": {}, "z": {"type": "array"}},
+            "required": ["w"],
+        },
+    }
+    problems = check_tool_schema(bad)
+    assert len(problems) == 5, problems
+    assert check_tool_schema({"name": "ok", "parameters": {"type": "array"}})

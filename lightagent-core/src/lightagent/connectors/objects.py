@@ -150,7 +150,7 @@ def check_tool_schema(schema: dict[str, Any]) -> list[str]:
             problems.append(f"property {key!r} has no type")
         elif kind is not None and not all(k in _JSON_TYPES for k in kinds):
             problems.append(f"property {key!r} has unknown type {kind!r}")
-        if kind == "array" and "items" not in prop:
+        if kind == "array" and "items" not in prop and "prefixItems" not in prop:
             problems.append(f"property {key!r} is an array without items")
     required = params.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
