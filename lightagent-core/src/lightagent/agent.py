@@ -302,6 +302,21 @@ class LightAgent:
         spec = build_spec(self, query, options)
         return self._track(adrive_stream(spec), spec)
 
+    def resume(self, run_id: str, *, session_id: str, **kwargs: Any) -> Any:
+        """Continue an interrupted run from its session log without repeating side effects.
+
+        See :func:`lightagent.events.resume.resume` (``reconcile=``, ``approve=``, run options).
+        """
+        from lightagent.events.resume import resume
+
+        return resume(self, run_id, session_id=session_id, **kwargs)
+
+    async def aresume(self, run_id: str, *, session_id: str, **kwargs: Any) -> Any:
+        """Async :meth:`resume`."""
+        from lightagent.events.resume import aresume
+
+        return await aresume(self, run_id, session_id=session_id, **kwargs)
+
     def _drive(
         self,
         query: str | None = None,

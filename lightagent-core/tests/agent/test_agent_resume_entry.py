@@ -104,3 +104,13 @@ def test_a_query_cannot_follow_pending_calls() -> None:
         LightAgent(model=ScriptedModel(), tools=[book])._drive(
             "new question", initial_messages=transcript()
         )
+
+
+def test_agent_resume_delegates_to_the_session_layer() -> None:
+    memory_store = pytest.importorskip("lightagent.events.memory_store")
+    store = memory_store.InMemorySessionStore()
+    agent = LightAgent(model=ScriptedModel(["the answer"]), session_store=store)
+    result = agent.run("q", session_id="s-r", result_format="object")
+    again = agent.resume(result.run_id, session_id="s-r")
+    assert "the answer" in str(again)
+    assert "the answer" in str(asyncio.run(agent.aresume(result.run_id, session_id="s-r")))
