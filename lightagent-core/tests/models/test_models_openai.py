@@ -426,3 +426,35 @@ def test_openai_unreadable_body_is_typed(loopback_server: LoopbackServer, reply:
         model(loopback_server, max_retry=2).complete(HI)
     assert info.value.code == "LA-MODEL-OUTPUT"
     assert len(loopback_server.requests) == 1
+
+
+def test_openai_astream_truncation_and_inband_error(loopback_server: LoopbackServer) -> None:
+    chunk = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "part"}, "finish_reason": None}],
+    }
+    loopback_server.reply(
+        LoopbackServer.raw(chunks=[chunk], done=False, stall=5.0),
+        LoopbackServer.raw(chunks=[chunk, {"error": {"message": "overloaded", "code": 529}}]),
+    )
+    m = model(loopback_server, timeout=0.3)
+
+    async def consume() -> list[Any]:
+        return [item async for item in m.astream(HI)]
+
+    async def main() -> tuple[ModelError, ModelError]:
+        errors = []
+        for _ in range(2):
+            with pytest.raises(ModelError) as info:
+                await consume()
+            errors.append(info.value)
+        return errors[0], errors[1]
+
+    stalled, inband = asyncio.run(main())
+    assert stalled.code == "LA-TRUNCATED" and stalled.details["partial_content"] == "part"
+    assert inband.code == "LA-500" and inband.details["in_band"] is True
+    assert inband.details["partial_content"] == "part"
+    assert len(loopback_server.requests) == 2  # neither was retried after chunks arrived

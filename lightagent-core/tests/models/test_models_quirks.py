@@ -423,3 +423,39 @@ def test_scripted_model_single_reply_is_not_split() -> None:
     assert model.remaining == 1
     assert model.complete(ModelRequest([])).content == "hello"
     model.assert_exhausted()
+
+
+def test_text_broken_call_to_offered_tool_is_kept_with_an_error() -> None:
+    trailing_comma = '<tool_call>{"name": "add", "arguments": {"a": 1,}}</tool_call>'
+    assert extract_text_tool_calls(trailing_comma, NAMES) == (None, [("add", {"a": 1})])
+    content = '<tool_call>{"name": "add", "arguments": {"a": }}</tool_call>'
+    remaining, calls = extract_text_tool_calls(content, NAMES)
+    assert remaining is None and calls[0][0] == "add"
+    text, error = normalize_arguments(calls[0][1])
+    assert text == "{}" and "not valid JSON" in error
+    single = "<tool_call>{'name': 'add', 'arguments': {'a': 2}}</tool_call>"
+    assert extract_text_tool_calls(single, NAMES) == (None, [("add", {"a": 2})])
+    assert (
+        extract_text_tool_calls('<tool_call>{"name": "rm", "arguments": {,}}</tool_call>', NAMES)
+        is None
+    )
+
+
+def test_assembler_text_call_with_broken_json_reaches_loop_as_error() -> None:
+    asm = StreamAssembler(get_profile("ollama"), {"add"})
+    out = asm.feed(
+        _chunk({"content": '<tool_call>{"name": "add", "arguments": {"a": }}</tool_call>'}, "stop")
+    )
+    r = asm.close()
+    assert (
+        r.tool_calls[0].name == "add" and r.tool_calls[0].error and r.finish_reason == "tool_calls"
+    )
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in out) == ""
+
+
+def test_text_gate_holds_a_reply_that_opens_with_markup() -> None:
+    asm = StreamAssembler(get_profile("ollama"), {"run_command"})
+    first = asm.feed(_chunk({"content": "<command>\n  <run_command>"}))
+    assert first[0]["choices"][0]["delta"]["content"] == ""
+    asm.feed(_chunk({"content": "<command>ls</command></run_command>\n</command>"}, "stop"))
+    assert json.loads(asm.close().tool_calls[0].arguments) == {"command": "ls"}

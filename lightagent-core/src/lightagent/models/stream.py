@@ -254,7 +254,7 @@ class _TextGate:
         self.emitted: list[str] = []
 
     def _verdict(self, text: str) -> str:
-        if not self.started and text[0] in "{[":
+        if not self.started and text[0] in "{[<":  # a reply that opens with markup or JSON
             return "hold"
         for prefix in self.prefixes:
             if text.startswith(prefix):

@@ -14,6 +14,7 @@ Blocks inside a markdown fence among other text are examples, not calls: left al
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -34,6 +35,7 @@ _QWEN_PARAM = re.compile(
 )
 _SELF_CLOSING = re.compile(r"<([\w.\-]+)((?:\s+[\w.\-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*/>")
 _ATTR = re.compile(r"([\w.\-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
+_NAME = re.compile(r"[\"']name[\"']\s*:\s*[\"']([\w.\-]+)[\"']")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 
 
@@ -41,7 +43,7 @@ def _from_json(text: str, names: Collection[str]) -> list[TextToolCall] | None:
     try:
         value = json.loads(text)
     except ValueError:
-        return None
+        return _from_broken_json(text, names)
     items = value if isinstance(value, list) else [value]
     calls: list[TextToolCall] = []
     for item in items:
@@ -54,6 +56,22 @@ def _from_json(text: str, names: Collection[str]) -> list[TextToolCall] | None:
             return None
         calls.append((name, item.get("arguments", item.get("parameters"))))
     return calls or None
+
+
+def _from_broken_json(text: str, names: Collection[str]) -> list[TextToolCall] | None:
+    """A call to an offered tool whose JSON is broken: keep it, so the model hears why."""
+    if text.startswith("{"):
+        try:
+            value = ast.literal_eval(text)  # single-quoted reprs; evaluates no code
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            value = None
+        if isinstance(value, dict) and value.get("name") in names:
+            return [(value["name"], value.get("arguments", value.get("parameters")))]
+    match = _NAME.search(text)
+    if match is None or match.group(1) not in names:
+        return None
+    # The raw text is not JSON: normalizing it yields the error text sent back to the model.
+    return [(match.group(1), text)]
 
 
 def _param_value(text: str) -> Any:
