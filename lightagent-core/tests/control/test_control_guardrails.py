@@ -171,3 +171,21 @@ def test_streaming_agent_never_shows_unredacted_text():
                 pieces.append((choice.get("delta") or {}).get("content") or "")
     text = "".join(pieces)
     assert "123456" not in text and "######" in text
+
+
+def test_async_streaming_agent_never_shows_unredacted_text():
+    model = ScriptedModel(
+        ["Clean opening sentence for the stream. Secret 987654 here. Bye."], chunk_size=3
+    )
+    agent = LightAgent(model=model, output_guardrails=[redact_digits])
+
+    async def collect():
+        pieces = []
+        async for item in agent.astream("q"):
+            if isinstance(item, dict):
+                for choice in item.get("choices", ()):
+                    pieces.append((choice.get("delta") or {}).get("content") or "")
+        return "".join(pieces)
+
+    text = asyncio.run(collect())
+    assert "987654" not in text and "######" in text and text.startswith("Clean opening")
