@@ -94,3 +94,19 @@ def test_a_dropping_subclass_fails_the_pytest_run(tmp_path):
     )
     assert proc.returncode != 0
     assert "DroppedContractTestError" in proc.stdout
+
+
+def test_uncollectable_subclass_name_is_refused():
+    # This module is a test module, so pytest would silently skip a non-Test* class.
+    with pytest.raises(DroppedContractTestError, match="will not collect"):
+
+        class MemoryChecks(MemoryContract):
+            pass
+
+    class _SharedBase(MemoryContract):  # a helper base is fine
+        pass
+
+    class TestFromBase(_SharedBase):
+        pass
+
+    assert TestFromBase.__test__ is True

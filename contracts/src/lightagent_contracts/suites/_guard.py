@@ -108,6 +108,17 @@ def check_contract_subclass(cls: type) -> None:
         )
 
 
+def _check_collectable(cls: type) -> None:
+    # pytest only collects ``Test*`` classes: another name in a test module would run
+    # none of the suite. Helper bases start with ``_`` or set ``__test__ = False``.
+    module = cls.__module__.rsplit(".", 1)[-1]
+    if module.startswith("test_") and not cls.__name__.startswith(("Test", "_")):
+        raise DroppedContractTestError(
+            f"{cls.__qualname__} subclasses a contract suite but pytest will not collect it: "
+            "name it Test..., or start the name with _ (or set __test__ = False) for a helper base."
+        )
+
+
 class ContractSuite:
     """Base of the contract suites: subclasses are collected by pytest and drop-guarded.
 
@@ -123,6 +134,7 @@ class ContractSuite:
             cls._contract_suite = False
             if "__test__" not in cls.__dict__:
                 cls.__test__ = True
+                _check_collectable(cls)
         check_contract_subclass(cls)
 
     @pytest.fixture(autouse=True)
