@@ -182,3 +182,24 @@ def test_two_processes_race_without_interleaving(tmp_path, kind):
         assert [e.data["i"] for e in events if e.data["w"] == name and e.data["p"] == 0] == list(
             range(40)
         )
+
+
+def test_pages_deep_in_a_long_file_use_the_offset_index(tmp_path):
+    store = JsonlSessionStore(tmp_path, fsync=False)
+    _fill(store, "s", 3000)
+    assert [e.data["i"] for e in store.events("s", after=2500, limit=3)] == [2500, 2501, 2502]
+    # The first full pass indexed the file; later pages start near their target.
+    _inode, marks = store._index[store.path_for("s")]
+    assert max(marks) > 2000
+    pages, after = [], 0
+    while page := store.events("s", after=after, limit=700):
+        pages.append(len(page))
+        after = page[-1].sequence
+    assert sum(pages) == 3000 and after == 3000
+    # A replaced file (salvage, delete + recreate) never reuses stale offsets.
+    store.delete("s")
+    _fill(store, "s", 5)
+    assert [e.sequence for e in store.events("s", after=2)] == [3, 4, 5]
+    # Corruption before the jump point is still caught by a full read.
+    other = JsonlSessionStore(tmp_path)
+    assert other.events("s", after=4)[0].sequence == 5

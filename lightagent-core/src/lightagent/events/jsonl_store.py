@@ -41,6 +41,7 @@ log = logging.getLogger("lightagent.events")
 
 _LINE = re.compile(rb'^\{"seq":(\d+),"crc":"([0-9a-f]{8})","event":')
 _TAIL_CHUNK = 65536
+_INDEX_EVERY = 512
 
 
 @dataclass
@@ -120,6 +121,8 @@ class JsonlSessionStore(SessionStoreBase):
         self._lock = threading.Lock()
         # path -> (inode, size, last_seq): lets an append skip re-reading the tail.
         self._tails: dict[Path, tuple[int, int, int]] = {}
+        # path -> (inode, {sequence: byte offset}) every _INDEX_EVERY lines: cheap pages.
+        self._index: dict[Path, tuple[int, dict[int, int]]] = {}
         self._failed: str | None = None
 
     # -- paths -----------------------------------------------------------------
@@ -232,27 +235,61 @@ class JsonlSessionStore(SessionStoreBase):
             return
         with handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
-            expected = 1
-            line_no = 0
+            inode = os.fstat(handle.fileno()).st_ino
+            expected, offset = self._seek_near(handle, path, inode, after + 1)
+            line_no = expected - 1  # in the intact prefix, line k holds sequence k
+            marks: dict[int, int] = {}
             pending: bytes | None = None
-            for line in handle:
-                line_no += 1
-                if pending is not None:
-                    # The bad line was not the last one: real corruption.
-                    raise self._corrupt(session_id, expected, line_no - 1, pending)
-                if expected <= after:
-                    # Cheap skip before ``after``: only the sequence and the newline are checked.
-                    if _seq_of(line) == expected and line.endswith(b"\n"):
-                        expected += 1
+            try:
+                for line in handle:
+                    line_no += 1
+                    if expected % _INDEX_EVERY == 1:
+                        marks[expected] = offset
+                    offset += len(line)
+                    if pending is not None:
+                        # The bad line was not the last one: real corruption.
+                        raise self._corrupt(session_id, expected, line_no - 1, pending)
+                    if expected <= after:
+                        # Cheap skip before ``after``: only the sequence and the newline are checked.
+                        if _seq_of(line) == expected and line.endswith(b"\n"):
+                            expected += 1
+                            continue
+                    event, reason = _parse(line, expected)
+                    if event is None:
+                        pending = reason.encode() if reason else b"?"
                         continue
-                event, reason = _parse(line, expected)
-                if event is None:
-                    pending = reason.encode() if reason else b"?"
-                    continue
-                expected += 1
-                yield event
-            if pending is not None:
-                log.warning("torn tail at sequence %d in session %r", expected, session_id)
+                    expected += 1
+                    yield event
+                if pending is not None:
+                    log.warning("torn tail at sequence %d in session %r", expected, session_id)
+                    marks.pop(expected, None)
+            finally:
+                # Also when the reader stops early (a page): keep what this pass learned.
+                self._remember(path, inode, marks)
+
+    def _seek_near(self, handle: Any, path: Path, inode: int, target: int) -> tuple[int, int]:
+        """Jump to the indexed line at or before sequence ``target``: (sequence, offset)."""
+        known = self._index.get(path)
+        if target > 1 and known is not None and known[0] == inode:
+            best = max((seq for seq in known[1] if seq <= target), default=0)
+            if best > 1:
+                offset = known[1][best]
+                handle.seek(offset)
+                if _seq_of(handle.readline()) == best:
+                    handle.seek(offset)
+                    return best, offset
+                self._index.pop(path, None)  # stale (file replaced): forget it
+        handle.seek(0)
+        return 1, 0
+
+    def _remember(self, path: Path, inode: int, marks: dict[int, int]) -> None:
+        if not marks:
+            return
+        known = self._index.get(path)
+        if known is None or known[0] != inode:
+            self._index[path] = (inode, dict(marks))
+        else:
+            known[1].update(marks)
 
     def _corrupt(self, session_id: str, seq: int, line_no: int, reason: bytes) -> StorageError:
         return StorageError(
@@ -367,6 +404,7 @@ class JsonlSessionStore(SessionStoreBase):
                 os.replace(out, path)
                 out = path
                 self._tails.pop(path, None)
+                self._index.pop(path, None)
         return SalvageReport(
             session_id, out, len(kept), first_bad, dropped, rejected_path, replaced=replace
         )
@@ -416,6 +454,7 @@ class JsonlSessionStore(SessionStoreBase):
         path = self.path_for(session_id)
         with self._lock:
             self._tails.pop(path, None)
+            self._index.pop(path, None)
             try:
                 path.unlink()
             except FileNotFoundError:
