@@ -26,6 +26,8 @@ import pytest
 from lightagent.errors import LightAgentError, StorageError, ValidationError
 from lightagent.events.model import SessionEvent
 
+from lightagent_contracts.suites._guard import ContractSuite
+
 __all__ = ["SessionStoreContract"]
 
 SECRET = "sk-contractCANARY0123456789abcdef"
@@ -35,8 +37,10 @@ def _sid() -> str:
     return f"contract-{uuid.uuid4().hex[:10]}"
 
 
-class SessionStoreContract:
+class SessionStoreContract(ContractSuite):
     """Behaviour every ``SessionStore`` must show. Provide the ``make_store`` fixture."""
+
+    _contract_suite = True
 
     #: Writers racing in :meth:`test_racing_instances_never_interleave`.
     race_writers: int = 4
