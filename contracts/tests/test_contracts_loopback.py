@@ -199,3 +199,19 @@ def test_loopback_usable_outside_pytest_and_stops() -> None:
     with pytest.raises(RuntimeError):
         _ = srv.port
     assert port > 0
+
+
+def test_loopback_stop_releases_kept_alive_connection_threads() -> None:
+    import threading
+    import time
+
+    before = threading.active_count()
+    with LoopbackServer(default="x") as srv:
+        client = _client(srv)
+        client.chat.completions.create(model="m", messages=[])
+        assert threading.active_count() > before
+    deadline = time.monotonic() + 5
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() <= before
+    client.close()

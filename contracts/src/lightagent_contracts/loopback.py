@@ -98,6 +98,16 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         with owner._lock:
             owner.connections += 1
+            owner._open.add(self.connection)
+
+    def finish(self) -> None:
+        owner = self.server.owner
+        with owner._lock:
+            owner._open.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass  # the peer or stop() already closed the socket
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
@@ -194,6 +204,7 @@ class LoopbackServer:
         self.unexpected = 0
         #: TCP connections accepted so far (keep-alive keeps this low).
         self.connections = 0
+        self._open: set[socket.socket] = set()
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -228,6 +239,14 @@ class LoopbackServer:
         self._stopping.set()
         server.shutdown()
         server.server_close()
+        with self._lock:
+            open_sockets = list(self._open)
+        for sock in open_sockets:
+            # Kept-alive connections would park their handler threads forever.
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         if self._thread is not None:
             self._thread.join(timeout=5)
 
