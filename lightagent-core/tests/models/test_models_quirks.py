@@ -459,3 +459,30 @@ def test_text_gate_holds_a_reply_that_opens_with_markup() -> None:
     assert first[0]["choices"][0]["delta"]["content"] == ""
     asm.feed(_chunk({"content": "<command>ls</command></run_command>\n</command>"}, "stop"))
     assert json.loads(asm.close().tool_calls[0].arguments) == {"command": "ls"}
+
+
+def test_assembler_repeated_name_fragments_stay_one_call() -> None:
+    asm = StreamAssembler(get_profile("vllm"))
+    asm.feed(
+        _chunk(
+            {
+                "tool_calls": [
+                    {"index": 0, "id": "c1", "function": {"name": "add", "arguments": '{"a": 1}'}}
+                ]
+            }
+        )
+    )
+    asm.feed(_chunk({"tool_calls": [{"index": 0, "function": {"name": "add", "arguments": ""}}]}))
+    asm.feed(_chunk({}, "tool_calls"))
+    assert [(c.id, c.arguments) for c in asm.close().tool_calls] == [("c1", '{"a": 1}')]
+
+
+def test_assembler_two_whole_calls_on_index_zero_without_ids() -> None:
+    asm = StreamAssembler(get_profile("ollama"))
+    for args in ('{"a": 1}', '{"a": 2}'):
+        asm.feed(
+            _chunk({"tool_calls": [{"index": 0, "function": {"name": "add", "arguments": args}}]})
+        )
+    asm.feed(_chunk({}, "tool_calls"))
+    calls = asm.close().tool_calls
+    assert [c.arguments for c in calls] == ['{"a": 1}', '{"a": 2}'] and calls[0].id != calls[1].id

@@ -232,6 +232,10 @@ def parse_completion(
     )
 
 
+def _starts_object(args: Any) -> bool:
+    return isinstance(args, dict) or (isinstance(args, str) and args.lstrip().startswith("{"))
+
+
 class _Slot:
     __slots__ = ("id", "name", "parts", "position", "raw_id")
 
@@ -418,8 +422,15 @@ class StreamAssembler:
             slot = self._by_id.get(raw_id)
         elif self.slots:
             slot = self.slots[-1]
-        if slot is not None and name and slot.name and not raw_id and self._complete(slot):
-            slot = None  # a whole second call reusing the index
+        if (
+            slot is not None
+            and name
+            and slot.name
+            and not raw_id
+            and _starts_object(fn.get("arguments"))
+            and self._complete(slot)
+        ):
+            slot = None  # a whole second call reusing the index (or sent without one)
         first = slot is None
         if slot is None:
             slot = _Slot(len(self.slots), raw_id)
