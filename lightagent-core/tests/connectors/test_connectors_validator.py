@@ -468,3 +468,25 @@ def test_tool_schema_check_accepts_what_at_tool_generates_and_rejects_bad_shapes
     problems = check_tool_schema(bad)
     assert len(problems) == 5, problems
     assert check_tool_schema({"name": "ok", "parameters": {"type": "array"}})
+
+
+def test_poetry_projects_and_nameless_projects(tmp_path):
+    project = tmp_path / "poetic"
+    (project / "poetic_plugin").mkdir(parents=True)
+    (project / "poetic_plugin" / "__init__.py").write_text("")
+    (project / "poetic_plugin" / "plugin.py").write_text("")
+    (project / "README.md").write_text("# poetic\n")
+    (project / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "poetic"\nversion = "0.2.0"\nreadme = "README.md"\n'
+        '[tool.poetry.dependencies]\npython = "^3.10"\nlightagent-core = "^0.1.0"\n'
+        '[tool.poetry.plugins."lightagent"]\npoetic = "poetic_plugin.plugin"\n'
+    )
+    report = validate_connector(project, sandbox=False)
+    assert report.distribution == "poetic" and report.version == "0.2.0"
+    assert not report.errors, report.format_text()
+    (project / "pyproject.toml").write_text(
+        (project / "pyproject.toml").read_text().replace('"^0.1.0"', '"^0.0.1"')
+    )
+    assert "LAV005" in _codes(validate_connector(project, sandbox=False))  # ^0.0.1 means <0.0.2
+    (project / "pyproject.toml").write_text("[build-system]\nrequires = []\n")
+    assert _codes(validate_connector(project)) == {"LAV006"}

@@ -80,6 +80,49 @@ def _static_version(package_dir: Path) -> str | None:
     return None
 
 
+def _poetry_range(version: str) -> str:
+    """PEP 440 specifiers for Poetry's ``^`` / ``~`` / ``*`` constraints."""
+    if version in ("", "*"):
+        return ""
+    if version[0] not in "^~" or version.startswith("~="):
+        return version if version[0] in "<>=!~" else f"=={version}"
+    base = version.lstrip("^~")
+    parts = [int(p) for p in base.split(".") if p.isdigit()] + [0, 0]
+    major, minor, patch = parts[:3]
+    if version[0] == "~":
+        upper = f"{major}.{minor + 1}"
+    elif major:
+        upper = f"{major + 1}"
+    elif minor:
+        upper = f"0.{minor + 1}"
+    else:
+        upper = f"0.0.{patch + 1}"
+    return f">={base},<{upper}"
+
+
+def _from_poetry(poetry: dict) -> dict:
+    # Poetry keeps metadata in [tool.poetry]; map what the validator reads onto PEP 621 keys.
+    if not poetry:
+        return {}
+
+    def requirement(name: str, spec: object) -> str:
+        version = str(spec.get("version", "") if isinstance(spec, dict) else spec).strip()
+        return f"{name}{_poetry_range(version)}"
+
+    deps = [
+        requirement(n, v) for n, v in (poetry.get("dependencies") or {}).items() if n != "python"
+    ]
+    readme = poetry.get("readme")
+    return {
+        "name": poetry.get("name"),
+        "version": poetry.get("version"),
+        "dependencies": deps,
+        "optional-dependencies": {k: list(v) for k, v in (poetry.get("extras") or {}).items()},
+        "entry-points": poetry.get("plugins") or {},
+        "readme": readme[0] if isinstance(readme, list) and readme else readme,
+    }
+
+
 def _load_path(root: Path, info: ProjectInfo, findings: list[Finding]) -> None:
     pyproject = root / "pyproject.toml"
     try:
@@ -89,7 +132,17 @@ def _load_path(root: Path, info: ProjectInfo, findings: list[Finding]) -> None:
             Finding.make("LAV006", f"cannot read pyproject.toml: {exc}", str(pyproject))
         )
         return
-    project = data.get("project") or {}
+    project = data.get("project") or _from_poetry((data.get("tool") or {}).get("poetry") or {})
+    if not project.get("name"):
+        findings.append(
+            Finding.make(
+                "LAV006",
+                "pyproject.toml has no [project] name",
+                str(pyproject),
+                hint="Declare the distribution in a PEP 621 [project] table.",
+            )
+        )
+        return
     info.name = project.get("name")
     info.version = project.get("version")
     info.requires = [str(r) for r in project.get("dependencies") or []]
