@@ -76,6 +76,29 @@ def load_fixture(fixture: str | Path | dict[str, Any]) -> dict[str, Any]:
     return json.loads(Path(fixture).read_text(encoding="utf-8"))
 
 
+def _error_body(message: str, kind: str, code: Any = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "code": code}}
+
+
+def _start(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    ctype: str,
+    headers: dict[str, str],
+    length: int | None,
+) -> None:
+    handler.send_response(status)
+    if not any(key.lower() == "content-type" for key in headers):
+        handler.send_header("Content-Type", ctype)
+    if length is None:
+        handler.send_header("Transfer-Encoding", "chunked")
+    else:
+        handler.send_header("Content-Length", str(length))
+    for key, value in headers.items():
+        handler.send_header(key, str(value))
+    handler.end_headers()
+
+
 def _fixture_reply(fixture: dict[str, Any]) -> RawReply:
     status = int(fixture.get("http_status") or 200)
     if "stream" in fixture:
@@ -114,33 +137,21 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            owner = self.server.owner
-            self._send_json(
-                200,
-                {
-                    "object": "list",
-                    "data": [{"id": owner.model, "object": "model", "owned_by": "loopback"}],
-                },
-            )
+            model = {"id": self.server.owner.model, "object": "model", "owned_by": "loopback"}
+            self._send_json(200, {"object": "list", "data": [model]})
         else:
-            self._send_json(
-                404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
-            )
+            self._send_json(404, _error_body(f"no route {self.path}", "not_found"))
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._send_json(
-                404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
-            )
+            self._send_json(404, _error_body(f"no route {self.path}", "not_found"))
             return
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
-            self._send_json(
-                400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}}
-            )
+            self._send_json(400, _error_body("body is not JSON", "invalid_request_error"))
             return
         owner = self.server.owner
         reply = owner._take(body, dict(self.headers.items()), self.path)
@@ -153,13 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = payload.encode()
         else:
             data = json.dumps(payload).encode()
-        self.send_response(status)
-        if not any(key.lower() == "content-type" for key in headers or ()):
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, str(value))
-        self.end_headers()
+        _start(self, status, "application/json", headers or {}, len(data))
         self.wfile.write(data)
 
 
@@ -290,13 +295,7 @@ class LoopbackServer:
     def error(status: int, body: Any = None, headers: dict[str, str] | None = None) -> ErrorReply:
         """An HTTP error reply (e.g. ``error(429, headers={"Retry-After": "1"})``)."""
         if body is None:
-            body = {
-                "error": {
-                    "message": f"loopback error {status}",
-                    "type": "loopback_error",
-                    "code": status,
-                }
-            }
+            body = _error_body(f"loopback error {status}", "loopback_error", status)
         return ErrorReply(status, body, dict(headers or {}))
 
     @staticmethod
@@ -338,15 +337,8 @@ class LoopbackServer:
                 reply = self.default
             else:
                 self.unexpected += 1
-                return ErrorReply(
-                    500,
-                    {
-                        "error": {
-                            "message": f"loopback: no reply scripted for request #{self._counter}",
-                            "type": "loopback_unscripted",
-                        }
-                    },
-                )
+                message = f"loopback: no reply scripted for request #{self._counter}"
+                return ErrorReply(500, _error_body(message, "loopback_unscripted"))
         while callable(reply) and not isinstance(reply, (ErrorReply, RawReply)):
             reply = reply(body)
         return reply
@@ -368,7 +360,8 @@ class LoopbackServer:
             data = b"".join(_sse(c) for c in self._stream_chunks(spec, ident, model, include_usage))
             if not spec.get("truncate"):
                 data += b"data: [DONE]\n\n"
-            self._send_sse(handler, 200, data, {})
+            _start(handler, 200, "text/event-stream", {}, len(data))
+            handler.wfile.write(data)
         else:
             handler._send_json(200, self._completion(spec, ident, model))
 
@@ -376,9 +369,9 @@ class LoopbackServer:
         usage = spec.get("usage")
         if usage is not None:
             return dict(usage)
-        completion = (len(spec.get("content") or "") + 3) // 4 + len(
+        completion = (len(spec.get("content") or "") + 3) // 4 + 8 * len(
             spec.get("tool_calls") or ()
-        ) * 8
+        )
         return {
             "prompt_tokens": 10,
             "completion_tokens": completion,
@@ -426,16 +419,11 @@ class LoopbackServer:
     ) -> Iterable[dict[str, Any]]:
         created = self._created
 
+        base = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model}
+
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {
-                "id": ident,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [
-                    {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
-                ],
-            }
+            choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+            return {**base, "choices": [choice]}
 
         size = self.chunk_size
         yield chunk({"role": "assistant", "content": ""})
@@ -470,26 +458,7 @@ class LoopbackServer:
         finish = spec.get("finish_reason") or ("tool_calls" if calls else "stop")
         yield chunk({}, finish)
         if include_usage:
-            yield {
-                "id": ident,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [],
-                "usage": self._usage(spec),
-            }
-
-    def _send_sse(
-        self, handler: _Handler, status: int, data: bytes, headers: dict[str, str]
-    ) -> None:
-        handler.send_response(status)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.send_header("Cache-Control", "no-cache")
-        handler.send_header("Content-Length", str(len(data)))
-        for key, value in headers.items():
-            handler.send_header(key, str(value))
-        handler.end_headers()
-        handler.wfile.write(data)
+            yield {**base, "choices": [], "usage": self._usage(spec)}
 
     def _send_raw(self, handler: _Handler, reply: RawReply) -> None:
         if reply.delay:
@@ -503,15 +472,12 @@ class LoopbackServer:
         if reply.done and not reply.close:
             events.append(b"data: [DONE]\n\n")
         if not reply.stall and not reply.close:
-            self._send_sse(handler, reply.status, b"".join(events), reply.headers)
+            data = b"".join(events)
+            _start(handler, reply.status, "text/event-stream", reply.headers, len(data))
+            handler.wfile.write(data)
             return
         # Chunked transfer so the client sees the events before the stall or the drop.
-        handler.send_response(reply.status)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.send_header("Transfer-Encoding", "chunked")
-        for key, value in reply.headers.items():
-            handler.send_header(key, str(value))
-        handler.end_headers()
+        _start(handler, reply.status, "text/event-stream", reply.headers, None)
         for event in events:
             handler.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
         handler.wfile.flush()
