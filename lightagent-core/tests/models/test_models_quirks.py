@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from lightagent.errors import ConfigurationError, ModelError
 from lightagent.models.arguments import normalize_arguments
 from lightagent.models.base import ModelResponse, ToolCall, Usage
+from lightagent.models.parse import normalize_finish_reason, parse_completion
 from lightagent.models.profiles import (
     PROFILES,
     ProviderProfile,
@@ -19,7 +20,7 @@ from lightagent.models.profiles import (
     is_local_url,
     register_profile,
 )
-from lightagent.models.stream import StreamAssembler, normalize_finish_reason, parse_completion
+from lightagent.models.stream import StreamAssembler
 from lightagent.models.text_tools import extract_text_tool_calls, strip_leaked_markup
 
 # -- arguments ---------------------------------------------------------------------------

@@ -20,9 +20,10 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError, LightAgentError, ModelError
 from lightagent.models.base import ModelRequest, ModelResponse, StreamItem
+from lightagent.models.parse import parse_completion, tool_names
 from lightagent.models.profiles import ProviderProfile, get_profile, is_local_url, profile_by_name
 from lightagent.models.retry import backoff_delay, is_retryable, to_model_error
-from lightagent.models.stream import StreamAssembler, parse_completion, tool_names
+from lightagent.models.stream import StreamAssembler
 
 __all__ = ["DEFAULT_MODEL", "OpenAIModel"]
 

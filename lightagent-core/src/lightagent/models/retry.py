@@ -81,7 +81,7 @@ def to_model_error(exc: BaseException, *, attempts: int, model: str | None = Non
         )
     if isinstance(exc, openai.APIError):
         body = exc.body if isinstance(exc.body, dict) else {"message": exc.message}
-        from lightagent.models.stream import inband_error
+        from lightagent.models.parse import inband_error
 
         error = inband_error({"error": body}, attempts=attempts, model=model)
         return error

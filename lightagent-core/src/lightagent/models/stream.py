@@ -1,235 +1,32 @@
-"""Turn provider responses and streamed chunks into one normalized :class:`ModelResponse`.
+"""Normalize streamed ``chat.completion.chunk`` dicts and assemble the final response.
 
-:func:`parse_completion` reads a non-streamed ``chat.completion`` dict.
-:class:`StreamAssembler` reads ``chat.completion.chunk`` dicts one at a time, returns
-them normalized to the OpenAI shape (dense tool-call indexes from 0, an id on each
-call's first fragment, ``reasoning`` renamed ``reasoning_content``, ``finish_reason``
-from one vocabulary and sent once) and assembles the final response. Both follow the
-parsed tool calls, not the finish label, and raise :class:`ModelError` for in-band
-errors; a stream that ends without a finish raises ``LA-TRUNCATED``.
+:class:`StreamAssembler` reads chunks one at a time and returns them normalized to the
+OpenAI shape (dense tool-call indexes from 0, an id on each call's first fragment,
+``reasoning`` renamed ``reasoning_content``, ``finish_reason`` from one vocabulary and
+sent once), holding back text where tool markup may begin. In-band errors raise
+:class:`ModelError`; a stream that ends without a finish raises ``LA-TRUNCATED``.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Collection
 from typing import Any
 
 from lightagent.errors import ModelError
 from lightagent.models.arguments import normalize_arguments
 from lightagent.models.base import ModelResponse, ToolCall, Usage
-from lightagent.models.profiles import ProviderProfile
-from lightagent.models.retry import status_to_code
-from lightagent.models.text_tools import (
-    MARKUP_PREFIXES,
-    extract_text_tool_calls,
-    strip_leaked_markup,
+from lightagent.models.parse import (
+    inband_error,
+    new_call_id,
+    normalize_finish_reason,
+    settle,
+    text_content,
 )
+from lightagent.models.profiles import ProviderProfile
+from lightagent.models.text_tools import MARKUP_PREFIXES
 
-__all__ = [
-    "StreamAssembler",
-    "inband_error",
-    "new_call_id",
-    "normalize_finish_reason",
-    "parse_completion",
-    "tool_names",
-]
-
-_FINISH = {
-    "stop": "stop",
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "eos": "stop",
-    "end": "stop",
-    "complete": "stop",
-    "tool_calls": "tool_calls",
-    "tool_call": "tool_calls",
-    "tool_use": "tool_calls",
-    "function_call": "tool_calls",
-    "tools": "tool_calls",
-    "length": "length",
-    "max_tokens": "length",
-    "model_length": "length",
-    "content_filter": "content_filter",
-    "safety": "content_filter",
-    "error": "error",
-}
-
-
-def normalize_finish_reason(raw: Any) -> str | None:
-    """Map a provider's finish label onto :data:`FINISH_REASONS`; ``""``/``None`` mean "not yet"."""
-    if not raw:
-        return None
-    return _FINISH.get(str(raw).lower(), "stop")
-
-
-def new_call_id() -> str:
-    """A fresh tool-call id for calls the provider sent without one."""
-    return f"call_{uuid.uuid4().hex[:24]}"
-
-
-def tool_names(tools: list[dict[str, Any]] | None) -> frozenset[str]:
-    """The function names offered in an OpenAI ``tools`` list."""
-    if not tools:
-        return frozenset()
-    names = set()
-    for spec in tools:
-        fn = spec.get("function") if isinstance(spec, dict) else None
-        if isinstance(fn, dict) and fn.get("name"):
-            names.add(fn["name"])
-    return frozenset(names)
-
-
-def inband_error(payload: dict[str, Any], **details: Any) -> ModelError:
-    """A :class:`ModelError` for an ``{"error": {...}}`` object sent with HTTP 200."""
-    error = payload.get("error")
-    if not isinstance(error, dict):
-        error = {"message": str(error)}
-    status = error.get("status_code")
-    code = error.get("code")
-    if not isinstance(status, int):
-        status = code if isinstance(code, int) else None
-    la_code = status_to_code(status) if isinstance(status, int) and status >= 400 else "LA-PROVIDER"
-    info: dict[str, Any] = {
-        "status_code": status,
-        "provider_error": error.get("message"),
-        "in_band": True,
-    }
-    if code is not None and not isinstance(code, int):
-        info["provider_code"] = code
-    if error.get("failed_generation") is not None:
-        info["failed_generation"] = error["failed_generation"]
-        info["retry_by_reprompt"] = True
-    metadata = error.get("metadata")
-    if isinstance(metadata, dict) and metadata.get("raw"):
-        info["provider_error"] = f"{error.get('message')}: {metadata['raw']}"
-    info.update(details)
-    message = f"the provider reported an error mid-response: {info['provider_error']}"
-    return ModelError(la_code, message, details=info)
-
-
-def _text(content: Any) -> str | None:
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict)) or None
-    return str(content)
-
-
-def _settle(
-    content: str | None,
-    reasoning: str | None,
-    calls: list[ToolCall],
-    finish: str | None,
-    usage: Any,
-    model: str | None,
-    repairs: list[str],
-    profile: ProviderProfile,
-    names: Collection[str],
-) -> ModelResponse:
-    if finish == "error":
-        raise ModelError(
-            "LA-PROVIDER",
-            "the provider ended the answer with finish_reason=error",
-            details={"partial_content": content, "partial_reasoning": reasoning},
-        )
-    if calls:
-        if content and (
-            "<tool_call" in content or "<function=" in content or "<|tool_call" in content
-        ):
-            content = strip_leaked_markup(content)
-            repairs.append("leaked_tool_markup")
-    elif content and names and profile.text_tool_calls:
-        found = extract_text_tool_calls(content, names)
-        if found is not None:
-            content, text_calls = found
-            for name, raw in text_calls:
-                args, err = normalize_arguments(raw)
-                calls.append(
-                    ToolCall(
-                        new_call_id(),
-                        name,
-                        args,
-                        len(calls),
-                        err,
-                        None if err is None else str(raw),
-                    )
-                )
-            repairs.append("tool_calls_in_text")
-    if calls:
-        if finish != "length":
-            if finish != "tool_calls":
-                repairs.append(f"finish_reason:{finish}")
-            finish = "tool_calls"
-    elif finish == "tool_calls":
-        repairs.append("finish_reason:tool_calls_without_calls")
-        finish = "stop"
-    return ModelResponse(
-        content=content or None,
-        reasoning_content=reasoning,
-        tool_calls=calls,
-        finish_reason=finish,
-        usage=Usage.from_any(usage),
-        model=model,
-        repairs=repairs,
-    )
-
-
-def _call(position: int, spec: dict[str, Any], repairs: list[str]) -> ToolCall:
-    fn = spec.get("function") or {}
-    raw = fn.get("arguments")
-    args, err = normalize_arguments(raw)
-    call_id = spec.get("id")
-    if not call_id:
-        call_id = new_call_id()
-        repairs.append("synthesized_call_id")
-    raw_text = None
-    if err is not None or (raw is not None and args is not raw):
-        raw_text = raw if isinstance(raw, str) else json.dumps(raw)
-    return ToolCall(call_id, fn.get("name") or "", args, position, err, raw_text)
-
-
-def parse_completion(
-    data: dict[str, Any], profile: ProviderProfile, names: Collection[str] = ()
-) -> ModelResponse:
-    """Read a non-streamed ``chat.completion`` dict (or raise for an in-band error)."""
-    if not isinstance(data, dict):
-        raise ModelError(
-            "LA-MODEL-OUTPUT",
-            "the model endpoint answered with something that is not a JSON object",
-            details={"response": str(data)[:500]},
-        )
-    if data.get("error"):
-        raise inband_error(data)
-    choices = data.get("choices")
-    if not choices:
-        raise ModelError(
-            "LA-MODEL-OUTPUT",
-            "the provider answered without choices",
-            details={"response": str(data)[:500]},
-        )
-    choice = choices[0]
-    message = choice.get("message") or {}
-    repairs: list[str] = []
-    calls = [_call(i, spec, repairs) for i, spec in enumerate(message.get("tool_calls") or ())]
-    legacy = message.get("function_call")
-    if not calls and isinstance(legacy, dict):
-        calls.append(_call(0, {"function": legacy}, repairs))
-    reasoning = message.get("reasoning_content")
-    if reasoning is None:
-        reasoning = message.get("reasoning")
-    return _settle(
-        _text(message.get("content")),
-        reasoning,
-        calls,
-        normalize_finish_reason(choice.get("finish_reason")) or "stop",
-        data.get("usage"),
-        data.get("model"),
-        repairs,
-        profile,
-        names,
-    )
+__all__ = ["StreamAssembler"]
 
 
 def _starts_object(args: Any) -> bool:
@@ -350,7 +147,7 @@ class StreamAssembler:
         text = delta.get("content")
         if text:
             if not isinstance(text, str):
-                text = _text(text) or ""
+                text = text_content(text) or ""
             self.content.append(text)
             if self._gate is not None:
                 delta["content"] = self._gate.push(text)
@@ -481,7 +278,7 @@ class StreamAssembler:
                 ToolCall(slot.id, slot.name, args, slot.position, err, raw if changed else None)
             )
         content = "".join(self.content) if self.content else None
-        return _settle(
+        return settle(
             content,
             "".join(self.reasoning) if self.reasoning else None,
             calls,
