@@ -490,3 +490,15 @@ def test_poetry_projects_and_nameless_projects(tmp_path):
     assert "LAV005" in _codes(validate_connector(project, sandbox=False))  # ^0.0.1 means <0.0.2
     (project / "pyproject.toml").write_text("[build-system]\nrequires = []\n")
     assert _codes(validate_connector(project)) == {"LAV006"}
+
+
+def test_a_name_conflict_with_the_core_is_caught_by_the_real_host(tmp_path):
+    project = _mini_project(
+        tmp_path,
+        "clashy",
+        "from lightagent import hookimpl\n\n\n@hookimpl\ndef register_models(register):\n"
+        "    register('scripted', 'lightagent.models.scripted:ScriptedModel')\n",
+    )
+    report = validate_connector(project)
+    (finding,) = [f for f in report.findings if f.code == "LAV035"]
+    assert "scripted" in finding.message and "lightagent-core" in finding.message

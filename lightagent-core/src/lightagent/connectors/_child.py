@@ -182,6 +182,15 @@ for ep in CONFIG["entry_points"]:
     result["imports"].append(record)
     if plugin is not None:
         try:
+            # The real loader, next to the core's built-in plugin: conflicts show up here.
+            from lightagent.plugins import PluginHost
+
+            host = PluginHost(entry_points=False, plugins=[(ep["name"], plugin)], environ={})
+            info = next(i for i in host.plugins() if i.name == ep["name"])
+            record["host"] = {"status": info.status, "error": info.error}
+        except BaseException as exc:
+            record["host"] = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        try:
             result["plugins"].append(inspect_plugin(plugin, plugin_name=ep["name"]))
         except BaseException as exc:
             result["plugins"].append(

@@ -51,6 +51,10 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
     "LAV032": ("error", "a hook implementation raised"),
     "LAV033": ("warning", "the plugin implements no hook"),
     "LAV034": ("error", "a registration call is malformed"),
+    "LAV035": (
+        "error",
+        "the real plugin host does not load it (e.g. a name conflict with the core)",
+    ),
     # registered objects
     "LAV040": ("error", "a registered object does not follow its protocol"),
     "LAV041": ("error", "a provider name is invalid or registered twice"),

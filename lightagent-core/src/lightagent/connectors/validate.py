@@ -167,6 +167,11 @@ def _apply_sandbox(
         if record.get("heavy"):
             report.add("LAV027", f"importing {record['module']} loads {', '.join(record['heavy'])}")
     manifest = None
+    host_failures = [
+        (r["module"], r["host"])
+        for r in imports
+        if r.get("host") and r["host"]["status"] != "loaded"
+    ]
     for plugin in result.data.get("plugins", []):
         for raw in plugin.get("findings", []):
             report.findings.append(
@@ -181,6 +186,10 @@ def _apply_sandbox(
             report.registered.setdefault(kind, []).extend(names)
         if plugin.get("manifest") is not None:
             manifest = plugin["manifest"]
+    explained = any(f.level == "error" and "LAV030" <= f.code <= "LAV059" for f in report.findings)
+    if not explained:
+        for module, host in host_failures:
+            report.add("LAV035", f"{module}: {host['status']}: {host['error']}")
     if manifest is None:
         report.add(
             "LAV010",
