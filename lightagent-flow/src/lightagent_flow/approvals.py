@@ -8,11 +8,12 @@ reviewer's response the step's output without running its agent.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from lightagent.errors import ApprovalError
+from lightagent.errors import ApprovalError, ValidationError
 
-__all__ = ["ACTIONS", "from_handler", "normalize_decision"]
+__all__ = ["ACTIONS", "from_handler", "normalize_decision", "record_decision"]
 
 ACTIONS = ("approve", "reject", "edit", "respond")
 _ALIASES = {"approved": "approve", "rejected": "reject", "deny": "reject", "denied": "reject"}
@@ -110,3 +111,41 @@ def from_handler(result: Any) -> dict[str, Any] | None:
             return None
         return normalize_decision(result)
     return None
+
+
+def record_decision(
+    store: Any,
+    steps: Sequence[Any],
+    shape: list[dict[str, Any]],
+    run_id: str,
+    step: str,
+    decision: Any,
+) -> dict[str, Any]:
+    """Check and persist a human decision for ``step`` of stored run ``run_id`` (first writer wins)."""
+    from lightagent_flow._support import step_results
+    from lightagent_flow.stores.base import check_run_id
+
+    by_name = {s.name: s for s in steps}
+    if step not in by_name:
+        raise _bad(f"the flow has no step {step!r}")
+    if not by_name[step].requires_approval:
+        raise _bad(f"step {step!r} does not require approval")
+    record = store.load_run(check_run_id(run_id))
+    if record is None:
+        raise ValidationError(
+            "LA-FLOW-RUN-NOT-FOUND", f"no flow run {run_id!r}", details={"run_id": run_id}
+        )
+    step_results(record, shape)
+    current = next((s for s in record.get("steps") or () if s["name"] == step), None)
+    if current is not None and current.get("status") == "success":
+        raise _bad(f"step {step!r} already succeeded; use rerun_step to run it again")
+    normalized = normalize_decision(decision)
+    if current is not None and current.get("status") == "waiting_approval":
+        pending_id = current.get("approval_request_id")
+        given = normalized.get("request_id")
+        if given is not None and given != pending_id:
+            raise _bad(f"decision for request {given!r}, but step {step!r} waits on {pending_id!r}")
+        normalized["request_id"] = pending_id
+    if not store.set_approval(run_id, step, normalized, exclusive=True):
+        raise _bad(f"step {step!r} of run {run_id!r} already has a decision; the first one stands")
+    return normalized

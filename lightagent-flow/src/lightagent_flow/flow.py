@@ -6,18 +6,25 @@ import asyncio
 import threading
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import Any
 
-from lightagent.errors import ApprovalError, ConfigurationError, ValidationError
+from lightagent.errors import ConfigurationError, ValidationError
 
-from lightagent_flow.approvals import normalize_decision
+from lightagent_flow._support import (
+    check_format,
+    format_result,
+    header_from,
+    result_from_record,
+    run_sync,
+    step_results,
+)
+from lightagent_flow.approvals import record_decision
 from lightagent_flow.graph import downstream, raise_for_report, validate_steps
 from lightagent_flow.hooks import FlowHookRunner
 from lightagent_flow.results import (
     SUCCESS,
-    WAITING_APPROVAL,
     LightFlowResult,
     LightFlowStepResult,
 )
@@ -26,41 +33,6 @@ from lightagent_flow.step import LightFlowStep, make_step
 from lightagent_flow.stores.base import MemoryLightFlowStore, check_run_id
 
 __all__ = ["LightFlow"]
-
-T = TypeVar("T")
-_FORMATS = ("object", "str", "dict")
-
-
-def _run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(factory())
-    # Called from inside a running loop (a notebook, an async app): run on a private loop.
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(factory())
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="lightflow-sync")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def _format(result: LightFlowResult, result_format: str) -> Any:
-    if result_format == "dict":
-        return result.to_dict()
-    if result_format == "str":
-        if result.success:
-            return "" if result.content is None else str(result.content)
-        return result.error or result.status
-    return result
 
 
 class LightFlow:
@@ -189,7 +161,7 @@ class LightFlow:
         session_id: str | None = None,
     ) -> Any:
         """Run the flow to completion (or until it waits for approval); see :meth:`arun`."""
-        return _run_sync(
+        return run_sync(
             lambda: self.arun(
                 query,
                 run_id=run_id,
@@ -224,7 +196,7 @@ class LightFlow:
         (``idempotent_replay=True``) without running anything; with another query it
         raises ``LA-FLOW-RUN-EXISTS``. Use :meth:`resume` to continue a stored run.
         """
-        self._check_format(result_format)
+        check_format(result_format)
         if not isinstance(query, str):
             raise ValidationError(
                 "LA-VALIDATION", f"query must be a str, got {type(query).__name__}"
@@ -241,9 +213,9 @@ class LightFlow:
                     f"run {run_id!r} exists with another query",
                     details={"run_id": run_id},
                 )
-            result = self._result_from_record(existing)
+            result = result_from_record(existing)
             result.idempotent_replay = True
-            return _format(result, result_format)
+            return format_result(result, result_format)
         now = time.time()
         header = {
             "run_id": run_id,
@@ -262,13 +234,13 @@ class LightFlow:
             "updated_at": now,
         }
         run = self._new_run(header, {}, {}, trace, cancellation_token, session_id)
-        return _format(
+        return format_result(
             await self._execute(run, [s.name for s in self._steps], kind="run"), result_format
         )
 
     def resume(self, run_id: str, **kwargs: Any) -> Any:
         """Continue a stored run: completed steps keep their output, the others run. See :meth:`aresume`."""
-        return _run_sync(lambda: self.aresume(run_id, **kwargs))
+        return run_sync(lambda: self.aresume(run_id, **kwargs))
 
     async def aresume(
         self,
@@ -284,16 +256,16 @@ class LightFlow:
         Steps with status ``success`` are not run again; failed, skipped, pending and
         interrupted ones are, and a ``waiting_approval`` step uses its persisted decision.
         """
-        self._check_format(result_format)
+        check_format(result_format)
         record = await self._require(run_id)
-        results = self._check_shape(record)
+        results = step_results(record, self._shape())
         to_run = [
             s.name
             for s in self._steps
             if results.get(s.name) is None or results[s.name].status != SUCCESS
         ]
         run = self._new_run(
-            self._header_from(record),
+            header_from(record),
             results,
             dict(record.get("approvals") or {}),
             trace,
@@ -308,11 +280,11 @@ class LightFlow:
         )
         raise_hook_block(decision, "on_resume")
         await run.call_store("clear_cancel", run_id)
-        return _format(await self._execute(run, to_run, kind="resume"), result_format)
+        return format_result(await self._execute(run, to_run, kind="resume"), result_format)
 
     def rerun_step(self, run_id: str, step: str, **kwargs: Any) -> Any:
         """Run ``step`` and everything downstream of it again. See :meth:`arerun_step`."""
-        return _run_sync(lambda: self.arerun_step(run_id, step, **kwargs))
+        return run_sync(lambda: self.arerun_step(run_id, step, **kwargs))
 
     async def arerun_step(
         self,
@@ -325,18 +297,18 @@ class LightFlow:
         session_id: str | None = None,
     ) -> Any:
         """Rerun ``step`` and its dependants (their approvals are cleared: a rerun needs new ones)."""
-        self._check_format(result_format)
+        check_format(result_format)
         if step not in {s.name for s in self._steps}:
             raise ValidationError(
                 "LA-FLOW-STEP", f"the flow has no step {step!r}", details={"step": step}
             )
         record = await self._require(run_id)
-        results = self._check_shape(record)
+        results = step_results(record, self._shape())
         targets = downstream(self._steps, [step])
         to_run = [s.name for s in self._steps if s.name in targets]
         approvals = {k: v for k, v in (record.get("approvals") or {}).items() if k not in targets}
         run = self._new_run(
-            self._header_from(record), results, approvals, trace, cancellation_token, session_id
+            header_from(record), results, approvals, trace, cancellation_token, session_id
         )
         decision = await self.hooks.run(
             "on_rerun",
@@ -347,7 +319,7 @@ class LightFlow:
         raise_hook_block(decision, "on_rerun")
         await run.call_store("clear_approvals", run_id, to_run)
         await run.call_store("clear_cancel", run_id)
-        return _format(
+        return format_result(
             await self._execute(run, to_run, kind="rerun", rerun_step=step), result_format
         )
 
@@ -433,14 +405,6 @@ class LightFlow:
 
     # -- records -------------------------------------------------------------
 
-    @staticmethod
-    def _check_format(result_format: str) -> None:
-        if result_format not in _FORMATS:
-            raise ValidationError(
-                "LA-CONFIG",
-                f"result_format must be one of {', '.join(_FORMATS)}; got {result_format!r}",
-            )
-
     async def _load(self, run_id: str) -> dict[str, Any] | None:
         if getattr(self.store, "blocking", True):
             return await asyncio.to_thread(self.store.load_run, run_id)
@@ -454,34 +418,6 @@ class LightFlow:
             )
         return record
 
-    def _check_shape(self, record: dict[str, Any]) -> dict[str, LightFlowStepResult]:
-        stored = record.get("flow")
-        if stored is not None and stored != self._shape():
-            raise ValidationError(
-                "LA-FLOW-MISMATCH",
-                f"run {record.get('run_id')!r} was made by a flow with other steps",
-                details={"stored": stored, "current": self._shape()},
-            )
-        return {s["name"]: LightFlowStepResult.from_dict(s) for s in record.get("steps") or ()}
-
-    @staticmethod
-    def _header_from(record: dict[str, Any]) -> dict[str, Any]:
-        return {
-            k: v for k, v in record.items() if k not in ("steps", "approvals", "cancel_requested")
-        }
-
-    def _result_from_record(self, record: dict[str, Any]) -> LightFlowResult:
-        steps = {s["name"]: LightFlowStepResult.from_dict(s) for s in record.get("steps") or ()}
-        return LightFlowResult(
-            content=record.get("content"),
-            steps=steps,
-            trace_id=record.get("trace_id"),
-            error=record.get("error"),
-            run_id=record.get("run_id"),
-            status=record.get("status") or "pending",
-            error_code=record.get("error_code"),
-        )
-
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         """The stored record ``{run_id, query, status, error, steps, approvals, updated_at, …}`` or ``None``."""
         return self.store.load_run(check_run_id(run_id))
@@ -493,7 +429,7 @@ class LightFlow:
             raise ValidationError(
                 "LA-FLOW-RUN-NOT-FOUND", f"no flow run {run_id!r}", details={"run_id": run_id}
             )
-        return self._result_from_record(record)
+        return result_from_record(record)
 
     def list_runs(self) -> list[dict[str, Any]]:
         """Every stored run's header (no steps), most recently updated first."""
@@ -506,48 +442,7 @@ class LightFlow:
         (``{"action": "edit", "query": ...}``, ``{"action": "respond", "response": ...}``) or an
         ``ApprovalDecision``. Works from any process that shares the store.
         """
-        by_name = {s.name: s for s in self._steps}
-        if step not in by_name:
-            raise ApprovalError(
-                "LA-FLOW-APPROVAL", f"the flow has no step {step!r}", details={"step": step}
-            )
-        if not by_name[step].requires_approval:
-            raise ApprovalError(
-                "LA-FLOW-APPROVAL",
-                f"step {step!r} does not require approval",
-                details={"step": step},
-            )
-        record = self.get_run(run_id)
-        if record is None:
-            raise ValidationError(
-                "LA-FLOW-RUN-NOT-FOUND", f"no flow run {run_id!r}", details={"run_id": run_id}
-            )
-        self._check_shape(record)
-        current = next((s for s in record.get("steps") or () if s["name"] == step), None)
-        if current is not None and current.get("status") == SUCCESS:
-            raise ApprovalError(
-                "LA-FLOW-APPROVAL",
-                f"step {step!r} already succeeded; use rerun_step to run it again",
-                details={"step": step},
-            )
-        normalized = normalize_decision(decision)
-        pending_id = current.get("approval_request_id") if current is not None else None
-        if current is not None and current.get("status") == WAITING_APPROVAL:
-            given = normalized.get("request_id")
-            if given is not None and given != pending_id:
-                raise ApprovalError(
-                    "LA-FLOW-APPROVAL",
-                    f"decision for request {given!r}, but step {step!r} waits on {pending_id!r}",
-                    details={"step": step, "request_id": given, "pending_request_id": pending_id},
-                )
-            normalized["request_id"] = pending_id
-        if not self.store.set_approval(run_id, step, normalized, exclusive=True):
-            raise ApprovalError(
-                "LA-FLOW-APPROVAL",
-                f"step {step!r} of run {run_id!r} already has a decision; the first one stands",
-                details={"step": step},
-            )
-        return normalized
+        return record_decision(self.store, self._steps, self._shape(), run_id, step, decision)
 
     def cancel(self, run_id: str | None = None, reason: str | None = None) -> int:
         """Cancel ``run_id`` (or every run this flow executes in this process); returns how many.
@@ -570,7 +465,7 @@ class LightFlow:
             self.store.request_cancel(run_id, reason)
             if record.get("status") == "running":
                 return 1
-            header = self._header_from(record)
+            header = header_from(record)
             header.update(
                 status="cancelled",
                 error=f"[LA-CANCELLED] {reason or 'cancelled'}",
