@@ -487,3 +487,15 @@ def test_sql_store_adds_the_epoch_column_to_an_older_table(tmp_path: Path, recor
     store = SqlLightFlowStore(str(path))
     assert _chain(recorder, store).run("q", run_id="migrated").success
     store.close()
+
+
+def test_the_approval_request_stays_the_same_across_resumes(
+    flow_store: Any, run_id: str, recorder: Any
+) -> None:
+    flow = _approval_flow(recorder, flow_store)
+    first = flow.run("q", run_id=run_id).steps["publish"].approval_request_id
+    again = flow.resume(run_id)
+    assert again.status == "waiting_approval"
+    assert again.steps["publish"].approval_request_id == first
+    flow.approve(run_id, "publish", {"action": "approve", "request_id": first})
+    assert flow.resume(run_id).success

@@ -236,7 +236,12 @@ class FlowRun(StepExecution):
             max_workers=min(32, len(self.steps) + 2), thread_name_prefix=f"lightflow-{self.run_id}"
         )
         for name in to_run:
-            self.results[name] = LightFlowStepResult(name=name, idempotency_key=self._key(name))
+            previous = self.results.get(name)
+            fresh = LightFlowStepResult(name=name, idempotency_key=self._key(name))
+            if previous is not None and previous.status == WAITING_APPROVAL:
+                # The same request stays open across resumes, so a reviewer's answer still fits.
+                fresh.approval_request_id = previous.approval_request_id
+            self.results[name] = fresh
         pending = [s.name for s in self.steps if s.name in set(to_run)]
         running: dict[asyncio.Task[LightFlowStepResult], str] = {}
         cancel_wait = asyncio.ensure_future(self._cancel_event.wait())
