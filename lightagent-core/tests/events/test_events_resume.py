@@ -187,3 +187,27 @@ def test_resume_of_an_unknown_run_is_typed(tmp_path):
     with pytest.raises(StorageError) as info:
         resume(agent, "run_missing", session_id="s")
     assert info.value.code == "LA-SESSION"
+
+
+def test_a_run_killed_before_its_model_request_restarts_from_its_question(tmp_path):
+    store = SqliteSessionStore(tmp_path / "s.db")
+    first = ScriptedModel(["hello Ada"])
+    LightAgent(model=first, session_store=store).run("I am Ada", session_id="s")
+    store.append(
+        "s",
+        [
+            {
+                "type": "turn.started",
+                "data": {"query": "who am I?"},
+                "run_id": "run_x",
+                "turn_id": "run_x",
+            }
+        ],
+    )
+    model = ScriptedModel(["you are Ada"])
+    agent = LightAgent(model=model, session_store=store)
+    assert agent.resume("run_x", session_id="s") == "you are Ada"
+    sent = [m["content"] for m in model.requests[0].messages[1:]]
+    assert sent == ["I am Ada", "hello Ada", "who am I?"]  # the question once, after the history
+    replay = SessionManager(store).replay("s")
+    assert replay.completed_turns == 2 and replay.incomplete_turns == 0
