@@ -458,3 +458,25 @@ def test_openai_astream_truncation_and_inband_error(loopback_server: LoopbackSer
     assert inband.code == "LA-500" and inband.details["in_band"] is True
     assert inband.details["partial_content"] == "part"
     assert len(loopback_server.requests) == 2  # neither was retried after chunks arrived
+
+
+def test_openai_caller_sdk_client_gets_no_sdk_retries(loopback_server: LoopbackServer) -> None:
+    loopback_server.reply(LoopbackServer.error(500), LoopbackServer.error(500))
+    own = openai.OpenAI(base_url=loopback_server.base_url, api_key="k", max_retries=5)
+    m = OpenAIModel("m", client=own, max_retry=1, retry_backoff=0.0)
+    with pytest.raises(ModelError) as info:
+        m.complete(HI)
+    assert info.value.details["attempts"] == 2 and len(loopback_server.requests) == 2
+    assert m.client is own and own.max_retries == 5
+
+
+def test_openai_async_path_follows_a_caller_sync_client(
+    loopback_server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("LIGHTAGENT_API_KEY", raising=False)
+    loopback_server.reply("via async twin")
+    own = openai.OpenAI(base_url=loopback_server.base_url, api_key="caller-key")
+    m = OpenAIModel("m", client=own, base_url="https://api.example.com/v1")
+    assert asyncio.run(m.acomplete(HI)).content == "via async twin"
+    assert loopback_server.headers[0]["Authorization"] == "Bearer caller-key"

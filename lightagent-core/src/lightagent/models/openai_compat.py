@@ -111,6 +111,7 @@ class OpenAIModel:
         self._async_clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._names_cache: tuple[Any, frozenset[str]] = (None, frozenset())
+        self._quiet: dict[int, tuple[Any, Any]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -137,7 +138,20 @@ class OpenAIModel:
 
     def _client_kwargs(self) -> dict[str, Any]:
         import httpx
+        import openai
 
+        given = self._client
+        if isinstance(given, openai.OpenAI):
+            # The async twin of a caller-supplied sync client talks to the same endpoint.
+            return {
+                "api_key": given.api_key,
+                "base_url": given.base_url,
+                "timeout": given.timeout,
+                "max_retries": 0,
+                "default_headers": self.default_headers or None,
+                "organization": given.organization,
+                "project": given.project,
+            }
         return {
             "api_key": self._resolve_key(),
             "base_url": self.base_url,
@@ -178,6 +192,16 @@ class OpenAIModel:
     @async_client.setter
     def async_client(self, value: Any) -> None:
         self._async_client = value
+
+    def _no_sdk_retries(self, client: Any) -> Any:
+        # A caller-supplied SDK client may retry on its own; retries are ours alone.
+        if getattr(client, "max_retries", 0) and hasattr(client, "with_options"):
+            cached = self._quiet.get(id(client))
+            if cached is None or cached[0] is not client:
+                cached = (client, client.with_options(max_retries=0))
+                self._quiet[id(client)] = cached
+            return cached[1]
+        return client
 
     def close(self) -> None:
         """Close the sync client's connections."""
@@ -258,7 +282,7 @@ class OpenAIModel:
         """One chat completion, retried on transient failures."""
         start = time.perf_counter()
         body = self.build_body(request)
-        client = self.client
+        client = self._no_sdk_retries(self.client)
         attempt = 0
         while True:
             attempt += 1
@@ -285,7 +309,7 @@ class OpenAIModel:
             return await self._injected_acomplete(request)
         start = time.perf_counter()
         body = self.build_body(request)
-        client = self.async_client
+        client = self._no_sdk_retries(self.async_client)
         attempt = 0
         while True:
             attempt += 1
@@ -334,7 +358,7 @@ class OpenAIModel:
         start = time.perf_counter()
         body = self.build_body(request, stream=True)
         names = self._names(request)
-        client = self.client
+        client = self._no_sdk_retries(self.client)
         attempt = 0
         while True:
             attempt += 1
@@ -375,7 +399,7 @@ class OpenAIModel:
         start = time.perf_counter()
         body = self.build_body(request, stream=True)
         names = self._names(request)
-        client = self.async_client
+        client = self._no_sdk_retries(self.async_client)
         attempt = 0
         while True:
             attempt += 1
