@@ -4,6 +4,7 @@ loopback OpenAI-wire server (through the real openai SDK)."""
 from __future__ import annotations
 
 import pytest
+from lightagent.errors import ModelError
 from lightagent.models.scripted import ScriptedModel
 from lightagent_contracts.suites.model import ModelContract
 
@@ -22,6 +23,10 @@ class TestScriptedModelContract(ModelContract):
         for model in made:
             model.assert_exhausted()
 
+    @pytest.fixture
+    def make_failing_model(self):
+        return lambda: ScriptedModel([ModelError("LA-500", "upstream failed")])
+
 
 class TestOpenAIModelContract(ModelContract):
     @pytest.fixture
@@ -30,6 +35,18 @@ class TestOpenAIModelContract(ModelContract):
 
         def make(replies):
             loopback_server.reply(*replies)
+            return OpenAIModel(
+                "contract-model", base_url=loopback_server.base_url, api_key="test", max_retry=0
+            )
+
+        return make
+
+    @pytest.fixture
+    def make_failing_model(self, loopback_server):
+        from lightagent.models.openai_compat import OpenAIModel
+
+        def make():
+            loopback_server.reply(loopback_server.error(500, {"error": {"message": "boom"}}))
             return OpenAIModel(
                 "contract-model", base_url=loopback_server.base_url, api_key="test", max_retry=0
             )

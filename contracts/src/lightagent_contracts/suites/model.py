@@ -1,7 +1,9 @@
 """The ``Model`` contract suite.
 
 Subclass :class:`ModelContract` and provide a ``make_model`` fixture: a factory
-``make_model(replies) -> Model`` whose model answers its calls with ``replies`` in order.
+``make_model(replies) -> Model`` whose model answers its calls with ``replies`` in order,
+and ``make_failing_model``: a factory of a model whose next call meets a provider failure
+(an HTTP 500, a dropped connection …) and must raise a typed ``ModelError``.
 Replies use the shapes both :class:`~lightagent.models.scripted.ScriptedModel` and the
 loopback server accept: a string, or ``{"content", "tool_calls": [{"name", "arguments"}],
 "usage"}``::
@@ -10,6 +12,10 @@ loopback server accept: a string, or ``{"content", "tool_calls": [{"name", "argu
         @pytest.fixture
         def make_model(self):
             return lambda replies: ScriptedModel(replies)
+
+        @pytest.fixture
+        def make_failing_model(self):
+            return lambda: ScriptedModel([ModelError("LA-500", "upstream failed")])
 
     class TestOpenAI(ModelContract):
         @pytest.fixture
@@ -28,6 +34,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pytest
+from lightagent.errors import ModelError
 from lightagent.models.base import Model, ModelRequest, ModelResponse
 
 from lightagent_contracts.suites._guard import ContractSuite
@@ -166,3 +174,12 @@ class ModelContract(ContractSuite):
         before = copy.deepcopy((request.messages, request.tools, request.options))
         model.complete(request)
         assert (request.messages, request.tools, request.options) == before
+
+    def test_provider_failure_is_a_typed_model_error(
+        self, make_failing_model: Callable[[], Any]
+    ) -> None:
+        model = make_failing_model()
+        with pytest.raises(ModelError) as info:
+            model.complete(_request())
+        assert info.value.code.startswith("LA-")
+        assert str(info.value).startswith(f"[{info.value.code}]")
