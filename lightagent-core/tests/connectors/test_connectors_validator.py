@@ -74,7 +74,11 @@ def test_import_time_network_call_is_refused_and_no_connection_is_made(listener,
         __import__("time").sleep(0.01)
     assert listener.accepted == 1
 
-    report = validate_connector(FIXTURES / "lav-fixture-network")
+    from lightagent_contracts.network import block_network
+
+    with block_network() as guard:  # the validating process itself stays off the network
+        report = validate_connector(FIXTURES / "lav-fixture-network")
+    assert guard.attempts == []
 
     assert not report.passed
     assert "LAV021" in _codes(report)
