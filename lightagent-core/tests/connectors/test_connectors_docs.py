@@ -28,8 +28,13 @@ def test_every_hook_has_a_heading():
 
 def test_every_finding_code_is_documented():
     text = (DOCS / "writing-plugins.md").read_text(encoding="utf-8")
-    missing = sorted(code for code in FINDING_CODES if f"`{code}`" not in text)
+    rows = dict(re.findall(r"^\| `(LAV\d{3})` \| (\w+) \|", text, flags=re.M))
+    missing = sorted(set(FINDING_CODES) - set(rows))
     assert not missing, f"docs/writing-plugins.md lacks finding codes: {missing}"
+    wrong = {
+        code: level for code, level in rows.items() if FINDING_CODES.get(code, ("?",))[0] != level
+    }
+    assert not wrong, f"docs/writing-plugins.md shows the wrong level for: {wrong}"
 
 
 def test_docs_use_lightagent_imports_only():
