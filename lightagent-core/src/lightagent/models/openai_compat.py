@@ -11,51 +11,24 @@ validation) and normalized by the provider profile's quirk rules.
 from __future__ import annotations
 
 import asyncio
-import os
-import threading
 import time
-import weakref
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from lightagent.errors import ConfigurationError, LightAgentError, ModelError
 from lightagent.models.base import ModelRequest, ModelResponse, StreamItem
+from lightagent.models.clients import ClientMixin, env, plain
 from lightagent.models.parse import parse_completion, tool_names
-from lightagent.models.profiles import ProviderProfile, get_profile, is_local_url, profile_by_name
+from lightagent.models.profiles import ProviderProfile, get_profile, profile_by_name
 from lightagent.models.retry import backoff_delay, is_retryable, to_model_error
 from lightagent.models.stream import StreamAssembler
 
 __all__ = ["DEFAULT_MODEL", "OpenAIModel"]
 
 DEFAULT_MODEL = "gpt-4o-mini"
-_NO_KEY = "not-needed"  # the SDK insists on a key; local servers ignore it
 
 
-def _env(*names: str) -> str | None:
-    for name in names:
-        value = os.environ.get(name)
-        if value:
-            return value
-    return None
-
-
-def _plain(value: Any) -> Any:
-    """SDK objects, namespaces and dicts from an injected client, as plain dicts and lists."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(exclude_unset=False)
-    if hasattr(value, "__dict__"):
-        return {k: _plain(v) for k, v in vars(value).items() if not k.startswith("_")}
-    return value
-
-
-class OpenAIModel:
+class OpenAIModel(ClientMixin):
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
     ``model``, ``base_url`` and ``api_key`` fall back to ``LIGHTAGENT_MODEL``,
@@ -89,8 +62,8 @@ class OpenAIModel:
             raise ConfigurationError(
                 "LA-CONFIG", "max_retry, max_retry_wait and retry_backoff must be >= 0"
             )
-        self.name: str = model or _env("LIGHTAGENT_MODEL") or DEFAULT_MODEL
-        base = base_url or _env("LIGHTAGENT_BASE_URL", "OPENAI_BASE_URL")
+        self.name: str = model or env("LIGHTAGENT_MODEL") or DEFAULT_MODEL
+        base = base_url or env("LIGHTAGENT_BASE_URL", "OPENAI_BASE_URL")
         self.profile: ProviderProfile = (
             profile_by_name(profile)
             if profile is not None
@@ -106,114 +79,13 @@ class OpenAIModel:
         self.default_headers = dict(default_headers or {})
         self.options: dict[str, Any] = dict(options or {})
         self._api_key = api_key
-        self._client = client
-        self._async_client = async_client
-        self._async_clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
+        self._init_clients(client, async_client)
         self._names_cache: tuple[Any, frozenset[str]] = (None, frozenset())
-        self._quiet: dict[int, tuple[Any, Any]] = {}
 
     def __repr__(self) -> str:
         return (
             f"OpenAIModel({self.name!r}, base_url={self.base_url!r}, profile={self.profile.name!r})"
         )
-
-    # -- clients ---------------------------------------------------------------------
-    def _resolve_key(self) -> str:
-        key = self._api_key or _env(
-            "LIGHTAGENT_API_KEY", *self.profile.api_key_env, "OPENAI_API_KEY"
-        )
-        if key:
-            return key
-        if not self.profile.requires_api_key or is_local_url(self.base_url):
-            return _NO_KEY
-        where = self.base_url or "https://api.openai.com/v1"
-        env = ", ".join((*self.profile.api_key_env, "OPENAI_API_KEY"))
-        raise ModelError(
-            "LA-401",
-            f"no API key for the model endpoint {where}",
-            hint=f"Set {env} or LIGHTAGENT_API_KEY, or pass api_key=; local servers need none.",
-            details={"status_code": None, "attempts": 0, "base_url": where, "model": self.name},
-        )
-
-    def _client_kwargs(self) -> dict[str, Any]:
-        import httpx
-        import openai
-
-        given = self._client
-        if isinstance(given, openai.OpenAI):
-            # The async twin of a caller-supplied sync client talks to the same endpoint.
-            return {
-                "api_key": given.api_key,
-                "base_url": given.base_url,
-                "timeout": given.timeout,
-                "max_retries": 0,
-                "default_headers": self.default_headers or None,
-                "organization": given.organization,
-                "project": given.project,
-            }
-        return {
-            "api_key": self._resolve_key(),
-            "base_url": self.base_url,
-            "timeout": httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
-            "max_retries": 0,
-            "default_headers": self.default_headers or None,
-        }
-
-    @property
-    def client(self) -> Any:
-        """The sync client (an ``openai.OpenAI``, created on first use); settable to inject one."""
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    import openai
-
-                    self._client = openai.OpenAI(**self._client_kwargs())
-        return self._client
-
-    @client.setter
-    def client(self, value: Any) -> None:
-        self._client = value
-
-    @property
-    def async_client(self) -> Any:
-        """The async client for the running event loop (one per loop, reused)."""
-        if self._async_client is not None:
-            return self._async_client
-        loop = asyncio.get_running_loop()
-        client = self._async_clients.get(loop)
-        if client is None:
-            import openai
-
-            client = openai.AsyncOpenAI(**self._client_kwargs())
-            self._async_clients[loop] = client
-        return client
-
-    @async_client.setter
-    def async_client(self, value: Any) -> None:
-        self._async_client = value
-
-    def _no_sdk_retries(self, client: Any) -> Any:
-        # A caller-supplied SDK client may retry on its own; retries are ours alone.
-        if getattr(client, "max_retries", 0) and hasattr(client, "with_options"):
-            cached = self._quiet.get(id(client))
-            if cached is None or cached[0] is not client:
-                cached = (client, client.with_options(max_retries=0))
-                self._quiet[id(client)] = cached
-            return cached[1]
-        return client
-
-    def close(self) -> None:
-        """Close the sync client's connections."""
-        client = self._client
-        if client is not None and hasattr(client, "close"):
-            client.close()
-
-    async def aclose(self) -> None:
-        """Close the async client of the running event loop, if one was created."""
-        client = self._async_clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
 
     # -- request building ------------------------------------------------------------
     def _names(self, request: ModelRequest) -> frozenset[str]:
@@ -276,7 +148,7 @@ class OpenAIModel:
 
         if isinstance(client, openai.OpenAI):
             return client.post("/chat/completions", body=body, cast_to=object)
-        return _plain(client.chat.completions.create(**body))
+        return plain(client.chat.completions.create(**body))
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """One chat completion, retried on transient failures."""
@@ -317,7 +189,7 @@ class OpenAIModel:
                 if isinstance(client, openai.AsyncOpenAI):
                     data = await client.post("/chat/completions", body=body, cast_to=object)
                 else:
-                    data = _plain(await client.chat.completions.create(**body))
+                    data = plain(await client.chat.completions.create(**body))
                 break
             except Exception as exc:
                 error = self._fail(exc, attempt)
@@ -331,12 +203,12 @@ class OpenAIModel:
         result = self._client.chat.completions.create(**self.build_body(request))
         if asyncio.iscoroutine(result) or hasattr(result, "__await__"):
             start = time.perf_counter()
-            data = _plain(await result)
+            data = plain(await result)
             return self._finish(
                 parse_completion(data, self.profile, self._names(request)), 1, start
             )
         start = time.perf_counter()
-        data = _plain(result)
+        data = plain(result)
         return self._finish(parse_completion(data, self.profile, self._names(request)), 1, start)
 
     # -- streamed --------------------------------------------------------------------
@@ -368,7 +240,7 @@ class OpenAIModel:
                 try:
                     for chunk in raw:
                         if not isinstance(chunk, dict):
-                            chunk = _plain(chunk)
+                            chunk = plain(chunk)
                         yield from assembler.feed(chunk)
                 finally:
                     closer = getattr(raw, "close", None)
@@ -418,7 +290,7 @@ class OpenAIModel:
                 try:
                     async for chunk in raw:
                         if not isinstance(chunk, dict):
-                            chunk = _plain(chunk)
+                            chunk = plain(chunk)
                         for item in assembler.feed(chunk):
                             yield item
                 finally:
