@@ -199,5 +199,8 @@ class ValidationReport:
         return "\n".join(lines)
 
 
-def _order(finding: Finding) -> tuple[int, str, str]:
-    return ({"error": 0, "warning": 1, "info": 2}[finding.level], finding.code, finding.location)
+def _order(finding: Finding) -> tuple[int, str, str, int]:
+    file, _, line = finding.location.rpartition(":")
+    if not line.isdigit():
+        file, line = finding.location, "0"
+    return ({"error": 0, "warning": 1, "info": 2}[finding.level], finding.code, file, int(line))
