@@ -181,6 +181,11 @@ class JsonLightFlowStore:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             epoch = self._epoch(folder) + 1
             self._write(folder / "epoch.json", {"epoch": epoch})
+            # Temporary files a killed runner left mid-commit: step writes happen under this
+            # lock, so none is in progress now.
+            for stale in (folder / "steps").glob(".tmp-*"):
+                with contextlib.suppress(FileNotFoundError):
+                    stale.unlink()
             return epoch
         finally:
             os.close(fd)
