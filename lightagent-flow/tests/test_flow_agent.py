@@ -102,3 +102,46 @@ def test_one_lightagent_shared_by_parallel_steps_keeps_runs_apart() -> None:
     }
     run_ids = {s.trace[0].get("run_id") for s in result.steps.values() if s.trace}
     assert len(run_ids) == 6  # six separate agent runs, no shared per-run state
+
+
+def test_seeds_checkpoint_example_over_the_openai_wire(
+    loopback_server: Any, tmp_path: Path
+) -> None:
+    """The seeds' "Checkpoint a LightFlow Run", with real LightAgents on a loopback OpenAI server."""
+    from lightagent import LightAgent
+    from lightagent_contracts.loopback import LoopbackServer
+
+    loopback_server.reply(
+        "ACME sells anvils.",
+        # 400 is never retried inside the model client, so each flow attempt costs one reply.
+        LoopbackServer.error(400, {"error": {"message": "context too long"}}),
+        LoopbackServer.error(400, {"error": {"message": "context too long"}}),
+        "Report: anvils.",
+    )
+
+    def agent() -> LightAgent:
+        return LightAgent(
+            model="gpt-4.1", api_key="your_api_key", base_url=loopback_server.base_url
+        )
+
+    store = JsonLightFlowStore(tmp_path / ".lightflow_runs")
+    flow = (
+        LightFlow(store=store, retry_backoff=0)
+        .step("research", agent=agent(), timeout=30)
+        .step("write", agent=agent(), depends_on=["research"], max_retry=2)
+    )
+    result = flow.run("Analyze this company", run_id="report-001", trace=True)
+    if not result.success:
+        assert result.steps["write"].error_code == "LA-400"
+        assert result.steps["write"].attempts == 2
+        result = flow.resume("report-001")
+    assert result.status == "success" and result.content == "Report: anvils."
+    assert [s["status"] for s in flow.get_run("report-001")["steps"]] == ["success", "success"]
+    research_calls = [
+        b
+        for b in loopback_server.requests
+        if b["messages"][-1]["content"] == "Analyze this company"
+    ]
+    assert len(research_calls) == 1  # resume never re-ran the committed research step
+    last = loopback_server.requests[-1]["messages"][-1]["content"]
+    assert last == "Analyze this company\n\nPrevious step outputs:\nresearch: ACME sells anvils."
