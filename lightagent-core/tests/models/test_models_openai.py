@@ -480,3 +480,13 @@ def test_openai_async_path_follows_a_caller_sync_client(
     m = OpenAIModel("m", client=own, base_url="https://api.example.com/v1")
     assert asyncio.run(m.acomplete(HI)).content == "via async twin"
     assert loopback_server.headers[0]["Authorization"] == "Bearer caller-key"
+
+
+def test_openai_server_408_and_409_are_not_retried(loopback_server: LoopbackServer) -> None:
+    loopback_server.reply(LoopbackServer.error(408), LoopbackServer.error(409))
+    m = model(loopback_server, max_retry=3)
+    for code in ("LA-408", "LA-400"):
+        with pytest.raises(ModelError) as info:
+            m.complete(HI)
+        assert info.value.code == code and info.value.details["attempts"] == 1
+    assert len(loopback_server.requests) == 2

@@ -1,7 +1,7 @@
 """Map ``openai`` SDK exceptions to :class:`ModelError` and decide retries and waits.
 
-Retried: 408, 409 (lock timeouts at some gateways), 429, every 5xx, timeouts and
-connection failures. Never retried: the other 4xx. ``Retry-After`` (seconds or an
+Retried: 429, every 5xx, client-side timeouts and connection failures. Never retried:
+any other 4xx (a 408 from the server included). ``Retry-After`` (seconds or an
 HTTP date, or ``retry-after-ms``) is honoured up to ``max_wait``; otherwise the wait is
 exponential with full jitter.
 """
@@ -23,7 +23,7 @@ __all__ = [
     "to_model_error",
 ]
 
-_RETRY_STATUS = frozenset({408, 409, 429})
+_RETRY_STATUS = frozenset({429})
 
 
 def status_to_code(status: int) -> str:
