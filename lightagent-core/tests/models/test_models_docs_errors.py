@@ -13,7 +13,11 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 def test_every_error_code_is_documented_with_its_hint() -> None:
     text = (DOCS / "errors.md").read_text(encoding="utf-8")
     missing = [code for code in ERROR_TAXONOMY if f"`{code}`" not in text]
-    assert missing == [], f"undocumented codes in docs/errors.md: {missing}"
+    rows = "\n".join(
+        f"| `{c}` | {ERROR_TAXONOMY[c].message} | {ERROR_TAXONOMY[c].hint} |  ({ERROR_TAXONOMY[c].family})"
+        for c in missing
+    )
+    assert missing == [], f"undocumented codes; add these rows to docs/errors.md:\n{rows}"
     stale = [
         code for code, info in ERROR_TAXONOMY.items() if info.hint.replace("|", "\\|") not in text
     ]
