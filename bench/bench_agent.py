@@ -331,11 +331,13 @@ def main() -> None:
     import openai
 
     own = loop_only(3000)
+    load = os.getloadavg()[0]
     lines = [
         "## Agent loop overhead over the raw openai SDK\n",
         f"{iterations} interleaved runs per scenario after warm-up; loopback OpenAI-wire server in its own "
         f"process on 127.0.0.1; sync `openai.OpenAI` {openai.__version__} client everywhere; "
-        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs. Per-run wall time in ms, median / p90.\n",
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f} when it ended "
+        "(other work on the machine shows in the p90 column). Per-run wall time in ms, median / p90.\n",
         "* **raw SDK**: `client.chat.completions.create(...)` (typed pydantic responses), the usual floor.",
         "* **raw SDK, dicts**: the same calls via `client.post(..., cast_to=object)` (no pydantic objects);"
         " this is the transport OpenAIModel uses, so the last column is the loop's own overhead.\n",
