@@ -298,3 +298,21 @@ def test_sync_run_with_an_async_tool_inside_a_running_loop() -> None:
 
     assert asyncio.run(notebook_cell()) == "done"
     assert model.requests[1].messages[-1]["content"] == "fetched k"
+
+
+def test_the_sync_driver_creates_no_event_loop(monkeypatch, scripted_model: ScriptedModel) -> None:
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the sync driver must not create an event loop")
+
+    monkeypatch.setattr(asyncio, "run", forbidden)
+    monkeypatch.setattr(asyncio, "new_event_loop", forbidden)
+    scripted_model.add(
+        call("get_weather", city_name="Lima"),
+        "sunny",
+        call("get_weather", city_name="Quito"),
+        "also sunny",
+    )
+    agent = LightAgent(model=scripted_model, tools=[get_weather])
+    assert agent.run("Lima?") == "sunny"
+    items = list(agent.run("Quito?", stream=True))
+    assert items[-1]["choices"][0]["finish_reason"] == "stop"
