@@ -16,7 +16,7 @@ The floor is raw ``sqlite3`` doing the same work on the same payload text: one
 ``SELECT`` + ``json.loads`` per row (``replay``), with the same WAL and synchronous
 settings. Figures are ratios to that floor (lower is better; 1.0 = as fast as raw sqlite3).
 
-Run: ``.venv/bin/python bench/bench_events.py [--events 100000] [--single 3000]``.
+Run: ``.venv/bin/python bench/bench_events.py [--events 100000] [--single 3000] [--rounds 2]``.
 Single appends default to 3,000 per store (each is an fsync: ~3 ms on this disk) to keep the run under ~2 minutes; the
 table says which counts were used.
 """
@@ -163,47 +163,51 @@ def main() -> None:
     parser.add_argument(
         "--pg-scale", type=float, default=0.25, help="fraction of the counts used on PostgreSQL"
     )
+    parser.add_argument("--rounds", type=int, default=2, help="rounds; medians are reported")
     args = parser.parse_args()
     n, n1 = args.events, args.single
-    work = Path(
-        tempfile.mkdtemp(prefix="bench-events-", dir=HERE if os.access(HERE, os.W_OK) else None)
-    )
-    rows: list[tuple[str, int, int, dict[str, float]]] = []
-    try:
-        floor = raw_sqlite(str(work / "raw.db"), n1, n)
-        rows.append(("raw sqlite3 (floor)", n1, n, floor))
-        rows.append(("InMemorySessionStore", n1, n, bench_store(InMemorySessionStore, n1, n)))
-        rows.append(
-            (
-                "JsonlSessionStore (fsync)",
-                n1,
-                n,
-                bench_store(lambda: JsonlSessionStore(work / "jsonl"), n1, n),
-            )
+    pg = postgres_available()
+    pn1, pn = int(n1 * args.pg_scale), int(n * args.pg_scale)
+    # Rounds interleave the floor and every store, so drift in the shared disk's fsync
+    # latency hits all of them alike; each figure is the median over the rounds.
+    results: dict[str, list[dict[str, float]]] = {}
+    for _ in range(args.rounds):
+        work = Path(
+            tempfile.mkdtemp(prefix="bench-events-", dir=HERE if os.access(HERE, os.W_OK) else None)
         )
-        rows.append(
-            (
-                "SqliteSessionStore (FULL)",
-                n1,
-                n,
-                bench_store(lambda: SqliteSessionStore(work / "s.db"), n1, n),
-            )
-        )
-        if postgres_available():
-            pn1, pn = int(n1 * args.pg_scale), int(n * args.pg_scale)
-            prefix = f"bench{uuid.uuid4().hex[:6]}_"
-            rows.append(
+        try:
+            cases: list[tuple[str, Callable[[], dict[str, float]]]] = [
+                ("raw sqlite3 (floor)", lambda w=work: raw_sqlite(str(w / "raw.db"), n1, n)),
+                ("InMemorySessionStore", lambda: bench_store(InMemorySessionStore, n1, n)),
                 (
-                    "SqlSessionStore (PostgreSQL)",
-                    pn1,
-                    pn,
-                    bench_store(lambda: SqlSessionStore(PG_URL, table_prefix=prefix), pn1, pn),
-                )
-            )
-            _drop_pg(prefix)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    write(rows, floor, n1, n)
+                    "JsonlSessionStore (fsync)",
+                    lambda w=work: bench_store(lambda: JsonlSessionStore(w / "jsonl"), n1, n),
+                ),
+                (
+                    "SqliteSessionStore (FULL)",
+                    lambda w=work: bench_store(lambda: SqliteSessionStore(w / "s.db"), n1, n),
+                ),
+            ]
+            for name, case in cases:
+                results.setdefault(name, []).append(case())
+            if pg:
+                prefix = f"bench{uuid.uuid4().hex[:6]}_"
+                try:
+                    results.setdefault("SqlSessionStore (PostgreSQL)", []).append(
+                        bench_store(
+                            lambda p=prefix: SqlSessionStore(PG_URL, table_prefix=p), pn1, pn
+                        )
+                    )
+                finally:
+                    _drop_pg(prefix)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    rows = []
+    for name, runs in results.items():
+        med = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+        counts = (pn1, pn) if "PostgreSQL" in name else (n1, n)
+        rows.append((name, *counts, med))
+    write(rows, rows[0][3], n1, n, args.rounds)
 
 
 def _drop_pg(prefix: str) -> None:
@@ -214,7 +218,11 @@ def _drop_pg(prefix: str) -> None:
 
 
 def write(
-    rows: list[tuple[str, int, int, dict[str, float]]], floor: dict[str, float], n1: int, n: int
+    rows: list[tuple[str, int, int, dict[str, float]]],
+    floor: dict[str, float],
+    n1: int,
+    n: int,
+    rounds: int,
 ) -> None:
     def per_sec(count: int, seconds: float) -> str:
         return f"{count / seconds:,.0f}/s" if seconds else "-"
@@ -226,7 +234,9 @@ def write(
         "then a full replay of the batched session. Ratios are to raw `sqlite3` on the same payloads",
         "per event (lower is better). `late/early` is the mean latency of the last 1,000 single appends",
         "over the first 1,000: about 1.0 means O(1) per append.",
-        f"Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs.",
+        f"Medians of {rounds} interleaved rounds. Python {sys.version.split()[0]}, "
+        f"SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs (shared with other work: fsync",
+        "latency on this disk varies several-fold between runs, which moves the single-append column).",
         "",
         "| store | single appends | x floor | batched appends | x floor | replay | x floor | late/early |",
         "|---|---|---|---|---|---|---|---|",
