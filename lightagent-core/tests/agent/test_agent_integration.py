@@ -108,3 +108,22 @@ def test_async_session_runs_do_not_mix() -> None:
 
     for i, answer in enumerate(asyncio.run(main())):
         assert answer == f"echo: hello from {i} | again {i}"
+
+
+def test_session_store_by_registered_name() -> None:
+    model = ScriptedModel(["first", "second"])
+    agent = LightAgent(model=model, session_store="memory")
+    agent.run("one", session_id="named-1")
+    agent.run("two", session_id="named-1")
+    assert [m["content"] for m in model.requests[1].messages if m["role"] == "user"] == [
+        "one",
+        "two",
+    ]
+
+
+def test_unknown_session_store_name_is_a_config_error() -> None:
+    from lightagent import ConfigurationError
+
+    agent = LightAgent(model=ScriptedModel(["x"]), session_store="no-such-store")
+    with pytest.raises(ConfigurationError):
+        agent.run("q", session_id="s")
