@@ -131,11 +131,18 @@ class SessionRecorder:
         session_event, request = self._convert(run, event)
         for _ in range(_CONFLICT_RETRIES):
             if self._last is None:
-                self._last = await self.store.alast_sequence(self.session_id)  # type: ignore[attr-defined]
+                self._last = await _call_async(
+                    self.store, "alast_sequence", "last_sequence", self.session_id
+                )
             batch, expected = self._batch(session_event)
             try:
-                stored = await self.store.aappend(
-                    self.session_id, batch, expected_sequence=expected
+                stored = await _call_async(
+                    self.store,
+                    "aappend",
+                    "append",
+                    self.session_id,
+                    batch,
+                    expected_sequence=expected,
                 )
             except StorageError as exc:
                 if exc.code != "LA-STORAGE-CONFLICT":
@@ -203,6 +210,18 @@ class SessionRecorder:
             messages = request.get("messages")
             if isinstance(messages, list):
                 self._prev_request = (event.sequence, list(messages), request.get("tools"))
+
+
+async def _call_async(
+    store: Any, async_name: str, sync_name: str, *args: Any, **kwargs: Any
+) -> Any:
+    """The store's async method, or its sync one in a worker thread (never on the loop)."""
+    method = getattr(store, async_name, None)
+    if method is not None:
+        return await method(*args, **kwargs)
+    import asyncio
+
+    return await asyncio.to_thread(getattr(store, sync_name), *args, **kwargs)
 
 
 def _gave_up(session_id: str) -> StorageError:
