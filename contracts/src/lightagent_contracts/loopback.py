@@ -469,7 +469,7 @@ class LoopbackServer:
             )
             return
         events = [_sse(c) for c in reply.chunks]
-        if reply.done and not reply.close:
+        if reply.done:
             events.append(b"data: [DONE]\n\n")
         if not reply.stall and not reply.close:
             data = b"".join(events)

@@ -490,3 +490,61 @@ def test_openai_server_408_and_409_are_not_retried(loopback_server: LoopbackServ
             m.complete(HI)
         assert info.value.code == code and info.value.details["attempts"] == 1
     assert len(loopback_server.requests) == 2
+
+
+def test_openai_streams_reuse_the_connection(loopback_server: LoopbackServer) -> None:
+    """Unlike the bare SDK, the body is read to its end, so the connection goes back to the pool."""
+    loopback_server.default = "streamed"
+    m = model(loopback_server)
+    for _ in range(4):
+        assert drain(m)[1].content == "streamed"
+    assert m.complete(HI).content == "streamed"
+    assert loopback_server.connections == 1
+
+    async def main() -> None:
+        for _ in range(3):
+            assert [i async for i in m.astream(HI)][-1].content == "streamed"
+
+    asyncio.run(main())
+    assert loopback_server.connections == 2  # one more for the async client's pool
+
+
+def test_sse_reader_edge_cases() -> None:
+    from lightagent.models.sse import iter_sse_json
+
+    lines = [
+        ": OPENROUTER PROCESSING",
+        "",
+        "event: message",
+        'data: {"a":',
+        "data: 1}",
+        "",
+        'data:{"b": 2}',
+        "",
+        "data: [DONE]",
+        "",
+        'data: {"late": true}',
+        "",
+        'data: {"c": 3}',
+    ]
+    assert list(iter_sse_json(lines)) == [{"a": 1}, {"b": 2}]
+    assert list(iter_sse_json(['data: {"c": 3}'])) == [{"c": 3}]  # no final blank line
+    with pytest.raises(ValueError):
+        list(iter_sse_json(["data: {oops", ""]))
+
+
+@pytest.mark.parametrize("fault", [{"stall": 5.0}, {"close": True}])
+def test_openai_fault_after_done_keeps_the_complete_answer(
+    loopback_server: LoopbackServer, fault: dict
+) -> None:
+    """A server that stalls or drops the connection after [DONE] still gave a whole answer."""
+    done = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "whole"}, "finish_reason": "stop"}],
+    }
+    loopback_server.reply(LoopbackServer.raw(chunks=[done], **fault))
+    _, r = drain(model(loopback_server, timeout=0.3))
+    assert r.content == "whole" and r.finish_reason == "stop"

@@ -21,11 +21,19 @@ from lightagent.models.clients import ClientMixin, env, plain
 from lightagent.models.parse import parse_completion, tool_names
 from lightagent.models.profiles import ProviderProfile, get_profile, profile_by_name
 from lightagent.models.retry import backoff_delay, is_retryable, to_model_error
+from lightagent.models.sse import aiter_sse_json, iter_sse_json
 from lightagent.models.stream import StreamAssembler
 
 __all__ = ["DEFAULT_MODEL", "OpenAIModel"]
 
 DEFAULT_MODEL = "gpt-4o-mini"
+
+
+def _is_transport(exc: BaseException) -> bool:
+    import httpx
+    import openai
+
+    return isinstance(exc, (httpx.TransportError, openai.APIConnectionError))
 
 
 class OpenAIModel(ClientMixin):
@@ -237,8 +245,10 @@ class OpenAIModel(ClientMixin):
             assembler = StreamAssembler(self.profile, names)
             try:
                 raw = self._open(client, body)
+                response = getattr(raw, "response", None)  # the SDK stream's httpx response
+                source = iter_sse_json(response.iter_lines()) if response is not None else raw
                 try:
-                    for chunk in raw:
+                    for chunk in source:
                         if not isinstance(chunk, dict):
                             chunk = plain(chunk)
                         yield from assembler.feed(chunk)
@@ -250,6 +260,8 @@ class OpenAIModel(ClientMixin):
             except ModelError:
                 raise
             except Exception as exc:
+                if assembler.response is not None and _is_transport(exc):
+                    break  # the answer was complete; only the drain after [DONE] failed
                 error = self._stream_error(exc, assembler, attempt)
                 if assembler.chunks or not self._should_retry(error, attempt):
                     raise error from exc
@@ -287,8 +299,10 @@ class OpenAIModel(ClientMixin):
                     )
                 else:
                     raw = await client.chat.completions.create(**body)
+                response = getattr(raw, "response", None)
+                source = aiter_sse_json(response.aiter_lines()) if response is not None else raw
                 try:
-                    async for chunk in raw:
+                    async for chunk in source:
                         if not isinstance(chunk, dict):
                             chunk = plain(chunk)
                         for item in assembler.feed(chunk):
@@ -301,6 +315,8 @@ class OpenAIModel(ClientMixin):
             except ModelError:
                 raise
             except Exception as exc:
+                if assembler.response is not None and _is_transport(exc):
+                    break  # the answer was complete; only the drain after [DONE] failed
                 error = self._stream_error(exc, assembler, attempt)
                 if assembler.chunks or not self._should_retry(error, attempt):
                     raise error from exc

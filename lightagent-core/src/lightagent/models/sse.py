@@ -1,0 +1,70 @@
+"""Read Server-Sent Events from an HTTP response body, to its end.
+
+The SDK's own stream stops reading at ``data: [DONE]`` and closes the response before
+the body's last bytes arrive, so the connection can never go back to the pool; every
+streamed call then pays a new TCP (and TLS) handshake. Reading on to the end of the
+body, which well-behaved servers send right after ``[DONE]``, keeps the connection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Any
+
+__all__ = ["aiter_sse_json", "iter_sse_json"]
+
+
+class _Events:
+    """Line-by-line SSE parsing: ``data:`` lines joined until a blank line; comments skipped."""
+
+    __slots__ = ("data", "done")
+
+    def __init__(self) -> None:
+        self.data: list[str] = []
+        self.done = False
+
+    def line(self, line: str) -> Any:
+        if not line:
+            return self.flush()
+        if line.startswith("data:"):
+            value = line[5:]
+            self.data.append(value[1:] if value.startswith(" ") else value)
+        # ``event:``, ``id:``, ``retry:`` and ``:`` comments (OpenRouter keep-alives) carry no data.
+        return None
+
+    def flush(self) -> Any:
+        if not self.data:
+            return None
+        text = "\n".join(self.data)
+        self.data = []
+        if self.done:
+            return None  # anything after [DONE] is drained, not delivered
+        if text.startswith("[DONE]"):
+            self.done = True
+            return None
+        return json.loads(text)
+
+
+def iter_sse_json(lines: Iterable[str]) -> Iterator[Any]:
+    """Yield each event's ``data`` decoded as JSON, reading ``lines`` to the end."""
+    events = _Events()
+    for line in lines:
+        value = events.line(line)
+        if value is not None:
+            yield value
+    value = events.flush()  # a body that ended without the final blank line
+    if value is not None:
+        yield value
+
+
+async def aiter_sse_json(lines: AsyncIterable[str]) -> AsyncIterator[Any]:
+    """Async form of :func:`iter_sse_json`."""
+    events = _Events()
+    async for line in lines:
+        value = events.line(line)
+        if value is not None:
+            yield value
+    value = events.flush()
+    if value is not None:
+        yield value
