@@ -276,3 +276,21 @@ def test_importing_the_event_layer_stays_cheap():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_streamed_runs_are_recorded_too(store):
+    model = ScriptedModel(
+        [{"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}]}, "three", "again"]
+    )
+    agent = LightAgent(model=model, tools=[add], session_store=store)
+    for _ in agent.run("1+2?", session_id="st", stream=True):
+        pass
+
+    async def go():
+        async for _ in await agent.arun("again?", session_id="st", stream=True):
+            pass
+
+    asyncio.run(go())
+    assert SessionManager(store).replay("st").completed_turns == 2
+    sent = model.requests[-1].messages
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
