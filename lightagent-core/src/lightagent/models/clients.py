@@ -21,6 +21,7 @@ _NO_KEY = "not-needed"  # the SDK insists on a key; local servers ignore it
 
 
 def env(*names: str) -> str | None:
+    """The first of these environment variables that is set and not empty."""
     for name in names:
         value = os.environ.get(name)
         if value:

@@ -122,6 +122,7 @@ def settle(
     profile: ProviderProfile,
     names: Collection[str],
 ) -> ModelResponse:
+    """Build the response both paths share: follow parsed calls, recover text calls, strip leaks."""
     if finish == "error":
         raise ModelError(
             "LA-PROVIDER",
