@@ -186,3 +186,17 @@ def test_observers_get_every_event_and_a_broken_one_is_isolated(recorder: Any) -
     result = flow.run("q", trace=True)
     assert result.success and got[0] == "flow_start" and got[-1] == "flow_end"
     assert any(e["type"] == "observer_failed" for e in result.trace)
+
+
+def test_bare_replace_values_are_applied_not_dropped(recorder: Any) -> None:
+    hooks_mod = pytest.importorskip("lightagent.hooks")
+
+    def rewrite(ctx: Any) -> Any:
+        if ctx.phase == "before_flow_step":
+            return hooks_mod.HookDecision.replace("a brand new query")
+        return {"allowed": True, "value": "cleaned output"}
+
+    flow = LightFlow(hooks=[rewrite]).step("a", agent=recorder.agent("a"))
+    result = flow.run("q")
+    assert recorder.calls == [("a", "a brand new query")]
+    assert result.content == "cleaned output"

@@ -17,7 +17,7 @@ from typing import Any
 from lightagent.errors import ApprovalError, LightAgentError
 
 from lightagent_flow.approvals import from_handler, normalize_decision
-from lightagent_flow.invoke import call_agent, call_maybe_async
+from lightagent_flow.invoke import call_agent, call_maybe_async, to_jsonable
 from lightagent_flow.results import (
     FAILED,
     RUNNING,
@@ -142,8 +142,11 @@ class StepExecution:
             )
             if decision.action == "block":
                 return self._finish(res, FAILED, "LA-HOOK", decision.reason or "blocked by a hook")
-            if decision.action == "replace" and isinstance(decision.payload, dict):
-                query = _as_text(decision.payload.get("query", query))
+            if decision.action == "replace":
+                replaced = decision.payload
+                query = _as_text(
+                    replaced.get("query", query) if isinstance(replaced, dict) else replaced
+                )
             if decision.action == "fallback":
                 if step.fallback_agent is None:
                     return self._finish(
@@ -186,12 +189,17 @@ class StepExecution:
             )
             if decision.action == "block":
                 return self._finish(res, FAILED, "LA-HOOK", decision.reason or "blocked by a hook")
-            if decision.action == "replace" and isinstance(decision.payload, dict):
-                replaced = decision.payload.get("step_result")
-                if "content" in decision.payload:
-                    res.content = decision.payload["content"]
-                elif isinstance(replaced, dict) and "content" in replaced:
-                    res.content = replaced["content"]
+            if decision.action == "replace":
+                payload = decision.payload
+                if not isinstance(payload, dict):
+                    res.content = to_jsonable(payload)  # a bare value is the new output
+                elif "content" in payload:
+                    res.content = to_jsonable(payload["content"])
+                elif (
+                    isinstance(payload.get("step_result"), dict)
+                    and "content" in payload["step_result"]
+                ):
+                    res.content = to_jsonable(payload["step_result"]["content"])
             if decision.action != "retry":
                 break
             res.content = await self._attempts(step, agent, query, res, ctx)

@@ -92,6 +92,8 @@ def normalize(result: Any) -> FlowHookDecision:
     if isinstance(result, dict):
         if result.get("allowed") is False:
             return FlowHookDecision("block", reason=str(result.get("reason") or "not allowed"))
+        if result.get("allowed") is True and result.get("value") is not None:
+            return FlowHookDecision("replace", payload=result["value"])
         if "action" in result:
             action = str(result["action"])
             return _checked(action, result.get("payload"), result.get("reason"))
@@ -142,7 +144,7 @@ class FlowHookRunner:
     async def run(
         self,
         phase: str,
-        payload: dict[str, Any],
+        payload: Any,
         emit: Callable[[str, dict[str, Any]], Any],
         **context: Any,
     ) -> FlowHookDecision:
@@ -187,6 +189,8 @@ class FlowHookRunner:
             if decision.action == "replace":
                 if isinstance(decision.payload, dict):
                     current = {**current, **decision.payload}
+                else:  # a bare value (a new query or output text) replaces the payload whole
+                    current = decision.payload
                 final = FlowHookDecision("replace", payload=current, hook=name)
                 continue
             if decision.action in ("continue", "metadata"):
