@@ -226,3 +226,21 @@ def test_partitioned_worker_self_fences_and_publishes_nothing(
     assert dag_b.read_artifact(run_id, "t1") == b"from-B"
     assert dag_store.publication_counts(run_id) == {"t1": 1}
     assert dag_store.get_run(run_id).status.value == "succeeded"
+
+
+def test_reconcile_settles_a_run_left_running_with_nothing_to_do(
+    dag_store, run_id, security, tmp_path
+) -> None:
+    import sqlalchemy as sa
+
+    _create(dag_store, run_id, [_spec()], security)
+    claim = dag_store.claim("A", run_id=run_id, lease_seconds=30)
+    manifest = _stage(tmp_path, claim)
+    assert dag_store.stage_candidate(claim, manifest, max_pending=16)
+    dag_store.publish(claim, manifest, {"report_id": "r", "verdict": "pass"})
+    # Force the state two concurrent last publications can leave behind.
+    with dag_store.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE dag_runs SET status='running' WHERE run_id=:r"), {"r": run_id})
+    assert dag_store.reconcile(run_id) == 1
+    assert dag_store.get_run(run_id).status.value == "succeeded"
+    assert dag_store.reconcile(run_id) == 0

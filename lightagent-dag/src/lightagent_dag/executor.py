@@ -93,6 +93,7 @@ class AttemptRunner:
         keys = list(worker_keys) if worker_keys is not None else self.workers.keys()
         running: set[asyncio.Task[None]] = set()
         idle = self.config.poll_interval
+        next_reconcile = 0.0
         try:
             while stop is None or not stop.is_set():
                 claimed = False
@@ -116,6 +117,13 @@ class AttemptRunner:
                     running.add(asyncio.create_task(self.run_attempt(claim)))
                 if claimed:
                     idle = self.config.poll_interval
+                now = time.monotonic()
+                if (not claimed and now >= next_reconcile) or now >= next_reconcile + 5.0:
+                    next_reconcile = now + self.config.poll_interval_max
+                    try:
+                        await asyncio.to_thread(self.store.reconcile, run_id)
+                    except StorageError as exc:
+                        log.warning("dag worker %s: reconcile failed: %s", self.worker_id, exc)
                 if run_id is not None and until_quiescent and not running:
                     run = await asyncio.to_thread(self.store.get_run, run_id)
                     if run is None or run.status.value != "running":

@@ -376,6 +376,25 @@ class SqlTaskGraphStore:
         )
         return {t: int(n) for t, n in rows}
 
+    def reconcile(self, run_id: str | None = None) -> int:
+        """Settle runs that are ``running`` with nothing left to do; returns how many were checked.
+
+        Publications skip the run lock unless they may finish the run, so the last two
+        finishing at once can leave it ``running``; idle workers call this to settle it.
+        """
+        sql = (
+            "SELECT r.run_id FROM dag_runs r WHERE r.status='running'"
+            + (" AND r.run_id=:run" if run_id is not None else "")
+            + " AND NOT EXISTS (SELECT 1 FROM dag_tasks t WHERE t.run_id=r.run_id"
+            " AND t.status IN ('ready','running','verifying','retry_wait')) LIMIT 50"
+        )
+        stalled = self.transaction(
+            lambda c: c.execute(self.q(sql), {"run": run_id}).scalars().all()
+        )
+        for rid in stalled:
+            self.transaction(lambda c, r=rid: tx.reconcile(self, c, r))
+        return len(stalled)
+
     def resolve_blocker(self, run_id: str, task_id: str, reason: str | None = None) -> DAGTask:
         """Make a blocked task ready again and the run running."""
         self.transaction(lambda c: tx.resolve_blocker(self, c, run_id, task_id, reason))
