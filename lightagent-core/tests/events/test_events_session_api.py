@@ -294,3 +294,18 @@ def test_streamed_runs_are_recorded_too(store):
     assert SessionManager(store).replay("st").completed_turns == 2
     sent = model.requests[-1].messages
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
+
+
+def test_stores_by_name_have_defaults_and_build_without_side_effects(tmp_path, monkeypatch):
+    from lightagent.events.binding import resolve_session_store
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("memory", "jsonl", "sqlite"):
+        resolve_session_store(name)
+    assert list(tmp_path.iterdir()) == []  # nothing written until first use
+    model = ScriptedModel(["hi"])
+    LightAgent(model=model, session_store="sqlite").run("hello", session_id="named")
+    assert (tmp_path / ".lightagent" / "sessions.sqlite3").exists()
+    jsonl = resolve_session_store("jsonl")
+    jsonl.append("named", [{"type": "a.b"}])
+    assert (tmp_path / ".lightagent" / "sessions" / "named.jsonl").exists()

@@ -41,6 +41,8 @@ log = logging.getLogger("lightagent.events")
 
 _LINE = re.compile(rb'^\{"seq":(\d+),"crc":"([0-9a-f]{8})","event":')
 _TAIL_CHUNK = 65536
+#: Where a store built without arguments (``session_store="jsonl"``) keeps its files.
+DEFAULT_DIRECTORY = ".lightagent/sessions"
 _INDEX_EVERY = 512
 
 
@@ -109,13 +111,12 @@ class JsonlSessionStore(SessionStoreBase):
 
     def __init__(
         self,
-        directory: str | os.PathLike[str],
+        directory: str | os.PathLike[str] = DEFAULT_DIRECTORY,
         *,
         fsync: bool = True,
         repair_torn_tail: bool = True,
     ) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
         self.repair_torn_tail = repair_torn_tail
         self._lock = threading.Lock()
@@ -151,6 +152,8 @@ class JsonlSessionStore(SessionStoreBase):
                 hint="Check the disk, then open a new JsonlSessionStore.",
             )
         with self._lock:
+            # Created on first write, so building a store has no side effect.
+            self.directory.mkdir(parents=True, exist_ok=True)
             created = not path.exists()
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             try:

@@ -30,7 +30,10 @@ from lightagent.events.store import (
     validate_session_id,
 )
 
-__all__ = ["SqlSessionStore", "SqliteSessionStore"]
+__all__ = ["DEFAULT_PATH", "SqlSessionStore", "SqliteSessionStore"]
+
+#: Where ``SqliteSessionStore()`` (and ``session_store="sqlite"``) keeps its database.
+DEFAULT_PATH = ".lightagent/sessions.sqlite3"
 
 
 class SqlSessionStore(SessionStoreBase):
@@ -75,7 +78,6 @@ class SqlSessionStore(SessionStoreBase):
         self._is_sqlite = url.startswith("sqlite")
         options = dict(engine_options or {})
         if self._is_sqlite:
-            _prepare_sqlite_path(url)
             options.setdefault("connect_args", {}).setdefault("timeout", busy_timeout_ms / 1000)
         else:
             options.setdefault("pool_pre_ping", True)
@@ -125,6 +127,8 @@ class SqlSessionStore(SessionStoreBase):
         with self._ready_lock:
             if self._ready:
                 return
+            if self._is_sqlite:
+                _prepare_sqlite_path(self.url)  # on first use: building a store writes nothing
             for attempt in range(3):
                 try:
                     # In a write transaction: a deferred check-then-CREATE deadlocks in WAL.
@@ -321,7 +325,7 @@ class SqlSessionStore(SessionStoreBase):
 class SqliteSessionStore(SqlSessionStore):
     """The embedded default: ``SqlSessionStore("sqlite:///<path>")`` with WAL and ``BEGIN IMMEDIATE``."""
 
-    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
+    def __init__(self, path: str | os.PathLike[str] = DEFAULT_PATH, **options: Any) -> None:
         self.path = Path(path)
         super().__init__(f"sqlite:///{self.path}", **options)
 
