@@ -33,7 +33,7 @@ def test_seed_offline_example_runs_as_written() -> None:
     assert out.stdout.strip() == "succeeded"
 
 
-def _submit(tmp_path: Path, run_id: str, n: int) -> tuple[str, Path]:
+def _submit(tmp_path: Path, run_id: str, n: int, sleep_ms: int = 10) -> tuple[str, Path]:
     db = tmp_path / "dag.sqlite3"
     store = SqliteTaskGraphStore(db)
     dag = LightDAG(
@@ -51,7 +51,7 @@ def _submit(tmp_path: Path, run_id: str, n: int) -> tuple[str, Path]:
             acceptance_contract={},
             worker_key="sleepy",
             verifier_key="ok",
-            metadata={"sleep_ms": 10},
+            metadata={"sleep_ms": sleep_ms},
         )
         for i in range(n)
     ]
@@ -128,3 +128,54 @@ def test_cli_errors_are_one_line_and_typed(tmp_path: Path) -> None:
         assert out.stderr.startswith("lightagent dag: [LA-") and "Traceback" not in out.stderr, (
             out.stderr
         )
+
+
+def test_several_worker_processes_share_one_sqlite_file(tmp_path: Path) -> None:
+    db, art = _submit(tmp_path, "multi", 40, sleep_ms=100)
+    args = [
+        "dag",
+        "worker",
+        "--store",
+        db,
+        "--app",
+        "dag_test_app:configure",
+        "--artifacts",
+        str(art),
+        "--run",
+        "multi",
+        "--until-idle",
+        "--poll",
+        "0.02",
+    ]
+    procs = [
+        subprocess.Popen(
+            [*CLI, *args, "--worker-id", f"p{i}"],
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(3)
+    ]
+    try:
+        for proc in procs:
+            assert proc.wait(120) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+            if proc.stderr:
+                proc.stderr.close()
+    store = SqliteTaskGraphStore(db)
+    try:
+        assert store.get_run("multi").status.value == "succeeded"
+        assert store.publication_counts("multi") == {f"t{i}": 1 for i in range(40)}
+        owners = {a.worker_id for a in store.attempts("multi")}
+        assert len(owners) >= 2  # the work really was shared
+        import sqlalchemy as sa
+
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.text("PRAGMA integrity_check")).scalar_one() == "ok"
+    finally:
+        store.close()

@@ -317,6 +317,10 @@ def test_each_attempt_passes_the_capability_gate_with_a_narrowed_context(
         frozenset({"db:orders"}),
     )
     assert ctx.attempt_id and ctx.agent_id and ctx.parent_agent_id is None
+    audits = [e for e in dag.events(run_id, limit=1000) if e.type == "dag.capability.gate"]
+    assert [(a.data["decision"], a.data["capability"], a.data["resource"]) for a in audits] == [
+        ("allow", "dag.task.execute", "db:orders")
+    ]
 
     denied = run_id + "-denied"
     dag.create_run(
@@ -325,6 +329,11 @@ def test_each_attempt_passes_the_capability_gate_with_a_narrowed_context(
     result = dag.run(denied)
     assert result.status.value == "failed" and result.errors["t"]["code"] == "LA-POLICY"
     assert dag.get_task(denied, "t").attempts == 1  # a denial is not retried
+    assert [
+        e.data["decision"]
+        for e in dag.events(denied, limit=1000)
+        if e.type == "dag.capability.gate"
+    ] == ["deny"]
     outside = run_id + "-outside"
     dag.create_run(
         [spec("t", resource_requirements=("fs:/etc",))],

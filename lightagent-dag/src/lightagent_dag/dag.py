@@ -8,6 +8,7 @@ import os
 import socket
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,10 +76,15 @@ class LightDAG:
         self.verifiers: dict[str, Any] = {}
         for key, verifier in (verifiers or {}).items():
             self.register_verifier(key, verifier)
+        # Gate decisions of the default gate are buffered here and written to the
+        # run's event log as ``dag.capability.gate`` (the gate's sink must not block).
+        self._audit: deque[tuple[str, dict[str, Any]]] = deque(maxlen=10_000)
         if capability_gate is None:
             from lightagent.security import CapabilityGate
 
-            capability_gate = CapabilityGate()
+            capability_gate = CapabilityGate(
+                audit=lambda kind, data: self._audit.append((kind, data))
+            )
         self.capability_gate = capability_gate
         self.config = config or DAGConfig()
         if not isinstance(self.config, DAGConfig):
@@ -168,6 +174,12 @@ class LightDAG:
         )
         return run
 
+    async def acreate_run(
+        self, root_tasks: Iterable[TaskSpec | Mapping[str, Any]], **kwargs: Any
+    ) -> DAGRun:
+        """Async :meth:`create_run` (the store call runs in a thread)."""
+        return await asyncio.to_thread(lambda: self.create_run(root_tasks, **kwargs))
+
     def _check_limits(self, tasks: int, edges: int) -> None:
         from lightagent_dag.errors import DAGLimitError
 
@@ -231,6 +243,7 @@ class LightDAG:
             config=self.config,
             worker_id=worker_id or self.scheduler_id,
             on_attempt=on_attempt,
+            audit_buffer=self._audit,
         )
 
     async def arun(

@@ -68,6 +68,7 @@ class AttemptRunner:
     config: DAGConfig
     worker_id: str
     on_attempt: Callable[[str, Claim], None] | None = None
+    audit_buffer: Any = None
 
     def __post_init__(self) -> None:
         self._verify_slots = asyncio.Semaphore(self.config.verification_concurrency)
@@ -222,6 +223,27 @@ class AttemptRunner:
                 self._capability, "lightagent-dag", args, security, resource=resource
             )
 
+    async def _flush_audit(self) -> None:
+        buffer = self.audit_buffer
+        if not buffer:
+            return
+        items = []
+        while True:
+            try:
+                items.append(buffer.popleft())
+            except IndexError:
+                break
+        for kind, data in items:
+            if data.get("run_id"):
+                with contextlib.suppress(StorageError):
+                    await self._store(
+                        self.store.append_event,
+                        data["run_id"],
+                        f"dag.{kind}",
+                        dict(data),
+                        data.get("task_id"),
+                    )
+
     async def _store(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
 
@@ -229,7 +251,10 @@ class AttemptRunner:
         cfg = DAGConfig.from_dict(claim.run.config)
         try:
             security = self._security_context(claim)
-            await self._authorize(claim, security)
+            try:
+                await self._authorize(claim, security)
+            finally:
+                await self._flush_audit()
             object.__setattr__(context, "security_context", security)
             deps = await self._dependencies(claim, security)
             object.__setattr__(context, "dependency_artifacts", deps)

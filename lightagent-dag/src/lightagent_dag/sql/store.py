@@ -376,6 +376,12 @@ class SqlTaskGraphStore:
         )
         return {t: int(n) for t, n in rows}
 
+    def append_event(
+        self, run_id: str, type_: str, data: dict[str, Any], task_id: str | None = None
+    ) -> None:
+        """Append one event to a run's log (audit records and the like)."""
+        self.transaction(lambda c: tx.event(self, c, run_id, type_, data, task_id))
+
     def reconcile(self, run_id: str | None = None) -> int:
         """Settle runs that are ``running`` with nothing left to do; returns how many were checked.
 
