@@ -193,6 +193,49 @@ class SessionManager:
         self.store.append(new_id, copies, expected_sequence=0)
         return new_id
 
+    def compact(
+        self,
+        session_id: str,
+        *,
+        max_messages: int = 20,
+        summarizer: Any = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        """Fold older turns into an optional summary so the history keeps at most about
+        ``max_messages`` (always at least the last turn, never a split tool group).
+
+        Records a ``context.compacted`` event that later history projections honour and
+        returns its data, or ``None`` when there was nothing to compact.
+        """
+        if not isinstance(max_messages, int) or max_messages < 0:
+            raise ValidationError(
+                "LA-VALIDATION", f"max_messages must be an int >= 0, not {max_messages!r}."
+            )
+        events = self.events(session_id)
+        projection = self.projector.project(events)
+        turns = projection.turns
+        kept, count = 0, 0
+        for turn in reversed(turns):
+            size = len(self.projector.messages(turn.events))
+            if kept and count + size > max_messages:
+                break
+            kept, count = kept + 1, count + size
+        if kept >= len(turns):
+            return None
+        cut = turns[len(turns) - kept].first_sequence - 1
+        removed = self.projector.messages(events, through_sequence=cut)
+        summary = str(summarizer(removed)) if summarizer is not None and removed else None
+        data = {
+            "through_sequence": cut,
+            "summary": summary,
+            "removed_messages": len(removed),
+            "kept_turns": kept,
+            "max_messages": max_messages,
+            "metadata": dict(metadata or {}),
+        }
+        self.store.append(session_id, [SessionEvent("context.compacted", data=data)])
+        return data
+
     def export(self, session_id: str, destination: str | Path | IO[str]) -> int:
         """Write the session as JSONL (redacted events, one per line); returns the count."""
         return self.store.export(session_id, destination)

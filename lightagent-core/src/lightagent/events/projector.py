@@ -29,6 +29,9 @@ __all__ = [
     "trim_messages",
 ]
 
+#: How a compaction summary is introduced to the model (also used by ContextCompactor).
+SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+
 INTERRUPTED_RESULT = (
     "[interrupted] This tool call did not complete (the run stopped before its result was "
     "recorded); its outcome is unknown."
@@ -130,13 +133,22 @@ class ContextProjector:
         turns = group_turns(chosen)
         if turn_id is not None:
             turns = [t for t in turns if t.run_id == turn_id]
+        compacted = next((e for e in reversed(chosen) if e.type == "context.compacted"), None)
+        prefix: list[dict[str, Any]] = []
+        if compacted is not None:
+            # Turns the compaction covered are replaced by its summary (if it made one).
+            cut = int(compacted.data.get("through_sequence") or 0)
+            turns = [t for t in turns if t.first_sequence > cut]
+            summary = compacted.data.get("summary")
+            if isinstance(summary, str) and summary:
+                prefix.append({"role": "user", "content": SUMMARY_PREFIX + summary})
         if skip_unstarted:
             turns = [
                 t
                 for t in turns
                 if t.status != "incomplete" or any(e.type == "model.requested" for e in t.events)
             ]
-        messages: list[dict[str, Any]] = []
+        messages: list[dict[str, Any]] = prefix
         repairs: list[dict[str, Any]] = []
         for turn in turns:
             raw = self._turn_messages(turn)
