@@ -11,26 +11,32 @@ hit and a salvage path.
 from __future__ import annotations
 
 import fcntl
-import json
 import logging
 import os
-import re
 import threading
 import time
-import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
 from lightagent.errors import StorageError
+from lightagent.events.jsonl_format import (
+    IntegrityReport,
+    SalvageReport,
+    TornTail,
+    frame,
+    line_ok,
+    parse_line,
+    read_last_line,
+    seq_of,
+    write_durably,
+)
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import (
     EventInput,
     SessionInfo,
     SessionStoreBase,
-    dumps_event,
     info_from_first,
     validate_session_id,
 )
@@ -39,65 +45,9 @@ __all__ = ["IntegrityReport", "JsonlSessionStore", "SalvageReport"]
 
 log = logging.getLogger("lightagent.events")
 
-_LINE = re.compile(rb'^\{"seq":(\d+),"crc":"([0-9a-f]{8})","event":')
-_TAIL_CHUNK = 65536
 #: Where a store built without arguments (``session_store="jsonl"``) keeps its files.
 DEFAULT_DIRECTORY = ".lightagent/sessions"
 _INDEX_EVERY = 512
-
-
-@dataclass
-class IntegrityReport:
-    """The result of checking one session file."""
-
-    session_id: str
-    last_sequence: int
-    torn_tail_at: int | None = None
-    corrupt_at: int | None = None
-    message: str = "ok"
-
-    @property
-    def ok(self) -> bool:
-        """True when the file is intact."""
-        return self.torn_tail_at is None and self.corrupt_at is None
-
-
-@dataclass
-class SalvageReport:
-    """What :meth:`JsonlSessionStore.salvage` kept and dropped."""
-
-    session_id: str
-    path: Path
-    kept: int
-    first_bad_sequence: int | None
-    dropped: list[dict[str, Any]] = field(default_factory=list)
-    rejected_path: Path | None = None
-    replaced: bool = False
-
-
-def _frame(event: SessionEvent) -> bytes:
-    text = dumps_event(event).encode("utf-8")
-    return b'{"seq":%d,"crc":"%08x","event":%s}\n' % (event.sequence, zlib.crc32(text), text)
-
-
-def _parse(line: bytes, expected_seq: int) -> tuple[SessionEvent | None, str | None]:
-    """(event, None) for a good line, (None, reason) for a bad one."""
-    match = _LINE.match(line)
-    if match is None or not line.endswith(b"}\n"):
-        return None, "unreadable frame"
-    seq, crc = int(match.group(1)), match.group(2)
-    body = line[match.end() : -2]
-    if b"%08x" % zlib.crc32(body) != crc:
-        return None, "checksum mismatch"
-    if seq != expected_seq:
-        return None, f"sequence {seq} where {expected_seq} was expected"
-    try:
-        event = SessionEvent.from_dict(json.loads(body))
-    except (ValueError, StorageError) as exc:
-        return None, f"undecodable event ({type(exc).__name__})"
-    if event.sequence != seq:
-        return None, "frame and event sequence differ"
-    return event, None
 
 
 class JsonlSessionStore(SessionStoreBase):
@@ -163,7 +113,7 @@ class JsonlSessionStore(SessionStoreBase):
                 prepared = self._prepare(session_id, items, last)
                 if not prepared:
                     return []
-                data = b"".join(_frame(e) for e in prepared)
+                data = b"".join(frame(e) for e in prepared)
                 self._write_all(fd, data)
                 if self.fsync:
                     self._sync(fd, path if created else None)
@@ -206,12 +156,12 @@ class JsonlSessionStore(SessionStoreBase):
             return cached[2], st.st_size
         if st.st_size == 0:
             return 0, 0
-        last_line, start = _read_last_line(fd, st.st_size)
-        if _line_ok(last_line):
-            return _seq_of(last_line) or 0, st.st_size
+        last_line, start = read_last_line(fd, st.st_size)
+        if line_ok(last_line):
+            return seq_of(last_line) or 0, st.st_size
         # The last line is torn: the sequence is one after the line before it.
-        prev_line, _ = _read_last_line(fd, start) if start else (None, 0)
-        prev_seq = (_seq_of(prev_line) or 0) if prev_line is not None else 0
+        prev_line, _ = read_last_line(fd, start) if start else (None, 0)
+        prev_seq = (seq_of(prev_line) or 0) if prev_line is not None else 0
         good_end = start
         message = f"torn tail at sequence {prev_seq + 1} in session {session_id!r}"
         if not self.repair_torn_tail:
@@ -254,10 +204,10 @@ class JsonlSessionStore(SessionStoreBase):
                         raise self._corrupt(session_id, expected, line_no - 1, pending)
                     if expected <= after:
                         # Cheap skip before ``after``: only the sequence and the newline are checked.
-                        if _seq_of(line) == expected and line.endswith(b"\n"):
+                        if seq_of(line) == expected and line.endswith(b"\n"):
                             expected += 1
                             continue
-                    event, reason = _parse(line, expected)
+                    event, reason = parse_line(line, expected)
                     if event is None:
                         pending = reason.encode() if reason else b"?"
                         continue
@@ -278,7 +228,7 @@ class JsonlSessionStore(SessionStoreBase):
             if best > 1:
                 offset = known[1][best]
                 handle.seek(offset)
-                if _seq_of(handle.readline()) == best:
+                if seq_of(handle.readline()) == best:
                     handle.seek(offset)
                     return best, offset
                 self._index.pop(path, None)  # stale (file replaced): forget it
@@ -339,7 +289,7 @@ class JsonlSessionStore(SessionStoreBase):
         try:
             for event in self._scan_with_tail(session_id):
                 last = event.sequence
-        except _TornTail as torn:
+        except TornTail as torn:
             return IntegrityReport(
                 session_id,
                 last,
@@ -363,9 +313,9 @@ class JsonlSessionStore(SessionStoreBase):
             with open(path, "rb") as handle:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
                 size = os.fstat(handle.fileno()).st_size
-                tail, _ = _read_last_line(handle.fileno(), size) if size else (None, 0)
-            if tail is not None and (_seq_of(tail) != last or not tail.endswith(b"\n")):
-                raise _TornTail(last + 1)
+                tail, _ = read_last_line(handle.fileno(), size) if size else (None, 0)
+            if tail is not None and (seq_of(tail) != last or not tail.endswith(b"\n")):
+                raise TornTail(last + 1)
 
     def salvage(self, session_id: str, *, replace: bool = False) -> SalvageReport:
         """Write the intact prefix of a damaged session to ``<name>.salvaged``.
@@ -385,22 +335,22 @@ class JsonlSessionStore(SessionStoreBase):
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             for line_no, line in enumerate(handle, start=1):
                 if first_bad is None:
-                    event, reason = _parse(line, len(kept) + 1)
+                    event, reason = parse_line(line, len(kept) + 1)
                     if event is not None:
                         kept.append(line)
                         continue
                     first_bad = len(kept) + 1
                 else:
                     reason = "after the first bad line"
-                dropped.append({"line": line_no, "sequence": _seq_of(line), "reason": reason})
+                dropped.append({"line": line_no, "sequence": seq_of(line), "reason": reason})
                 rejected.append(line if line.endswith(b"\n") else line + b"\n")
             base = path.with_suffix("")
             out = base.with_name(base.name + ".salvaged")
-            _write_durably(out, b"".join(kept))
+            write_durably(out, b"".join(kept))
             rejected_path = None
             if rejected:
                 rejected_path = base.with_name(base.name + ".rejected")
-                _write_durably(rejected_path, b"".join(rejected))
+                write_durably(rejected_path, b"".join(rejected))
             if replace:
                 keep_as = base.with_name(f"{base.name}.corrupt-{int(time.time() * 1000)}")
                 os.replace(path, keep_as)
@@ -427,13 +377,13 @@ class JsonlSessionStore(SessionStoreBase):
             first_line = handle.readline()
             last = 0
             if st.st_size:
-                tail, start = _read_last_line(handle.fileno(), st.st_size)
-                seq = _seq_of(tail) if tail is not None else None
+                tail, start = read_last_line(handle.fileno(), st.st_size)
+                seq = seq_of(tail) if tail is not None else None
                 if seq is None or tail is None or not tail.endswith(b"\n"):
-                    prev, _ = _read_last_line(handle.fileno(), start) if start else (None, 0)
-                    seq = _seq_of(prev) if prev is not None else 0
+                    prev, _ = read_last_line(handle.fileno(), start) if start else (None, 0)
+                    seq = seq_of(prev) if prev is not None else 0
                 last = seq or 0
-        first, _ = _parse(first_line, 1) if first_line else (None, None)
+        first, _ = parse_line(first_line, 1) if first_line else (None, None)
         return info_from_first(session_id, first, last, st.st_mtime)
 
     def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionInfo]:
@@ -463,51 +413,3 @@ class JsonlSessionStore(SessionStoreBase):
             except FileNotFoundError:
                 return False
         return True
-
-
-class _TornTail(Exception):
-    def __init__(self, sequence: int) -> None:
-        super().__init__(sequence)
-        self.sequence = sequence
-
-
-def _seq_of(line: bytes | None) -> int | None:
-    if not line:
-        return None
-    match = _LINE.match(line)
-    return int(match.group(1)) if match else None
-
-
-def _read_last_line(fd: int, end: int) -> tuple[bytes | None, int]:
-    """The last line of the first ``end`` bytes (with its newline, if any) and its offset."""
-    if end <= 0:
-        return None, 0
-    pos = end - 1  # the final byte may be the line's own newline: search before it
-    line_start = 0
-    while pos > 0:
-        start = max(0, pos - _TAIL_CHUNK)
-        idx = os.pread(fd, pos - start, start).rfind(b"\n")
-        if idx != -1:
-            line_start = start + idx + 1
-            break
-        pos = start
-    return os.pread(fd, end - line_start, line_start), line_start
-
-
-def _line_ok(line: bytes | None) -> bool:
-    seq = _seq_of(line)
-    return seq is not None and line is not None and _parse(line, seq)[0] is not None
-
-
-def _write_durably(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
