@@ -1,0 +1,431 @@
+"""Attempt transitions: claim, renew, stage, publish, reject — each one transaction, each fenced.
+
+Most transitions lock the run row first, then task rows. ``stage`` and ``publish`` — the
+hot path — write their own task row first and take the run lock last, to hold it only
+briefly; a rare cycle with an administrative change (cancel, supersede, fail_fast) is a
+deadlock PostgreSQL detects, and the store retries the losing transaction. Every write on behalf
+of an attempt names the attempt's fence in its WHERE clause and checks the row count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from lightagent_dag.records import ArtifactManifest, Claim
+from lightagent_dag.sql.rows import dumps, row_to_run, row_to_task
+
+if TYPE_CHECKING:
+    from lightagent_dag.sql.store import SqlTaskGraphStore
+from lightagent_dag.sql.common import (
+    Conn,
+    event,
+    fence_check,
+    lock_run,
+    refresh_run,
+    save_report,
+)
+
+_CLAIMABLE = (
+    "(t.status='ready' OR (t.status='retry_wait' AND t.available_at<={now})"
+    " OR (t.status IN ('running','verifying') AND t.lease_expires_at<{now}))"
+)
+
+
+def claim(
+    store: SqlTaskGraphStore,
+    conn: Conn,
+    worker_id: str,
+    run_id: str | None,
+    worker_keys: Sequence[str] | None,
+    lease_seconds: float,
+) -> Claim | tuple[str, str, int] | None:
+    """Claim one task. Returns a Claim, None, or (run, task, fence) of a task out of attempts."""
+    params: dict[str, Any] = {}
+    where = ["r.status='running'", _CLAIMABLE]
+    if run_id is not None:
+        where.append("t.run_id=:run")
+        params["run"] = run_id
+    if worker_keys is not None:
+        if not worker_keys:
+            return None
+        names = [f"wk{i}" for i in range(len(worker_keys))]
+        where.append(f"t.worker_key IN ({', '.join(':' + n for n in names)})")
+        params.update(dict(zip(names, worker_keys, strict=True)))
+    sql = (
+        "SELECT t.run_id, t.task_id, t.status, t.fence, t.attempts, r.max_attempts FROM dag_tasks t"
+        " JOIN dag_runs r ON r.run_id=t.run_id WHERE "
+        + " AND ".join(where)
+        + " ORDER BY t.priority DESC, t.seq LIMIT 1"
+    )
+    if store.pg:
+        sql += " FOR UPDATE OF t SKIP LOCKED"
+    row = conn.execute(store.q(sql), params).first()
+    if row is None:
+        return None
+    r, t, status, fence, attempts, max_attempts = row
+    if status in ("running", "verifying"):
+        conn.execute(
+            store.q(
+                "UPDATE dag_attempts SET status='expired', finished_at={now} WHERE run_id=:r AND task_id=:t AND fence=:f"
+            ),
+            {"r": r, "t": t, "f": fence},
+        )
+        event(store, conn, r, "dag.attempt.expired", {"fence": fence}, t)
+    if attempts >= max_attempts:
+        return (r, t, int(fence))
+    new_fence = int(fence) + 1
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
+            " lease_expires_at={now}+:ttl, available_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
+        ),
+        {"r": r, "t": t, "f": fence, "nf": new_fence, "w": worker_id, "ttl": lease_seconds},
+    ).rowcount
+    if n != 1:
+        return None
+    from lightagent_dag.sql.store import new_attempt_id
+
+    attempt_id = new_attempt_id()
+    conn.execute(
+        store.q(
+            "INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
+            " VALUES (:a, :r, :t, :f, :w, 'running', {now})"
+        ),
+        {"a": attempt_id, "r": r, "t": t, "f": new_fence, "w": worker_id},
+    )
+    event(
+        store,
+        conn,
+        r,
+        "dag.task.claimed",
+        {"attempt_id": attempt_id, "fence": new_fence, "worker_id": worker_id},
+        t,
+    )
+    run = row_to_run(
+        conn.execute(store.q("SELECT * FROM dag_runs WHERE run_id=:r"), {"r": r}).one()
+    )
+    task_row = conn.execute(
+        store.q("SELECT * FROM dag_tasks WHERE run_id=:r AND task_id=:t"), {"r": r, "t": t}
+    ).one()
+    deps = conn.execute(
+        store.q(
+            "SELECT depends_on FROM dag_dependencies WHERE run_id=:r AND task_id=:t ORDER BY depends_on"
+        ),
+        {"r": r, "t": t},
+    ).scalars()
+    task = row_to_task(task_row, tuple(deps))
+    return Claim(
+        run=run,
+        task=task,
+        attempt_id=attempt_id,
+        fence=new_fence,
+        worker_id=worker_id,
+        lease_expires_at=float(task.lease_expires_at or 0),
+    )
+
+
+def fail_exhausted(
+    store: SqlTaskGraphStore, conn: Conn, run_id: str, task_id: str, fence: int
+) -> None:
+    """A task whose lease expired after its last attempt: it fails (fence +1 fences the dead holder)."""
+    lock_run(store, conn, run_id)
+    error = {
+        "code": "LA-DAG-BUDGET-EXHAUSTED",
+        "message": "max_attempts_per_task reached (last attempt's lease expired)",
+    }
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_tasks SET status='failed', fence=fence+1, lease_owner=NULL, lease_expires_at=NULL, last_error=:e"
+            " WHERE run_id=:r AND task_id=:t AND fence=:f AND status IN ('ready','retry_wait','running','verifying')"
+        ),
+        {"r": run_id, "t": task_id, "f": fence, "e": dumps(error)},
+    ).rowcount
+    if n == 1:
+        event(store, conn, run_id, "dag.attempt.failed", {"error": error, "fence": fence}, task_id)
+        refresh_run(store, conn, run_id)
+
+
+def renew(store: SqlTaskGraphStore, conn: Conn, claim: Claim, lease_seconds: float) -> float:
+    """Extend a lease, fenced."""
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_tasks SET lease_expires_at={now}+:ttl WHERE run_id=:r AND task_id=:t AND fence=:f"
+            " AND status IN ('running','verifying')"
+        ),
+        {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "ttl": lease_seconds},
+    ).rowcount
+    if n != 1:
+        current = conn.execute(
+            store.q("SELECT fence FROM dag_tasks WHERE run_id=:r AND task_id=:t"),
+            {"r": claim.run_id, "t": claim.task_id},
+        ).scalar_one_or_none()
+        # Still our fence: the attempt itself just finished (a renewal racing its own
+        # completion), which is not a takeover.
+        fence_check(int(current == claim.fence), claim, "renew")
+    return float(conn.execute(store.q("SELECT {now}+:ttl"), {"ttl": lease_seconds}).scalar_one())
+
+
+class NoVerificationSlot(Exception):
+    """Raised inside ``stage`` to roll it back: the run has max_pending verifications already."""
+
+
+def stage(
+    store: SqlTaskGraphStore, conn: Conn, claim: Claim, manifest: ArtifactManifest, max_pending: int
+) -> bool:
+    """Stage a candidate (fenced), unless max_pending verifications are already pending.
+
+    The task-level writes come first and the run lock last, so the run row is held only
+    for the count and the commit; over the limit, everything rolls back.
+    """
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_tasks SET status='verifying' WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
+        ),
+        {"r": claim.run_id, "t": claim.task_id, "f": claim.fence},
+    ).rowcount
+    fence_check(n, claim, "stage")
+    conn.execute(
+        store.q(
+            "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
+            " VALUES (:id, :r, :t, :a, :f, 'staged', :m)"
+        ),
+        {
+            "id": manifest.artifact_id,
+            "r": claim.run_id,
+            "t": claim.task_id,
+            "a": claim.attempt_id,
+            "f": claim.fence,
+            "m": dumps(manifest.to_dict()),
+        },
+    )
+    conn.execute(
+        store.q("UPDATE dag_attempts SET status='submitted' WHERE attempt_id=:a"),
+        {"a": claim.attempt_id},
+    )
+    event(
+        store,
+        conn,
+        claim.run_id,
+        "dag.artifact.staged",
+        {
+            "artifact_id": manifest.artifact_id,
+            "content_hash": manifest.content_hash,
+            "fence": claim.fence,
+        },
+        claim.task_id,
+    )
+    lock_run(store, conn, claim.run_id)
+    pending = conn.execute(
+        store.q("SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND status='verifying'"),
+        {"r": claim.run_id},
+    ).scalar_one()
+    if pending > max_pending:  # the count includes this task
+        raise NoVerificationSlot
+    return True
+
+
+def publish(
+    store: SqlTaskGraphStore,
+    conn: Conn,
+    claim: Claim,
+    manifest: ArtifactManifest,
+    report: dict[str, Any],
+) -> None:
+    """Publish a verified artifact (fenced) and wake the task's dependents."""
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
+            " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='verifying'"
+        ),
+        {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
+    ).rowcount
+    fence_check(n, claim, "publish")
+    conn.execute(
+        store.q(
+            "INSERT INTO dag_published(run_id, task_id, artifact_id, attempt_id, fence, published_at)"
+            " VALUES (:r, :t, :aid, :a, :f, {now})"
+        ),
+        {
+            "r": claim.run_id,
+            "t": claim.task_id,
+            "aid": manifest.artifact_id,
+            "a": claim.attempt_id,
+            "f": claim.fence,
+        },
+    )
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_artifacts SET state='published' WHERE artifact_id=:aid AND fence=:f AND state='staged'"
+        ),
+        {"aid": manifest.artifact_id, "f": claim.fence},
+    ).rowcount
+    fence_check(n, claim, "publish")
+    save_report(store, conn, claim, report)
+    conn.execute(
+        store.q(
+            "UPDATE dag_attempts SET status='succeeded', finished_at={now} WHERE attempt_id=:a"
+        ),
+        {"a": claim.attempt_id},
+    )
+    event(
+        store,
+        conn,
+        claim.run_id,
+        "dag.artifact.published",
+        {
+            "artifact_id": manifest.artifact_id,
+            "content_hash": manifest.content_hash,
+            "fence": claim.fence,
+        },
+        claim.task_id,
+    )
+    event(
+        store,
+        conn,
+        claim.run_id,
+        "dag.task.verified",
+        {"attempt_id": claim.attempt_id, "fence": claim.fence},
+        claim.task_id,
+    )
+    _wake_dependents(store, conn, claim.run_id, claim.task_id)
+    # The run lock is taken only when nothing else in the run is left to do, i.e. when
+    # this publication may finish it. Two last publications that each still see the
+    # other as open both skip it; an idle worker's reconcile() settles the run then.
+    others = conn.execute(
+        store.q(
+            "SELECT 1 FROM dag_tasks WHERE run_id=:r AND task_id<>:t"
+            " AND status IN ('ready','running','verifying','retry_wait','waiting_dependencies') LIMIT 1"
+        ),
+        {"r": claim.run_id, "t": claim.task_id},
+    ).first()
+    if others is None:
+        lock_run(store, conn, claim.run_id)
+        refresh_run(store, conn, claim.run_id)
+
+
+def _wake_dependents(store: SqlTaskGraphStore, conn: Conn, run_id: str, task_id: str) -> None:
+    dependents = (
+        conn.execute(
+            store.q(
+                "SELECT task_id FROM dag_dependencies WHERE run_id=:r AND depends_on=:t ORDER BY task_id"
+            ),
+            {"r": run_id, "t": task_id},
+        )
+        .scalars()
+        .all()
+    )
+    if not dependents:
+        return
+    params = {f"d{i}": d for i, d in enumerate(dependents)}
+    names = ", ".join(":" + k for k in params)
+    if store.pg:
+        # Lock the dependents (in one order) so that publications of their last two
+        # dependencies serialise here; the check below then reads a fresh snapshot
+        # and the later of the two sees the other's commit.
+        conn.execute(
+            store.q(
+                f"SELECT task_id FROM dag_tasks WHERE run_id=:r AND task_id IN ({names}) ORDER BY task_id FOR UPDATE"
+            ),
+            {"r": run_id, **params},
+        )
+    rows = (
+        conn.execute(
+            store.q(
+                f"UPDATE dag_tasks SET status='ready' WHERE run_id=:r AND status='waiting_dependencies'"
+                f" AND task_id IN ({names})"
+                " AND NOT EXISTS (SELECT 1 FROM dag_dependencies d2 JOIN dag_tasks x ON x.run_id=d2.run_id AND x.task_id=d2.depends_on"
+                " WHERE d2.run_id=:r AND d2.task_id=dag_tasks.task_id AND x.status<>'verified') RETURNING task_id"
+            ),
+            {"r": run_id, **params},
+        )
+        .scalars()
+        .all()
+    )
+    for ready in rows:
+        event(store, conn, run_id, "dag.task.ready", {"after": task_id}, ready)
+
+
+def reject(
+    store: SqlTaskGraphStore,
+    conn: Conn,
+    claim: Claim,
+    error: dict[str, Any],
+    outcome: str,
+    backoff: float,
+    report: dict[str, Any] | None,
+    *,
+    blocker: str | None = None,
+) -> None:
+    """A failed or blocked attempt (fenced): retry after backoff, fail, or block the task."""
+    run = lock_run(store, conn, claim.run_id)
+    row = conn.execute(
+        store.q(
+            "SELECT attempts FROM dag_tasks WHERE run_id=:r AND task_id=:t AND fence=:f AND status IN ('running','verifying')"
+        ),
+        {"r": claim.run_id, "t": claim.task_id, "f": claim.fence},
+    ).first()
+    fence_check(0 if row is None else 1, claim, outcome)
+    max_attempts = int(run.config.get("max_attempts_per_task", 3))
+    if outcome == "retry" and row[0] >= max_attempts:
+        outcome = "fail"
+    status = {"retry": "retry_wait", "fail": "failed", "block": "blocked"}[outcome]
+    available = "{now}+:delay" if status == "retry_wait" else "NULL"
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_tasks SET status=:s, lease_owner=NULL, lease_expires_at=NULL, last_error=:e, blocker=:b,"
+            f" available_at={available} WHERE run_id=:r AND task_id=:t AND fence=:f AND status IN ('running','verifying')"
+        ),
+        {
+            "s": status,
+            "e": dumps(error),
+            "b": blocker,
+            "delay": float(backoff),
+            "r": claim.run_id,
+            "t": claim.task_id,
+            "f": claim.fence,
+        },
+    ).rowcount
+    fence_check(n, claim, outcome)
+    conn.execute(
+        store.q(
+            "UPDATE dag_artifacts SET state='rejected' WHERE run_id=:r AND task_id=:t AND fence=:f AND state='staged'"
+        ),
+        {"r": claim.run_id, "t": claim.task_id, "f": claim.fence},
+    )
+    attempt_status = "submitted" if outcome == "block" else "failed"
+    conn.execute(
+        store.q(
+            "UPDATE dag_attempts SET status=:s, error=:e, finished_at={now} WHERE attempt_id=:a"
+        ),
+        {"s": attempt_status, "e": dumps(error), "a": claim.attempt_id},
+    )
+    save_report(store, conn, claim, report)
+    if report is not None:
+        event(
+            store,
+            conn,
+            claim.run_id,
+            "dag.verification.failed",
+            {"verdict": report.get("verdict"), "fence": claim.fence},
+            claim.task_id,
+        )
+    if outcome == "block":
+        event(
+            store,
+            conn,
+            claim.run_id,
+            "dag.task.blocked",
+            {"reason": blocker or error.get("message")},
+            claim.task_id,
+        )
+    else:
+        event(
+            store,
+            conn,
+            claim.run_id,
+            "dag.attempt.failed",
+            {"error": error, "fence": claim.fence, "next": status, "backoff": backoff},
+            claim.task_id,
+        )
+    refresh_run(store, conn, claim.run_id)

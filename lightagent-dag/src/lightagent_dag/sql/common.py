@@ -1,0 +1,205 @@
+"""Shared pieces of the store's transitions: events, the run lock, fencing, graph reads, run status."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from lightagent_dag.errors import DAGError, DAGFencedError, DAGLimitError
+from lightagent_dag.records import Claim, DAGRun
+from lightagent_dag.specs import TaskSpec
+from lightagent_dag.sql.rows import dumps, loads, row_to_run
+
+if TYPE_CHECKING:
+    from lightagent_dag.sql.store import SqlTaskGraphStore
+
+
+Conn = sa.Connection
+
+
+def event(
+    store: SqlTaskGraphStore,
+    conn: Conn,
+    run_id: str,
+    type_: str,
+    data: dict[str, Any],
+    task_id: str | None = None,
+) -> None:
+    """Append one event to the run's log (same transaction as the change it records)."""
+    conn.execute(
+        store.q(
+            "INSERT INTO dag_events(run_id, task_id, type, data, created_at) VALUES (:r, :t, :ty, :d, {now})"
+        ),
+        {"r": run_id, "t": task_id, "ty": type_, "d": dumps(data)},
+    )
+
+
+def lock_run(store: SqlTaskGraphStore, conn: Conn, run_id: str) -> DAGRun:
+    """Read the run row, locking it on PostgreSQL (SQLite's BEGIN IMMEDIATE already serialises)."""
+    row = conn.execute(
+        store.q("SELECT * FROM dag_runs WHERE run_id=:r{lock}"), {"r": run_id}
+    ).first()
+    if row is None:
+        raise DAGError("LA-DAG-NOT-FOUND", f"no LightDAG run {run_id!r}")
+    return row_to_run(row)
+
+
+def fence_check(n: int, claim: Claim, operation: str) -> None:
+    if n != 1:
+        raise DAGFencedError(
+            run_id=claim.run_id, task_id=claim.task_id, fence=claim.fence, operation=operation
+        )
+
+
+def insert_tasks(
+    store: SqlTaskGraphStore,
+    conn: Conn,
+    run_id: str,
+    specs: Sequence[TaskSpec],
+    *,
+    depth: int,
+    first_seq: int,
+    verified: set[str] | None = None,
+) -> None:
+    """Insert specs as tasks: ready when every dependency is verified, else waiting."""
+    verified = verified or set()
+    for i, spec in enumerate(specs):
+        status = "ready" if all(d in verified for d in spec.depends_on) else "waiting_dependencies"
+        conn.execute(
+            store.q(
+                "INSERT INTO dag_tasks(run_id, task_id, seq, spec, worker_key, status, priority, depth, attempts,"
+                " fence, phase, decompositions) VALUES (:r, :t, :seq, :spec, :wk, :st, :p, :depth, 0, 0, 'execute', 0)"
+            ),
+            {
+                "r": run_id,
+                "t": spec.task_id,
+                "seq": first_seq + i,
+                "spec": dumps(spec.to_dict()),
+                "wk": spec.worker_key,
+                "st": status,
+                "p": spec.priority,
+                "depth": depth,
+            },
+        )
+        for dep in spec.depends_on:
+            conn.execute(
+                store.q(
+                    "INSERT INTO dag_dependencies(run_id, task_id, depends_on) VALUES (:r, :t, :d)"
+                ),
+                {"r": run_id, "t": spec.task_id, "d": dep},
+            )
+
+
+def save_report(
+    store: SqlTaskGraphStore, conn: Conn, claim: Claim, report: dict[str, Any] | None
+) -> None:
+    if report:
+        conn.execute(
+            store.q(
+                "INSERT INTO dag_reports(report_id, run_id, task_id, attempt_id, report) VALUES (:id, :r, :t, :a, :rep)"
+            ),
+            {
+                "id": report["report_id"],
+                "r": claim.run_id,
+                "t": claim.task_id,
+                "a": claim.attempt_id,
+                "rep": dumps(report),
+            },
+        )
+
+
+def run_graph(
+    store: SqlTaskGraphStore, conn: Conn, run_id: str
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
+    tasks = {
+        m["task_id"]: dict(m)
+        for m in (
+            r._mapping
+            for r in conn.execute(
+                store.q(
+                    "SELECT task_id, status, depth, decompositions, fence, seq FROM dag_tasks WHERE run_id=:r"
+                ),
+                {"r": run_id},
+            )
+        )
+    }
+    edges: dict[str, list[str]] = {t: [] for t in tasks}
+    for t, d in conn.execute(
+        store.q("SELECT task_id, depends_on FROM dag_dependencies WHERE run_id=:r"), {"r": run_id}
+    ):
+        edges.setdefault(t, []).append(d)
+    return tasks, edges
+
+
+def check_limits(run: DAGRun, tasks: int, edges: int) -> None:
+    if tasks > int(run.config["max_tasks"]):
+        raise DAGLimitError("max_tasks", tasks, run.config["max_tasks"])
+    if edges > int(run.config["max_edges"]):
+        raise DAGLimitError("max_edges", edges, run.config["max_edges"])
+
+
+def refresh_run(store: SqlTaskGraphStore, conn: Conn, run_id: str) -> None:
+    """Derive the run's status from its tasks (called under the run lock)."""
+    row = conn.execute(
+        store.q("SELECT status, root_task_ids, config FROM dag_runs WHERE run_id=:r"), {"r": run_id}
+    ).one()
+    status, roots, config = row[0], loads(row[1]), loads(row[2])
+    if status not in ("running", "blocked"):
+        return
+    counts = dict(
+        conn.execute(
+            store.q("SELECT status, COUNT(*) FROM dag_tasks WHERE run_id=:r GROUP BY status"),
+            {"r": run_id},
+        ).all()
+    )
+    root_states = set()
+    if roots:
+        params = {f"x{i}": t for i, t in enumerate(roots)}
+        root_states = set(
+            conn.execute(
+                store.q(
+                    f"SELECT status FROM dag_tasks WHERE run_id=:r AND task_id IN ({', '.join(':' + k for k in params)})"
+                ),
+                {"r": run_id, **params},
+            ).scalars()
+        )
+    active = sum(counts.get(s, 0) for s in ("ready", "running", "verifying", "retry_wait"))
+    new = status
+    if root_states and root_states <= {"verified"}:
+        new = "succeeded"
+    elif config.get("failure_policy") == "fail_fast" and counts.get("failed"):
+        new = "failed"
+    elif active == 0:
+        new = "blocked" if counts.get("blocked") else "failed"
+    elif status == "blocked":
+        new = "running"
+    if new == status:
+        return
+    conn.execute(
+        store.q("UPDATE dag_runs SET status=:s, updated_at={now} WHERE run_id=:r"),
+        {"s": new, "r": run_id},
+    )
+    if new == "failed":
+        # Nothing more can run: fence out any attempt still holding a lease (fail_fast).
+        conn.execute(
+            store.q(
+                "UPDATE dag_tasks SET status='cancelled', fence=fence+1, lease_owner=NULL, lease_expires_at=NULL"
+                " WHERE run_id=:r AND status IN ('ready','running','verifying','retry_wait')"
+            ),
+            {"r": run_id},
+        )
+    names = {
+        "succeeded": "dag.run.completed",
+        "failed": "dag.run.failed",
+        "blocked": "dag.run.blocked",
+        "running": "dag.run.resumed",
+    }
+    event(store, conn, run_id, names[new], {"tasks": {k: int(v) for k, v in counts.items()}})
+
+
+def reconcile(store: SqlTaskGraphStore, conn: Conn, run_id: str) -> None:
+    """Re-derive a run's status under its lock (idle workers call this)."""
+    lock_run(store, conn, run_id)
+    refresh_run(store, conn, run_id)
