@@ -1,8 +1,9 @@
 """Crash and pause bars with real worker processes on PostgreSQL (slow).
 
 (a) SIGKILL churn: N workers, M tasks of 50-300 ms, a random worker SIGKILLed and
-    respawned every 200 ms. All tasks verified, exactly one published artifact per task,
-    zero stale-token writes accepted (checked on the event history).
+    respawned every 200 ms (and, every 2 s, a live worker SIGSTOPped for 2.6 s, past its
+    2 s lease, so stale writers exist). All tasks verified, exactly one published
+    artifact per task, zero stale-token writes accepted (checked on the event history).
 (b) The Kleppmann pause: a worker is SIGSTOPped past its lease while another takes
     over, then SIGCONTed: every write it tries is rejected; exactly one completion.
 
@@ -173,25 +174,43 @@ def test_sigkill_churn_on_postgres(postgres_url: str, tmp_path: Path) -> None:
         return proc
 
     workers: list[Any] = []
-    kills = 0
+    kills = pauses = 0
+    paused: dict[int, float] = {}  # worker index -> when to SIGCONT it
     started = time.monotonic()
     try:
         store.engine.dispose()
         workers = [spawn() for _ in range(n_workers)]
         next_check = 0.0
+        tick = 0
         while time.monotonic() - started < bound:
             time.sleep(0.2)
+            tick += 1
             victim = rng.randrange(len(workers))
             os.kill(workers[victim].pid, signal.SIGKILL)
             workers[victim].join(5)
             kills += 1
+            paused.pop(victim, None)
             workers[victim] = spawn()
+            # Also freeze a live worker past its lease now and then (the Kleppmann pause),
+            # so that stale writers really exist during the churn.
+            now = time.monotonic()
+            for index, until in list(paused.items()):
+                if now >= until:
+                    os.kill(workers[index].pid, signal.SIGCONT)
+                    del paused[index]
+            if tick % 10 == 0 and len(paused) < n_workers // 2:
+                index = rng.choice([i for i in range(len(workers)) if i not in paused])
+                os.kill(workers[index].pid, signal.SIGSTOP)
+                paused[index] = now + 2.6
+                pauses += 1
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + 1.0
                 if store.get_run(run_id).status.value != "running":
                     break
         elapsed = time.monotonic() - started
     finally:
+        for index in paused:
+            os.kill(workers[index].pid, signal.SIGCONT)
         for proc in workers:
             if proc.is_alive():
                 proc.terminate()
@@ -203,12 +222,14 @@ def test_sigkill_churn_on_postgres(postgres_url: str, tmp_path: Path) -> None:
     run = store.get_run(run_id)
     seen = check_history(store, run_id)
     print(
-        f"\nchurn: {n_workers} workers, {n_tasks} tasks, {kills} SIGKILLs in {elapsed:.1f}s; "
+        f"\nchurn: {n_workers} workers, {n_tasks} tasks, {kills} SIGKILLs and {pauses} SIGSTOP pauses in {elapsed:.1f}s; "
         f"expired attempts {seen.get('dag.attempt.expired', 0)}, stale writes rejected {seen.get('dag.attempt.fenced', 0)}, accepted 0"
     )
     assert run.status.value == "succeeded", f"run is {run.status.value} after {elapsed:.0f}s"
     check_exactly_once(store, run_id, n_tasks)
     assert kills > 0 and seen.get("dag.attempt.expired", 0) > 0  # the churn really interrupted work
+    if pauses >= 5:  # frozen workers woke up to taken-over tasks and were refused
+        assert seen.get("dag.attempt.fenced", 0) > 0
     store.close()
 
 
