@@ -384,3 +384,37 @@ def test_events_are_session_events_and_mirror_into_a_session_store(
     assert [e.type for e in mirrored] == [e.type for e in events]
     dag.run(run_id)  # mirroring again adds only what is new
     assert len(sessions.events(f"dag-{run_id}")) == len(dag.events(run_id, limit=1000))
+
+
+def test_capability_provider_reads_freely_and_needs_approval_to_control(
+    make_dag, run_id, security, monkeypatch
+) -> None:
+    import asyncio
+
+    from lightagent import ApprovalToken, CapabilityRegistry
+    from lightagent.errors import ApprovalError
+    from lightagent_dag import LightDAGProvider
+
+    monkeypatch.setenv("LIGHTAGENT_APPROVAL_KEY", "k" * 32)
+    dag = make_dag(verifiers={"v": CallableVerifier("v", accept_all)})
+    dag.register_worker("w", lambda ctx: TaskOutcome.candidate("x"))
+    dag.create_run([spec("t")], run_id=run_id, context=security())
+    registry = CapabilityRegistry()
+    registry.register(LightDAGProvider(dag))
+    caller = security(permissions=PermissionSet())
+
+    async def scenario() -> None:
+        run = await registry.invoke("workflow.dag.get_run", {"run_id": run_id}, context=caller)
+        assert run["status"] == "running"
+        tasks = await registry.invoke("workflow.dag.list_tasks", {"run_id": run_id}, context=caller)
+        assert [t["task_id"] for t in tasks] == ["t"]
+        with pytest.raises(ApprovalError):
+            await registry.invoke("workflow.dag.cancel", {"run_id": run_id}, context=caller)
+        assert dag.get_run(run_id).status.value == "running"
+        token = ApprovalToken.issue("workflow.dag.pause", {"run_id": run_id}, caller)
+        paused = await registry.invoke(
+            "workflow.dag.pause", {"run_id": run_id}, context=caller, approval_token=token
+        )
+        assert paused["status"] == "paused"
+
+    asyncio.run(scenario())

@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "DecompositionProposal": "lightagent_dag.specs",
     "LightAgentWorkerAdapter": "lightagent_dag.workers",
     "LightDAG": "lightagent_dag.dag",
+    "LightDAGProvider": "lightagent_dag.provider",
     "LocalArtifactStore": "lightagent_dag.artifacts",
     "RegistryWorkerFactory": "lightagent_dag.workers",
     "SqlTaskGraphStore": "lightagent_dag.sql",
