@@ -110,3 +110,10 @@ def test_async_stream_both_entry_points() -> None:
 
     assert asyncio.run(main()) == ("first answer", "second answer")
     model.assert_exhausted()
+
+
+def test_an_answer_cut_at_the_token_limit_is_not_the_answer() -> None:
+    model = ScriptedModel([{"content": "The three reasons are: first", "finish_reason": "length"}])
+    result = LightAgent(model=model).run("why?", result_format="object")
+    assert result.error["code"] == "LA-TRUNCATED"
+    assert result.error["details"]["partial_content"] == "The three reasons are: first"

@@ -222,6 +222,14 @@ def run_machine(spec: RunSpec) -> Machine:
 
             text = response.content or ""
             st.stage = "model_response"
+            if response.finish_reason == "length":
+                # a cut-off answer is never taken as the answer
+                raise ModelError(
+                    "LA-TRUNCATED",
+                    "the model stopped at its output token limit (finish_reason=length)",
+                    hint="Raise max_tokens (model_options=) or ask for a shorter answer.",
+                    details={"finish_reason": "length", "partial_content": text},
+                )
             if spec_out is not None:
                 parsed, problem = spec_out.validate(text)
                 if problem is not None:
