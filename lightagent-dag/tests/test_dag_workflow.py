@@ -418,3 +418,28 @@ def test_capability_provider_reads_freely_and_needs_approval_to_control(
         assert paused["status"] == "paused"
 
     asyncio.run(scenario())
+
+
+def test_a_worker_without_the_verifier_blocks_the_task_before_working(
+    make_dag, run_id, security
+) -> None:
+    import asyncio
+
+    dag = make_dag()
+    calls: list[str] = []
+    dag.register_worker("w", lambda ctx: calls.append(ctx.task_id) or TaskOutcome.candidate("x"))
+    dag.create_run([spec("t")], run_id=run_id, context=security(), check_keys=False)
+    with pytest.raises(DAGError) as info:
+        dag.run(run_id)  # a local run checks every key up front
+    assert info.value.code == "LA-DAG-VERIFIER-UNAVAILABLE"
+    asyncio.run(
+        dag.runner(worker_id="lonely").pool(run_id=run_id)
+    )  # as `lightagent dag worker` would
+    task = dag.get_task(run_id, "t")
+    assert (
+        task.status.value == "blocked" and task.last_error["code"] == "LA-DAG-VERIFIER-UNAVAILABLE"
+    )
+    assert calls == []
+    dag.register_verifier("v", CallableVerifier("v", accept_all))
+    dag.resolve_blocker(run_id, "t", "verifier deployed")
+    assert dag.run(run_id).success and calls == ["t"]

@@ -259,6 +259,20 @@ class AttemptRunner:
             deps = await self._dependencies(claim, security)
             object.__setattr__(context, "dependency_artifacts", deps)
             verifier_key = claim.task.spec.verifier_key
+            missing = [
+                k
+                for k in (verifier_key, claim.task.spec.decomposer_key)
+                if k and k not in self.verifiers
+            ]
+            if missing:
+                # Visible and resolvable (register it, then resolve_blocker) — and checked
+                # before the worker runs, so no work is done that nobody could verify.
+                err = DAGError(
+                    "LA-DAG-VERIFIER-UNAVAILABLE",
+                    f"no verifier registered for key {missing[0]!r} here",
+                )
+                await self._store(self.store.reject, claim, _error(err), outcome="block")
+                return
             worker = self.workers.create(claim.task.spec.worker_key, context)
             try:
                 outcome = normalize_task_outcome(await self._execute(worker, context, cfg))
@@ -277,14 +291,7 @@ class AttemptRunner:
                 return
             if outcome.kind is TaskOutcomeKind.DECOMPOSITION:
                 verifier_key = claim.task.spec.decomposer_key or verifier_key
-            verifier = self.verifiers.get(verifier_key)
-            if verifier is None:
-                err = DAGError(
-                    "LA-DAG-VERIFIER-UNAVAILABLE",
-                    f"no verifier registered for key {verifier_key!r} here",
-                )
-                await self._store(self.store.reject, claim, _error(err), outcome="block")
-                return
+            verifier = self.verifiers[verifier_key]
             if outcome.kind is TaskOutcomeKind.DECOMPOSITION:
                 await self._decomposition(claim, cfg, outcome, verifier, security, deps)
             else:

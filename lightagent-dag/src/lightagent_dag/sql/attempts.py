@@ -71,6 +71,12 @@ def claim(
             ),
             {"r": r, "t": t, "f": fence},
         )
+        conn.execute(
+            store.q(
+                "UPDATE dag_artifacts SET state='rejected' WHERE run_id=:r AND task_id=:t AND fence=:f AND state='staged'"
+            ),
+            {"r": r, "t": t, "f": fence},
+        )
         event(store, conn, r, "dag.attempt.expired", {"fence": fence}, t)
     if attempts >= max_attempts:
         return (r, t, int(fence))
