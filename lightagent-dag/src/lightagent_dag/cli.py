@@ -93,6 +93,7 @@ def load_app(ref: str, store: Any, artifacts: str | None = None) -> Any:
             capability_gate=app.capability_gate,
             config=app.config,
         )
+        dag._audit = app._audit  # the app's default gate writes its decisions there
         return dag
     if not callable(target):
         raise DAGError("LA-CONFIG", f"--app {ref!r} is neither a LightDAG nor a callable")

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -147,25 +148,18 @@ class AttemptRunner:
 
     async def run_attempt(self, claim: Claim) -> None:
         """Run one claimed attempt to its end; fenced-out attempts stop and write nothing."""
-        context = TaskContext(
-            run=claim.run,
-            task=claim.task,
-            attempt_id=claim.attempt_id,
-            fence=claim.fence,
-            worker_id=self.worker_id,
-            security_context=None,
-        )
-        body = asyncio.create_task(self._attempt(claim, context))
-        beat = asyncio.create_task(self._heartbeat(claim, context, body))
+        fenced = threading.Event()
+        body = asyncio.create_task(self._attempt(claim, fenced))
+        beat = asyncio.create_task(self._heartbeat(claim, fenced, body))
         if self.on_attempt:
             self.on_attempt("started", claim)
         try:
             await body
         except asyncio.CancelledError:
-            if not context.is_fenced():
+            if not fenced.is_set():
                 raise
         except DAGFencedError:
-            context.fenced.set()
+            fenced.set()
         except Exception:  # a bug in our own code: never kill the pool, leave a trace
             log.exception("dag worker %s: attempt %s crashed", self.worker_id, claim.attempt_id)
         finally:
@@ -173,10 +167,10 @@ class AttemptRunner:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await beat
             if self.on_attempt:
-                self.on_attempt("fenced" if context.is_fenced() else "finished", claim)
+                self.on_attempt("fenced" if fenced.is_set() else "finished", claim)
 
     async def _heartbeat(
-        self, claim: Claim, context: TaskContext, body: asyncio.Task[None]
+        self, claim: Claim, fenced: threading.Event, body: asyncio.Task[None]
     ) -> None:
         ttl = self.config.task_lease_seconds
         every = self.config.heartbeat_seconds
@@ -185,9 +179,10 @@ class AttemptRunner:
         deadline = time.monotonic() + ttl * 0.9
         while True:
             await asyncio.sleep(every)
+            sent = time.monotonic()  # the new lease is at least as old as the request
             try:
                 await asyncio.to_thread(self.store.renew, claim, ttl)
-                deadline = time.monotonic() + ttl * 0.9
+                deadline = sent + ttl * 0.9
             except DAGFencedError:
                 break
             except StorageError as exc:
@@ -195,7 +190,7 @@ class AttemptRunner:
                 if time.monotonic() < deadline:
                     continue
                 break
-        context.fenced.set()
+        fenced.set()
         body.cancel()
 
     def _security_context(self, claim: Claim) -> Any:
@@ -247,7 +242,7 @@ class AttemptRunner:
     async def _store(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
 
-    async def _attempt(self, claim: Claim, context: TaskContext) -> None:
+    async def _attempt(self, claim: Claim, fenced: threading.Event) -> None:
         cfg = DAGConfig.from_dict(claim.run.config)
         try:
             security = self._security_context(claim)
@@ -255,9 +250,17 @@ class AttemptRunner:
                 await self._authorize(claim, security)
             finally:
                 await self._flush_audit()
-            object.__setattr__(context, "security_context", security)
             deps = await self._dependencies(claim, security)
-            object.__setattr__(context, "dependency_artifacts", deps)
+            context = TaskContext(
+                run=claim.run,
+                task=claim.task,
+                attempt_id=claim.attempt_id,
+                fence=claim.fence,
+                worker_id=self.worker_id,
+                security_context=security,
+                dependency_artifacts=deps,
+                fenced=fenced,
+            )
             verifier_key = claim.task.spec.verifier_key
             missing = [
                 k
