@@ -328,3 +328,92 @@ def test_sigstopped_worker_is_fenced_out_on_wake(postgres_url: str, tmp_path: Pa
     attempts = {a.worker_id: a.status.value for a in store.attempts(run_id)}
     assert attempts == {"A": "expired", "B": "succeeded"}
     store.close()
+
+
+def test_backend_kills_are_survived(postgres_url: str, tmp_path: Path) -> None:
+    """pg_terminate_backend on a random connection of the workers every 0.1 s: the run completes exactly once."""
+    import psycopg
+    from lightagent.errors import StorageError
+
+    n_tasks = int(os.environ.get("DAG_BACKEND_KILL_TASKS", "300"))
+    run_id = f"bkill-{uuid.uuid4().hex[:8]}"
+    store = SqlTaskGraphStore(postgres_url)
+    art = tmp_path / "art"
+    tasks = [
+        TaskSpec(
+            task_id=f"t{i:04d}",
+            goal="sleep",
+            acceptance_contract={},
+            worker_key="sleepy",
+            verifier_key="ok",
+            metadata={"sleep_ms": 20},
+        )
+        for i in range(n_tasks)
+    ]
+    _submit(store, art, run_id, tasks, max_attempts_per_task=50)
+    ctx = multiprocessing.get_context("fork")
+    argv = [
+        "worker",
+        "--store",
+        postgres_url,
+        "--app",
+        "dag_test_app:configure",
+        "--artifacts",
+        str(art),
+        "--run",
+        run_id,
+        "--concurrency",
+        "2",
+        "--lease",
+        "2",
+        "--heartbeat",
+        "0.5",
+        "--poll",
+        "0.05",
+        "--until-idle",
+    ]
+    store.engine.dispose()
+    workers = [
+        ctx.Process(target=_child, args=(store, [*argv, "--worker-id", f"k{i}"]), daemon=True)
+        for i in range(4)
+    ]
+    dsn = postgres_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    rng = random.Random(5)
+    killed = 0
+    started = time.monotonic()
+    try:
+        for proc in workers:
+            proc.start()
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            while any(p.is_alive() for p in workers) and time.monotonic() - started < 180:
+                time.sleep(0.1)
+                pids = [
+                    r[0]
+                    for r in admin.execute(
+                        "SELECT pid FROM pg_stat_activity WHERE datname=current_database() AND pid<>pg_backend_pid()"
+                    ).fetchall()
+                ]
+                if pids:
+                    admin.execute("SELECT pg_terminate_backend(%s)", (rng.choice(pids),))
+                    killed += 1
+    finally:
+        for proc in workers:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join(10)
+            if proc.is_alive():
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.join(5)
+    for _ in range(5):
+        try:
+            status = store.get_run(run_id).status.value
+            break
+        except StorageError:
+            time.sleep(0.2)
+    print(f"\nbackend kills: {killed} in {time.monotonic() - started:.1f}s")
+    assert killed > 20
+    assert status == "succeeded"
+    check_history(store, run_id)
+    check_exactly_once(store, run_id, n_tasks)
+    assert all(p.exitcode == 0 for p in workers), [p.exitcode for p in workers]  # no untyped crash
+    store.close()
