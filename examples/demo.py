@@ -1,0 +1,254 @@
+"""The lightagent tour (`make demo`).
+
+1. the installed plugins; 2. an agent with tools and a durable SQLite session, continued
+over two runs and replayed from its event log; 3. a LightFlow run, checkpointed and
+resumed; 4. a LightDAG run with a verifier and an artifact; 5. the trace of a run.
+
+Offline by default, on the built-in ScriptedModel and embedded stores (SQLite, JSON files
+in a temporary folder). With OPENAI_API_KEY or LIGHTAGENT_BASE_URL set, the same tour runs
+against that OpenAI-compatible model (LIGHTAGENT_MODEL picks it; default gpt-4o-mini).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from lightagent import LightAgent, ScriptedModel, summarize_trace, tool
+from lightagent.models.base import ModelRequest
+from lightagent.plugins import get_host
+
+LIVE = bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("LIGHTAGENT_BASE_URL"))
+MODEL = os.environ.get("LIGHTAGENT_MODEL", "gpt-4o-mini")
+
+
+def section(title: str) -> None:
+    print(f"\n\033[1m== {title}\033[0m")
+
+
+def show(label: str, value: Any) -> None:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    print(textwrap.fill(f"{label}: {text}", width=100, subsequent_indent="    "))
+
+
+def model_for(role: str, scripted: Any) -> Any:
+    """The real model when configured, else a ScriptedModel answering with ``scripted``."""
+    if LIVE:
+        return MODEL
+    return ScriptedModel(scripted, name=f"scripted-{role}")
+
+
+# --- tools --------------------------------------------------------------------------
+FORECASTS = {"paris": "light rain, 14°C", "tokyo": "sunny, 21°C", "oslo": "snow, -3°C"}
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Today's weather forecast for a city.
+
+    Args:
+        city: The city name, e.g. "Paris".
+    """
+    return FORECASTS.get(city.strip().lower(), "no forecast available")
+
+
+@tool
+def convert_temperature(celsius: float) -> float:
+    """Convert a temperature from Celsius to Fahrenheit.
+
+    Args:
+        celsius: Degrees Celsius.
+    """
+    return round(celsius * 9 / 5 + 32, 1)
+
+
+def weather_script(request: ModelRequest) -> Any:
+    """Offline stand-in for a model: call tools when asked about weather, then answer."""
+    last = request.messages[-1]
+    if last["role"] == "tool":
+        results = [m["content"] for m in request.messages if m["role"] == "tool"]
+        return f"Here is what I found: {'; '.join(results)}."
+    question = str(last.get("content", ""))
+    cities = [c for c in FORECASTS if c in question.lower()]
+    if cities:
+        return {
+            "tool_calls": [
+                {"name": "get_weather", "arguments": {"city": c.title()}} for c in cities
+            ]
+        }
+    earlier = [m["content"] for m in request.messages if m["role"] == "user"][:-1]
+    return f"Earlier you asked: {earlier[-1]!r}." if earlier else "Hello! Ask me about the weather."
+
+
+def tour_plugins() -> None:
+    section("1. Plugins (lightagent plugins --all)")
+    for info in get_host().plugins():
+        registered = ", ".join(f"{k}: {'/'.join(v)}" for k, v in info.registered.items()) or "-"
+        print(f"  {info.name:<24} {info.version or '':<7} {info.status:<8} {registered}")
+        if info.error:
+            print(f"      error: {info.error}")
+
+
+def tour_agent(workdir: Path) -> Any:
+    section("2. An agent with tools and a durable SQLite session")
+    from lightagent import SqliteSessionStore
+    from lightagent.events import SessionManager
+
+    store = SqliteSessionStore(workdir / "sessions.sqlite3")
+    agent = LightAgent(
+        name="forecaster",
+        instructions="You answer weather questions using the tools. Be brief.",
+        model=model_for("agent", weather_script),
+        tools=[get_weather, convert_temperature],
+        session_store=store,
+    )
+    first = agent.run(
+        "What's the weather in Paris and Tokyo?",
+        session_id="demo-session",
+        result_format="object",
+        trace=True,
+    )
+    show("run 1", first.content)
+    show("  tool calls", [f"{c['name']}({c['arguments']})" for c in first.tool_calls])
+    second = agent.run("What did I ask you a moment ago?", session_id="demo-session")
+    show("run 2 (same session, history from SQLite)", second)
+    replay = SessionManager(store).replay("demo-session")
+    show("replay of the event log", replay.to_dict())
+    return first
+
+
+def tour_flow(workdir: Path) -> None:
+    section("3. LightFlow: research -> {outline, facts} -> write, checkpointed and resumed")
+    from lightagent import ModelError
+    from lightagent_flow import JsonLightFlowStore, LightFlow
+
+    def agent(name: str, *replies: Any) -> LightAgent:
+        return LightAgent(name=name, model=model_for(name, list(replies)))
+
+    store = JsonLightFlowStore(workdir / "flows")
+    flow = (
+        LightFlow(store=store, retry_backoff=0.01)
+        .step("research", agent=agent("research", "Anvils: demand up 12%, mostly coyotes."))
+        .step(
+            "outline",
+            agent=agent("outline", "1. Demand 2. Customers 3. Outlook"),
+            depends_on=["research"],
+        )
+        .step(
+            "facts",
+            agent=agent("facts", "Fact: 12% growth year over year."),
+            depends_on=["research"],
+        )
+        .step(
+            "write",
+            agent=agent(
+                "write",
+                ModelError("LA-503", "provider unavailable"),  # the first attempt fails ...
+                "ACME anvils: demand grew 12%, driven by coyotes; outlook steady.",
+            ),
+            depends_on=["outline", "facts"],
+            max_retry=1,
+        )
+    )
+    result = flow.run("Write a short market note on anvils", run_id="note-1")
+    show("first run", f"{result.status} ({result.error})" if not result.success else result.status)
+    if not result.success:  # ... and resume() finishes it without re-running research/outline/facts
+        result = flow.resume("note-1")
+    steps = flow.get_run("note-1")["steps"]
+    show("after resume", f"{result.status}: {result.content}")
+    show("  attempts per step", {s["name"]: s["attempts"] for s in steps})
+
+
+def tour_dag(workdir: Path) -> None:
+    section("4. LightDAG: a worker proposes, an application-owned verifier publishes")
+    from lightagent import PermissionSet, SecurityContext
+    from lightagent_dag import (
+        CallableVerifier,
+        LightDAG,
+        LocalArtifactStore,
+        SqliteTaskGraphStore,
+        TaskOutcome,
+        TaskSpec,
+    )
+
+    store = SqliteTaskGraphStore(workdir / "dag.sqlite3")
+    try:
+        dag = LightDAG(
+            store=store,
+            artifact_store=LocalArtifactStore(workdir / "artifacts"),
+            verifiers={
+                "is-number": CallableVerifier(
+                    "is-number",
+                    lambda req: re.fullmatch(rb"-?\d+", req.candidate_content) is not None,
+                )
+            },
+        )
+        dag.register_worker("sum", lambda ctx: TaskOutcome.candidate(str(sum(range(10)))))
+        dag.register_worker("double", lambda ctx: TaskOutcome.candidate(str(2 * 45)))
+        dag.create_run(
+            [
+                TaskSpec(
+                    task_id="sum",
+                    goal="sum 0..9",
+                    acceptance_contract={"type": "int"},
+                    worker_key="sum",
+                    verifier_key="is-number",
+                ),
+                TaskSpec(
+                    task_id="double",
+                    goal="double it",
+                    acceptance_contract={"type": "int"},
+                    worker_key="double",
+                    verifier_key="is-number",
+                    depends_on=("sum",),
+                ),
+            ],
+            run_id="dag-demo",
+            context=SecurityContext(
+                user_id="demo",
+                tenant_id="acme",
+                project_id="tour",
+                permissions=PermissionSet(allowed=frozenset({"dag.task.execute"})),
+            ),
+        )
+        result = dag.run("dag-demo")
+        show("run", result.status.value)
+        for task in dag.list_tasks("dag-demo"):
+            show(
+                f"  task {task.task_id}",
+                task.status.value if hasattr(task.status, "value") else task.status,
+            )
+    finally:
+        store.close()
+
+
+def tour_trace(result: Any) -> None:
+    section("5. The trace of run 1 (every event, summarized)")
+    print("  " + " -> ".join(event["type"] for event in result.trace))
+    summary = summarize_trace(result.trace)
+    show("summary", {k: v for k, v in summary.to_dict().items() if v not in (None, {}, [], 0)})
+
+
+def main() -> int:
+    print(
+        f"lightagent tour — {'live model ' + MODEL if LIVE else 'offline, on the scripted model'}"
+    )
+    with tempfile.TemporaryDirectory(prefix="lightagent-demo-") as tmp:
+        workdir = Path(tmp)
+        tour_plugins()
+        first = tour_agent(workdir)
+        tour_flow(workdir)
+        tour_dag(workdir)
+        tour_trace(first)
+    print("\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

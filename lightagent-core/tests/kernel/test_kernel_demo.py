@@ -1,0 +1,62 @@
+"""`make demo` runs offline on the scripted model, and live against an OpenAI-wire endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from lightagent_contracts.loopback import LoopbackServer
+
+DEMO = Path(__file__).resolve().parents[3] / "examples" / "demo.py"
+
+
+def _run(env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LIGHTAGENT_", "OPENAI_"))}
+    env.update(env_extra)
+    return subprocess.run(
+        [sys.executable, str(DEMO)], capture_output=True, text=True, env=env, timeout=180
+    )
+
+
+def test_demo_offline() -> None:
+    proc = _run({})
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "offline, on the scripted model" in out
+    assert "light rain, 14°C; sunny, 21°C" in out  # tools ran
+    assert "Earlier you asked" in out  # the session history came back from SQLite
+    assert '"completed_turns": 2' in out
+    assert "after resume: success" in out
+    assert '"research": 1' in out  # resume did not re-run the finished step
+    assert "run: succeeded" in out and "task double: verified" in out
+    assert "run_start -> model_request" in out
+    assert "Traceback" not in proc.stderr
+
+
+def _wire_model(body: dict[str, Any]) -> dict[str, Any]:
+    messages = body["messages"]
+    if messages[-1]["role"] == "tool":
+        return {
+            "content": "Forecast: "
+            + "; ".join(m["content"] for m in messages if m["role"] == "tool")
+        }
+    text = str(messages[-1].get("content", "")).lower()
+    names = {t["function"]["name"] for t in body.get("tools") or ()}
+    if "get_weather" in names and "paris" in text:
+        return {"tool_calls": [{"name": "get_weather", "arguments": json.dumps({"city": "Paris"})}]}
+    return {"content": f"answer to: {text[:40]}"}
+
+
+def test_demo_live_against_an_openai_compatible_endpoint() -> None:
+    with LoopbackServer(default=_wire_model) as server:
+        proc = _run({"LIGHTAGENT_BASE_URL": server.base_url, "LIGHTAGENT_MODEL": "tour-model"})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "live model tour-model" in proc.stdout
+        assert "Forecast: light rain, 14°C" in proc.stdout
+        assert "after resume: success" in proc.stdout or "first run: success" in proc.stdout
+        assert server.requests and all(r["model"] == "tour-model" for r in server.requests)
+        assert any(r.get("tools") for r in server.requests)
