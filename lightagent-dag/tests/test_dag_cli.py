@@ -179,3 +179,47 @@ def test_several_worker_processes_share_one_sqlite_file(tmp_path: Path) -> None:
             assert conn.execute(sa.text("PRAGMA integrity_check")).scalar_one() == "ok"
     finally:
         store.close()
+
+
+def test_sigterm_lets_a_worker_finish_its_attempt_and_exit_cleanly(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    db, art = _submit(tmp_path, "term", 1, sleep_ms=1500)
+    proc = subprocess.Popen(
+        [
+            *CLI,
+            "dag",
+            "worker",
+            "--store",
+            db,
+            "--app",
+            "dag_test_app:configure",
+            "--artifacts",
+            str(art),
+            "--poll",
+            "0.02",
+        ],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        store = SqliteTaskGraphStore(db)
+        deadline = time.monotonic() + 60
+        while (
+            store.get_task("term", "t0").status.value != "running" and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)  # mid-attempt
+        assert proc.wait(30) == 0, proc.stderr.read() if proc.stderr else ""
+        assert store.get_run("term").status.value == "succeeded"  # the attempt in flight finished
+        store.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe:
+                pipe.close()
