@@ -36,7 +36,7 @@ def test_additions_and_changes_are_reported():
     new = _snap("0.1.0", a={"kind": "function", "signature": "def(x, y)"}, b={"kind": "module"})
     lines = diff_snapshot(old, new)
     assert "lightagent-x: added b" in lines
-    assert any(line.startswith("lightagent-x: changed a") for line in lines)
+    assert 'lightagent-x: changed a: signature: "def(x)" -> "def(x, y)"' in lines
     assert diff_snapshot(old, old) == []
 
 
@@ -65,3 +65,15 @@ def test_update_then_check_round_trip_and_refuses_unbumped_removal(tmp_path):
     assert _run("--update", "--allow-removal", *only).returncode == 0
     hooks = json.loads((tmp_path / "hookspecs.json").read_text())["names"]
     assert hooks["register_tools"]["args"] == ["register"]
+
+
+def test_class_changes_name_the_members():
+    members_old = {"a": "def(self)", "b": "def(self)"}
+    members_new = {"a": "def(self, x)", "c": "property"}
+    old = _snap("0.1.0", C={"kind": "class", "signature": "()", "members": members_old})
+    new = _snap("0.1.0", C={"kind": "class", "signature": "()", "members": members_new})
+    (line,) = diff_snapshot(old, new)
+    assert line == (
+        "lightagent-x: changed C: members removed b; members added c; "
+        "members.a: def(self) -> def(self, x)"
+    )

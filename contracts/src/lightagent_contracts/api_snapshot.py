@@ -45,6 +45,16 @@ SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"
 UPDATE_COMMAND = ".venv/bin/python -m lightagent_contracts.api_snapshot --update"
 HOOKSPECS = "hookspecs"
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_FOREIGN_BASES = {
+    "builtins",
+    "typing",
+    "typing_extensions",
+    "abc",
+    "enum",
+    "pydantic",
+    "collections",
+    "dataclasses",
+}
 
 
 def _clean(text: str) -> str:
@@ -63,7 +73,14 @@ def _describe(obj: Any) -> dict[str, Any]:
         members: dict[str, str] = {}
         if issubclass(obj, enum.Enum):
             return {"kind": "enum", "members": sorted(m.name for m in obj)}
-        for name, value in sorted(vars(obj).items()):
+        # Inherited members count too (moving a method to a base class changes no API);
+        # the standard library's and pydantic's own bases are not ours to snapshot.
+        merged: dict[str, Any] = {}
+        for base in reversed(obj.__mro__):
+            if base.__module__.split(".")[0] in _FOREIGN_BASES:
+                continue
+            merged.update(vars(base))
+        for name, value in sorted(merged.items()):
             if name.startswith("_") and name != "__call__":
                 continue
             if isinstance(value, property):
@@ -173,10 +190,28 @@ def diff_snapshot(stored: dict[str, Any] | None, current: dict[str, Any]) -> lis
     if added:
         problems.append(f"{name}: added {', '.join(added)}")
     for item in changed:
-        problems.append(
-            f"{name}: changed {item}: {json.dumps(old[item])} -> {json.dumps(new[item])}"
-        )
+        problems.append(f"{name}: changed {item}: {_describe_change(old[item], new[item])}")
     return problems
+
+
+def _describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
+    parts = []
+    for key in sorted(set(old) | set(new)):
+        before, after = old.get(key), new.get(key)
+        if before == after:
+            continue
+        if isinstance(before, dict) and isinstance(after, dict):
+            gone = sorted(set(before) - set(after))
+            came = sorted(set(after) - set(before))
+            moved = sorted(k for k in set(before) & set(after) if before[k] != after[k])
+            if gone:
+                parts.append(f"{key} removed {', '.join(gone)}")
+            if came:
+                parts.append(f"{key} added {', '.join(came)}")
+            parts.extend(f"{key}.{k}: {before[k]} -> {after[k]}" for k in moved)
+        else:
+            parts.append(f"{key}: {json.dumps(before)} -> {json.dumps(after)}")
+    return "; ".join(parts)
 
 
 def _path(directory: Path, dist: str) -> Path:
