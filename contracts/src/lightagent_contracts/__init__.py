@@ -1,3 +1,33 @@
-"""lightagent-contracts: contract test suites and fixtures for lightagent plugin authors."""
+"""lightagent-contracts: contract test suites and fixtures for lightagent plugin authors.
+
+Installing it registers a pytest plugin (fixtures ``loopback_server``, ``scripted_model``,
+``postgres_url``, ``no_network``); the base classes live in
+:mod:`lightagent_contracts.suites`. Names load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "LoopbackServer": "lightagent_contracts.loopback",
+    "load_fixture": "lightagent_contracts.loopback",
+    "block_network": "lightagent_contracts.network",
+    "NetworkBlockedError": "lightagent_contracts.network",
+    "postgres_admin_url": "lightagent_contracts.postgres",
+    "require_postgres": "lightagent_contracts.postgres",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lightagent_contracts' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -2,10 +2,16 @@
 
 It makes these fixtures available to any test suite that installs the package:
 ``loopback_server`` (a real OpenAI-wire HTTP server on 127.0.0.1), ``scripted_model``,
-``postgres_url``. Contract base classes live in ``lightagent_contracts.suites``.
+``postgres_url``, ``no_network`` (and the ini option ``lightagent_block_network``).
+Contract base classes live in ``lightagent_contracts.suites``.
 """
 
 from __future__ import annotations
 
 from lightagent_contracts.fixtures import loopback_server, scripted_model  # noqa: F401
+from lightagent_contracts.network import (  # noqa: F401
+    lightagent_network_policy,
+    no_network,
+    pytest_addoption,
+)
 from lightagent_contracts.postgres import _postgres_database, postgres_url  # noqa: F401
