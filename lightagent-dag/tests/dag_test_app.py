@@ -29,3 +29,46 @@ def configure(dag: LightDAG) -> None:
         "ok",
         CallableVerifier("ok", lambda r: r.candidate_content == f"{r.task.task_id}:ok".encode()),
     )
+
+
+def _fan(context):
+    meta = dict(context.spec.metadata)
+    if context.phase == "execute" and context.task.depth < int(meta.get("levels", 2)):
+        from lightagent_dag import DecompositionProposal, TaskSpec
+
+        children = tuple(
+            TaskSpec(
+                task_id=f"{context.task_id}.{i}",
+                goal="part",
+                acceptance_contract={},
+                worker_key="fan",
+                verifier_key="fan-ok",
+                metadata=meta,
+            )
+            for i in range(int(meta.get("fanout", 3)))
+        )
+        return TaskOutcome.decompose(DecompositionProposal(new_tasks=children))
+    if context.phase == "integrate":
+        parts = [context.dependency_text(d) for d in sorted(context.dependency_artifacts)]
+        return TaskOutcome.candidate("(" + ",".join(parts) + ")")
+    time.sleep(int(meta.get("sleep_ms", 0)) / 1000.0)
+    return TaskOutcome.candidate(context.task_id)
+
+
+def _fan_ok(request) -> bool:
+    if request.kind == "decomposition":
+        prefix = request.task.task_id + "."
+        return all(t.task_id.startswith(prefix) for t in request.decomposition.new_tasks)
+    deps = request.dependency_artifacts
+    if deps:
+        expected = "(" + ",".join(deps[d].decode() for d in sorted(deps)) + ")"
+    else:
+        expected = request.task.task_id
+    return request.candidate_content == expected.encode()
+
+
+def configure_fan(dag: LightDAG) -> None:
+    """Register the fan-out worker (decomposes to ``levels`` depth) and its verifier."""
+    configure(dag)
+    dag.register_worker("fan", _fan)
+    dag.register_verifier("fan-ok", CallableVerifier("fan-ok", _fan_ok))

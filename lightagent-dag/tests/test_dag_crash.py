@@ -107,7 +107,9 @@ def check_exactly_once(store: SqlTaskGraphStore, run_id: str, n_tasks: int) -> N
             {"r": run_id},
         ).all()
     assert len(rows) == n_tasks and all(fences[t] == f for t, f in rows)
-    assert all(n == 1 for _, n in succeeded) and len(succeeded) == n_tasks
+    # One succeeded attempt per task, plus one per accepted decomposition (its split).
+    splits = {t.task_id: t.decompositions for t in tasks}
+    assert {t: n - splits[t] for t, n in succeeded} == dict.fromkeys(fences, 1)
 
 
 def _child(parent_store: SqlTaskGraphStore, argv: list[str]) -> None:
@@ -471,4 +473,97 @@ def test_backend_kills_are_survived(postgres_url: str, tmp_path: Path) -> None:
     check_history(store, run_id)
     check_exactly_once(store, run_id, n_tasks)
     assert all(p.exitcode == 0 for p in workers), [p.exitcode for p in workers]  # no untyped crash
+    store.close()
+
+
+def _expected_fan(task_id: str, depth: int, levels: int, fanout: int) -> str:
+    if depth == levels:
+        return task_id
+    return (
+        "("
+        + ",".join(
+            _expected_fan(f"{task_id}.{i}", depth + 1, levels, fanout) for i in range(fanout)
+        )
+        + ")"
+    )
+
+
+@pytest.mark.postgres
+def test_dynamic_graph_under_crash(postgres_url: str, tmp_path: Path) -> None:
+    """Scenario 8: tasks decompose while workers are SIGKILLed; no duplicate children, each join once."""
+    levels, fanout = 3, 4
+    run_id = f"fan-{uuid.uuid4().hex[:8]}"
+    store = SqlTaskGraphStore(postgres_url)
+    art = tmp_path / "art"
+    root = TaskSpec(
+        task_id="r",
+        goal="fan out",
+        acceptance_contract={},
+        worker_key="fan",
+        verifier_key="fan-ok",
+        metadata={"levels": levels, "fanout": fanout, "sleep_ms": 80},
+    )
+    _submit(store, art, run_id, [root], max_attempts_per_task=50)
+    ctx = multiprocessing.get_context("fork")
+    serial = iter(range(10**6))
+    rng = random.Random(3)
+
+    def spawn() -> Any:
+        argv = [
+            "worker",
+            "--store",
+            postgres_url,
+            "--app",
+            "dag_test_app:configure_fan",
+            "--artifacts",
+            str(art),
+            "--run",
+            run_id,
+            "--concurrency",
+            "2",
+            "--lease",
+            "2",
+            "--heartbeat",
+            "0.5",
+            "--poll",
+            "0.05",
+            "--worker-id",
+            f"f{next(serial)}",
+        ]
+        proc = ctx.Process(target=_child, args=(store, argv), daemon=True)
+        proc.start()
+        return proc
+
+    store.engine.dispose()
+    workers = [spawn() for _ in range(4)]
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < 180:
+            time.sleep(0.25)
+            victim = rng.randrange(len(workers))
+            os.kill(workers[victim].pid, signal.SIGKILL)
+            workers[victim].join(5)
+            workers[victim] = spawn()
+            if store.get_run(run_id).status.value != "running":
+                break
+    finally:
+        for proc in workers:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in workers:
+            proc.join(10)
+            if proc.is_alive():
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.join(5)
+    total = sum(fanout**d for d in range(levels + 1))
+    assert store.get_run(run_id).status.value == "succeeded"
+    seen = check_history(store, run_id)
+    check_exactly_once(store, run_id, total)  # the model's task count: no duplicate children
+    assert seen["dag.decomposition.accepted"] == sum(
+        fanout**d for d in range(levels)
+    )  # each parent split once
+    artifact = store.published_artifacts(run_id)["r"]
+    assert (
+        LocalArtifactStore(art).read(artifact) == _expected_fan("r", 0, levels, fanout).encode()
+    )  # each join once, in order
     store.close()

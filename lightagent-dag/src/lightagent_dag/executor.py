@@ -127,9 +127,13 @@ class AttemptRunner:
                     except StorageError as exc:
                         log.warning("dag worker %s: reconcile failed: %s", self.worker_id, exc)
                 if run_id is not None and until_quiescent and not running:
-                    run = await asyncio.to_thread(self.store.get_run, run_id)
-                    if run is None or run.status.value != "running":
-                        return
+                    try:
+                        run = await asyncio.to_thread(self.store.get_run, run_id)
+                    except StorageError as exc:
+                        log.warning("dag worker %s: status check failed: %s", self.worker_id, exc)
+                    else:
+                        if run is None or run.status.value != "running":
+                            return
                 if running:
                     done, running = await asyncio.wait(
                         running, timeout=idle, return_when=asyncio.FIRST_COMPLETED

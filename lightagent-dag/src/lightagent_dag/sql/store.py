@@ -33,6 +33,18 @@ from lightagent_dag.sql.schema import SCHEMA_VERSION, build_engine, metadata, no
 
 __all__ = ["SqlTaskGraphStore", "SqliteTaskGraphStore", "TaskGraphStore"]
 
+# Failures worth another try on a fresh connection (a refused connection is not one).
+_TRANSIENT = (
+    "deadlock",
+    "could not serialize",
+    "database is locked",
+    "terminating connection",
+    "server closed the connection",
+    "connection is closed",
+    "consuming input failed",
+    "connection already closed",
+)
+
 T = TypeVar("T")
 
 
@@ -96,18 +108,19 @@ class SqlTaskGraphStore(StoreReads):
         )
 
     def transaction(self, fn: Callable[[sa.Connection], T], *, retries: int = 4) -> T:
-        """Run ``fn(conn)`` in one transaction, retrying on deadlocks and lock timeouts."""
+        """Run ``fn(conn)`` in one transaction, retrying deadlocks, lock timeouts and dropped connections.
+
+        Retrying after a dropped connection is safe even when the first try had
+        committed: claims and creates are idempotent or merely cost an attempt, and
+        every attempt write is fenced, so a repeat is refused instead of applied twice.
+        """
         for attempt in range(retries + 1):
             try:
                 with self._conn() as conn:
                     return fn(conn)
             except StorageError as exc:
                 text = str(exc).lower()
-                transient = (
-                    "deadlock" in text
-                    or "could not serialize" in text
-                    or "database is locked" in text
-                )
+                transient = any(s in text for s in _TRANSIENT)
                 if not transient or attempt == retries:
                     raise
                 time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
