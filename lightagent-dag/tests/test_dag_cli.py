@@ -223,3 +223,63 @@ def test_sigterm_lets_a_worker_finish_its_attempt_and_exit_cleanly(tmp_path: Pat
         for pipe in (proc.stdout, proc.stderr):
             if pipe:
                 pipe.close()
+
+
+RUNNER = """
+import sys
+from lightagent_dag import DAGConfig, LightDAG
+import dag_test_app
+
+cfg = DAGConfig(task_lease_seconds=1, scheduler_lease_seconds=1, max_concurrency=2, poll_interval=0.02)
+dag = LightDAG(store=sys.argv[1], artifact_store=sys.argv[2], config=cfg)
+dag_test_app.configure(dag)
+print("started", flush=True)
+dag.run(sys.argv[3])
+"""
+
+
+def _app():
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    import dag_test_app
+
+    return dag_test_app
+
+
+def test_a_killed_run_is_finished_by_running_it_again(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    db, art = _submit(tmp_path, "again", 12, sleep_ms=200)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, db, str(art), "again"], env=_env(), stdout=subprocess.DEVNULL
+    )
+    store = SqliteTaskGraphStore(db)
+    try:
+        deadline = time.monotonic() + 60
+        while (
+            sum(t.status.value == "verified" for t in store.list_tasks("again")) < 3
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    before = {t.task_id: t.status.value for t in store.list_tasks("again")}
+    assert {"running", "verifying"} & set(before.values()), before  # killed mid-attempt
+    dag = LightDAG(
+        store=store,
+        artifact_store=LocalArtifactStore(art),
+        config=DAGConfig(task_lease_seconds=1, poll_interval=0.02),
+    )
+    _app().configure(dag)
+    time.sleep(1.2)  # let the dead process's scheduler lease lapse
+    result = dag.run("again")
+    assert result.success
+    assert store.publication_counts("again") == {f"t{i}": 1 for i in range(12)}
+    expired = [a for a in store.attempts("again") if a.status.value == "expired"]
+    assert expired and all(store.get_task("again", a.task_id).fence > a.fence for a in expired)
+    store.close()
