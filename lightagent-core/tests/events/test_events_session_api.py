@@ -309,3 +309,42 @@ def test_stores_by_name_have_defaults_and_build_without_side_effects(tmp_path, m
     jsonl = resolve_session_store("jsonl")
     jsonl.append("named", [{"type": "a.b"}])
     assert (tmp_path / ".lightagent" / "sessions" / "named.jsonl").exists()
+
+
+def test_concurrent_runs_on_one_session_keep_a_valid_log(store):
+    import threading
+
+    @tool
+    def slow_add(a: int, b: int) -> int:
+        """Add slowly."""
+        import time
+
+        time.sleep(0.02)
+        return a + b
+
+    def script(request):
+        if request.messages[-1]["role"] == "user":  # a new question: use the tool first
+            return {"tool_calls": [{"name": "slow_add", "arguments": {"a": 1, "b": 1}}]}
+        return "two"
+
+    agent = LightAgent(model=ScriptedModel(script), tools=[slow_add], session_store=store)
+    errors = []
+
+    def go(i):
+        try:
+            agent.run(f"q{i}", session_id="busy")
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors
+    events = SessionManager(store).events("busy")
+    assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+    assert sum(e.type == "session.started" for e in events) == 1
+    replay = SessionManager(store).replay("busy")
+    assert replay.completed_turns == 4 and replay.incomplete_turns == 0
+    _valid_for_provider(SessionBinding(store).history("busy"))
