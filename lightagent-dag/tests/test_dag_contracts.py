@@ -191,3 +191,24 @@ def test_importing_the_package_is_cheap() -> None:
     code = "import sys, lightagent_dag, lightagent_dag.plugin; print('sqlalchemy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_missing_driver_is_a_typed_error() -> None:
+    from lightagent.errors import StorageError
+    from lightagent_dag import SqlTaskGraphStore
+
+    with pytest.raises(StorageError) as info:
+        SqlTaskGraphStore("mysql+nosuchdriver://u@127.0.0.1/x")
+    assert info.value.code in ("LA-MISSING-EXTRA", "LA-CONFIG")
+    with pytest.raises(StorageError) as info:
+        SqlTaskGraphStore("mysql+pymysql://u@127.0.0.1/x")  # pymysql is not installed here
+    assert info.value.code == "LA-MISSING-EXTRA" and "pip install" in info.value.hint
+
+
+@pytest.mark.postgres
+def test_plain_postgresql_urls_use_psycopg(postgres_url: str) -> None:
+    from lightagent_dag import SqlTaskGraphStore
+
+    store = SqlTaskGraphStore(postgres_url.replace("postgresql+psycopg://", "postgresql://"))
+    assert store.engine.dialect.driver == "psycopg" and store.db_time() > 0
+    store.close()

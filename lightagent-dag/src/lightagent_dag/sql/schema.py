@@ -163,6 +163,8 @@ def now_sql(dialect: str) -> str:
 def build_engine(url: str, **kwargs: Any) -> sa.Engine:
     """An engine with the per-dialect settings the store relies on."""
     parsed = sa.make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")  # the driver we support and test
     if parsed.get_backend_name() == "sqlite":
         if parsed.database in (None, "", ":memory:"):
             raise ValueError("SQLite task-graph stores need a file path, not :memory:")

@@ -68,6 +68,12 @@ class SqlTaskGraphStore(StoreReads):
             self.engine = engine or build_engine(str(url), **engine_kwargs)
         except (ValueError, sa.exc.ArgumentError) as exc:
             raise StorageError("LA-CONFIG", f"invalid task-graph store URL {url!r}: {exc}") from exc
+        except ImportError as exc:
+            raise StorageError(
+                "LA-MISSING-EXTRA",
+                f"the database driver for {str(url).split(':', 1)[0]!r} is not installed ({exc.name})",
+                hint="For PostgreSQL: pip install 'lightagent-dag[postgres]' and use postgresql+psycopg://",
+            ) from exc
         self.url = url
         self.dialect = self.engine.dialect.name
         self.now = now_sql(self.dialect)
