@@ -21,14 +21,7 @@ FIRST_PARTY = [
     "lightagent-rag-fts",
     "lightagent-memory-mem0",
     "lightagent-guardrails",
-    pytest.param(
-        "contracts",
-        marks=pytest.mark.xfail(
-            reason="suites/session_store.py ships a key-shaped canary (SECRET = 'sk-…') without "
-            "'# lightagent: allow LAV070'; passes once that comment is added",
-            strict=False,
-        ),
-    ),
+    "contracts",
 ]
 
 

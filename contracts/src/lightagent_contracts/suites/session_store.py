@@ -30,7 +30,7 @@ from lightagent_contracts.suites._guard import ContractSuite
 
 __all__ = ["SessionStoreContract"]
 
-SECRET = "sk-contractCANARY0123456789abcdef"
+SECRET = "sk-contractCANARY0123456789abcdef"  # lightagent: allow LAV070 (a canary the suite plants)
 
 
 def _sid() -> str:
