@@ -58,6 +58,7 @@ class LightAgent:
         policy_engine: Any = None,
         capability_registry: Any = None,
         approval: Any = None,
+        security_context: Any = None,
         session_store: Any = None,
         observers: Iterable[Any] | None = None,
         max_tool_workers: int | None = None,
@@ -142,10 +143,13 @@ class LightAgent:
             "policy_engine": policy_engine,
             "capability_registry": capability_registry,
             "approval": approval,
+            "security_context": security_context,
         }
         self.interceptor: Any = (
             _build_interceptor(control) if any(v for v in control.values()) else None
         )
+        #: The HookManager handed out by ``agent.hooks`` while there is no interceptor yet.
+        self._hooks: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
 
@@ -166,6 +170,33 @@ class LightAgent:
                     )
                 model = self._model
         return model
+
+    @property
+    def hooks(self) -> Any:
+        """The :class:`~lightagent.hooks.HookManager` runs consult (``agent.hooks.hooks.append(h)``).
+
+        Hooks appended here take effect from the next run. Without any control configured
+        the manager is made on first access, and the interceptor only once it holds a hook.
+        """
+        manager = getattr(self.interceptor, "hooks", None)
+        if manager is not None:
+            return manager
+        with self._lock:
+            if self._hooks is None:
+                from lightagent.hooks import HookManager
+
+                self._hooks = HookManager()
+            return self._hooks
+
+    def _run_interceptor(self) -> Any:
+        """The interceptor for a new run (None: the fast path without any control)."""
+        interceptor = self.interceptor
+        if interceptor is None and self._hooks is not None and self._hooks.hooks:
+            with self._lock:
+                if self.interceptor is None:
+                    self.interceptor = _build_interceptor({"hooks": self._hooks})
+                interceptor = self.interceptor
+        return interceptor
 
     @property
     def client(self) -> Any:

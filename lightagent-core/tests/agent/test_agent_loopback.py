@@ -158,9 +158,9 @@ def test_provider_names_a_registered_model_provider(loopback_server) -> None:
 
     made = []
 
-    def factory(name, **kwargs):
-        made.append((name, sorted(kwargs)))
-        return OpenAIModel(name, **kwargs)
+    def factory(model, **kwargs):
+        made.append((model, sorted(kwargs)))
+        return OpenAIModel(model, **kwargs)
 
     get_registry().register("model", "test-agent-provider", factory, replace=True)
     try:

@@ -60,7 +60,8 @@ class ScriptedModel:
     dicts, :class:`ModelResponse` objects, exceptions (raised when reached) or a callable
     ``fn(request) -> reply``. Streaming splits content into chunks in the OpenAI shape.
     Call :meth:`assert_exhausted` (the pytest fixture does it for you) to fail a test
-    that leaves scripted replies unused.
+    that leaves scripted replies unused. ``model=`` is an alias of ``name=`` so the
+    agent's ``provider="scripted"`` builds one (queue replies with ``agent.model.add``).
     """
 
     def __init__(
@@ -70,10 +71,11 @@ class ScriptedModel:
         name: str = "scripted",
         chunk_size: int = 8,
         default: Reply | None = None,
+        model: str | None = None,
     ) -> None:
         if isinstance(replies, (str, dict, ModelResponse, BaseException)):
             replies = [replies]  # one reply, not a sequence of characters or keys
-        self.name = name
+        self.name = model or name  # model= as the name: LightAgent(provider="scripted", model=...)
         self.chunk_size = max(1, chunk_size)
         self._fn: ReplyFn | None = replies if callable(replies) else None
         self._queue: deque[Reply] = deque() if callable(replies) else deque(replies)

@@ -342,9 +342,18 @@ def _select_tools(
                 )
             if isinstance(query, str) and query:
                 names = registry.select(query, limit=spec.filter_limit, messages=messages[-6:-1])
-        tools = registry.schemas(names)
-        if active and names is not None:
-            ctx.emit("tool_selection", {"kept": list(names), **registry.selection_report(names)})
+        if names is not None and not names:
+            # nothing shares a word with the query: offer every tool and let the model decide
+            names = registry.names()
+            tools = registry.schemas()
+            if active:
+                report = registry.selection_report(names)
+                ctx.emit("tool_selection", {"kept": names, "fallback": "all", **report})
+        else:
+            tools = registry.schemas(names)
+            if active and names is not None:
+                report = registry.selection_report(names)
+                ctx.emit("tool_selection", {"kept": list(names), **report})
     tool_choice: Any = None
     response_format = None
     out = spec.output

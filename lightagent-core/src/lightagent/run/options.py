@@ -99,7 +99,9 @@ def resolve_model(
     """A ``Model`` object for the agent's ``model=`` (a name, or an object following ``Model``)."""
     if model is not None and not isinstance(model, str):
         return model
-    name = model or os.environ.get("LIGHTAGENT_MODEL") or "gpt-4o-mini"
+    name = model or os.environ.get("LIGHTAGENT_MODEL")
+    if name is None and provider in (None, "openai"):
+        name = "gpt-4o-mini"
     factory = None
     registry = _registry()
     if registry is not None:
@@ -122,22 +124,33 @@ def resolve_model(
         factory = OpenAIModel
     if not callable(factory) or (hasattr(factory, "complete") and not isinstance(factory, type)):
         return factory  # a ready Model instance was registered
-    kwargs: dict[str, Any] = {}
-    if api_key is not None:
-        kwargs["api_key"] = api_key
-    if base_url is not None:
-        kwargs["base_url"] = base_url
-    if client is not None:
-        kwargs["client"] = client
+    offered = {"model": name, "api_key": api_key, "base_url": base_url, "client": client}
+    kwargs = _accepted(factory, {k: v for k, v in offered.items() if v is not None})
     try:
-        return factory(name, **kwargs)
+        return factory(**kwargs)
     except LightAgentError:
         raise
-    except TypeError:
-        if not kwargs:
-            raise
-        # a registered factory that takes only the model name (e.g. the scripted model)
-        return factory(name)
+    except TypeError as exc:
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"the model provider {provider or 'openai'!r} could not be built with {sorted(kwargs)}: {exc}",
+            hint="A model provider is a Model instance, or a class/factory taking keyword "
+            "arguments among model=, api_key=, base_url= (docs/agent.md).",
+        ) from exc
+
+
+def _accepted(factory: Any, offered: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments among ``offered`` that ``factory``'s signature takes."""
+    import inspect
+
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (some builtins): offer them all
+        return offered
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return offered
+    names = {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    return {k: v for k, v in offered.items() if k in names}
 
 
 def resolve_tool(obj: Any) -> Any:

@@ -11,7 +11,14 @@ from lightagent.models.base import ModelRequest
 from lightagent.run.effects import CallPhase
 from lightagent.run.spec import RunSpec
 
-__all__ = ["ask", "blocked_or_replaced", "model_request_decision", "params", "payload_value"]
+__all__ = [
+    "ask",
+    "blocked_or_replaced",
+    "model_request_decision",
+    "params",
+    "payload_value",
+    "strip_code",
+]
 
 
 def ask(phase: str, payload: dict[str, Any]) -> Generator[Any, Any, PhaseOutcome]:
@@ -30,17 +37,31 @@ def blocked_or_replaced(
     ctx: RunContext, out: PhaseOutcome, phase: str, code: str, value: Any, key: str
 ) -> Any:
     if out.action == "block":
-        reason = out.reason or f"{phase} blocked the run"
+        guard = phase in ("input_guardrail", "output_guardrail")
+        # the decider names its code (LA-POLICY, LA-APPROVAL-PENDING, ...); ``code`` is the default
+        code = out.metadata.get("code") or code
+        reason = strip_code(out.reason or f"{phase} blocked the run", code)
         if ctx.active:
-            if code == "LA-GUARDRAIL":
-                stage = {"input_guardrail": "input", "output_guardrail": "output"}.get(phase, phase)
-                ctx.emit("guardrail_block", {"stage": stage, "phase": phase, "reason": reason})
+            if guard:
+                stage = {"input_guardrail": "input", "output_guardrail": "output"}[phase]
+                ctx.emit(
+                    "guardrail_block",
+                    {"stage": stage, "phase": phase, "reason": reason, "code": code},
+                )
             else:
-                ctx.emit("hook_block", {"phase": phase, "reason": reason})
+                ctx.emit("hook_block", {"phase": phase, "reason": reason, "code": code})
         raise PolicyError(code, reason, details={"phase": phase})
     if out.action == "replace" and out.payload is not None:
         return payload_value(out.payload, key)
     return value
+
+
+def strip_code(reason: str, code: str) -> str:
+    """``reason`` without a leading ``[code]`` (the error text carries the code once)."""
+    prefix = f"[{code}]"
+    if reason.startswith(prefix):
+        return reason[len(prefix) :].lstrip() or reason
+    return reason
 
 
 def payload_value(payload: Any, key: str) -> Any:

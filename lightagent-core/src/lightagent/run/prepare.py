@@ -156,7 +156,7 @@ def build_spec(
         max_retry=max_retry,
         max_tool_iterations=max_iter,
         filter_tools=agent.filter_tools,
-        interceptor=agent.interceptor,
+        interceptor=agent._run_interceptor(),
         output=output,
         binding=binding,
         model_options=model_options,

@@ -10,7 +10,7 @@ from lightagent.errors import PolicyError, ToolError
 from lightagent.models.base import ToolCall
 from lightagent.run.effects import Output, RunTools
 from lightagent.run.ids import idempotency_key
-from lightagent.run.phases import ask, payload_value
+from lightagent.run.phases import ask, payload_value, strip_code
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
 from lightagent.run.transcript import loads
@@ -71,6 +71,16 @@ def tool_round(
         if call.id in spec.skip_calls:
             results[call.id] = (spec.skip_calls[call.id], None, 0.0)
             continue
+        if call.error is not None:
+            # the model layer could not read the arguments: never run the tool on "{}"
+            bad = ToolError(
+                "LA-TOOL-ARGS",
+                f"the arguments of {call.name} could not be parsed: {call.error}",
+                hint="Call the tool again with its arguments as one JSON object.",
+                details={"raw_arguments": call.raw_arguments},
+            )
+            results[call.id] = (f"Error [LA-TOOL-ARGS] {bad.message}", bad.to_dict(), 0.0)
+            continue
         if interceptor is not None:
             denied = None
             for phase, code, block_event in (
@@ -85,17 +95,22 @@ def tool_round(
                 out = yield from ask(phase, payload)
                 if out.action == "block":
                     reason = out.reason or f"{phase} blocked the call"
+                    block_code = out.metadata.get("code") or code
                     if active:
                         data = {
                             "phase": phase,
                             "reason": reason,
                             "tool": call.name,
                             "call_id": call.id,
+                            "code": block_code,
                         }
                         if block_event == "guardrail_block":
                             data["stage"] = "tool"
                         ctx.emit(block_event, data)
-                    denied = PolicyError(code, f"Tool call {call.name} was denied: {reason}")
+                    denied = PolicyError(
+                        block_code,
+                        f"Tool call {call.name} was denied: {strip_code(reason, block_code)}",
+                    )
                     break
                 if out.action == "replace" and out.payload is not None:
                     new_args = (
@@ -139,7 +154,9 @@ def tool_round(
                 "after_tool_result", {"tool_name": call.name, "output": output, "call_id": call.id}
             )
             if out.action == "block":
-                output = f"Error [LA-HOOK] the result of {call.name} was withheld: {out.reason or 'blocked'}"
+                code = out.metadata.get("code") or "LA-HOOK"
+                reason = strip_code(out.reason or "blocked", code)
+                output = f"Error [{code}] the result of {call.name} was withheld: {reason}"
             elif out.action == "replace" and out.payload is not None:
                 output = payload_value(out.payload, "output")
         title = titles[call.id]
