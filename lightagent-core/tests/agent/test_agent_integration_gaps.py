@@ -62,6 +62,19 @@ def test_unparsable_wire_arguments_are_sent_back_not_run(loopback_server) -> Non
     loopback_server.assert_exhausted()
 
 
+def test_unparsable_arguments_in_a_stream(loopback_server) -> None:
+    RAN.clear()
+    loopback_server.reply(
+        {"tool_calls": [{"name": "lookup", "arguments": '{"city": }', "id": "call_bad"}]},
+        "Sorry.",
+    )
+    agent = LightAgent(model="m", api_key="k", base_url=loopback_server.base_url, tools=[lookup])
+    items = list(agent.run("q", stream=True, result_format="event"))
+    results = [i.data for i in items if i.type == "tool_result"]
+    assert RAN == [] and results[0]["code"] == "LA-TOOL-ARGS"
+    assert "[LA-TOOL-ARGS]" in loopback_server.requests[1]["messages"][-1]["content"]
+
+
 def test_broken_text_tool_call_is_sent_back(loopback_server) -> None:
     RAN.clear()
     loopback_server.reply(
