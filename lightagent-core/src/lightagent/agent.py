@@ -14,6 +14,7 @@ import threading
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
+from lightagent.agent_sessions import SessionMethods
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError
 from lightagent.results import RunResult
@@ -29,7 +30,7 @@ from lightagent.run.spec import RunSpec
 __all__ = ["LightAgent"]
 
 
-class LightAgent:
+class LightAgent(SessionMethods):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 
     ``model`` is a model name (an :class:`~lightagent.models.openai_compat.OpenAIModel`

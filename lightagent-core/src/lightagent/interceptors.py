@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from lightagent.errors import StorageError
+
 __all__ = [
     "CONTINUE",
     "PHASES",
@@ -143,7 +145,7 @@ class RunContext:
         if self.record:
             self.trace.append(event)
         pending = self._pending
-        for observer in self.observers:
+        for observer in tuple(self.observers):
             if pending is not None and hasattr(observer, "aon_event"):
                 pending.append((observer, event))
                 continue
@@ -161,6 +163,8 @@ class RunContext:
         batch = list(pending)
         pending.clear()
         for observer, event in batch:
+            if observer not in self.observers:
+                continue  # detached after failing closed
             try:
                 await observer.aon_event(self, event)
             except Exception as exc:
@@ -174,6 +178,16 @@ class RunContext:
             "error": f"{type(exc).__name__}: {exc}",
         }
         self.observer_errors.append(record)
+        if getattr(observer, "fail_closed", False):
+            # A durable log that missed an event must stop the run before the next side
+            # effect: resume can only skip or reconcile what the log has seen.
+            self.observers.remove(observer)
+            raise StorageError(
+                "LA-SESSION",
+                f"the run's event log could not record {record['event_type']!r}; "
+                "the run stops before any further side effect",
+                details=record,
+            ) from exc
         _log.warning(
             "run %s: observer %s failed on %s: %s",
             self.run_id,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from lightagent.errors import CancelledError
+from lightagent.errors import CancelledError, LightAgentError
 from lightagent.models.base import ModelResponse
 from lightagent.results import RunResult
 from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
@@ -47,6 +47,15 @@ async def _aperform(effect: Any, spec: RunSpec) -> Any:
     return None
 
 
+async def _final_flush(ctx: Any, result: Any) -> None:
+    """Flush the last events; a fail-closed log that misses the end marks the result failed."""
+    try:
+        await ctx.aflush()
+    except LightAgentError as error:
+        if result is not None and getattr(result, "error", None) is None:
+            result.error = error.to_dict()
+
+
 def _prepare(spec: RunSpec) -> bool:
     ctx = spec.ctx
     has_async = any(hasattr(o, "aon_event") for o in ctx.observers)
@@ -68,11 +77,15 @@ async def adrive(spec: RunSpec) -> RunResult:
                 effect = gen.throw(exc) if exc is not None else gen.send(value)
             except StopIteration as stop:
                 if flush:
-                    await ctx.aflush()
+                    await _final_flush(ctx, stop.value)
                 return stop.value
             exc = None
             if flush:
-                await ctx.aflush()
+                try:
+                    await ctx.aflush()
+                except Exception as error:  # a fail-closed observer: the effect must not run
+                    exc, value = error, None
+                    continue
             try:
                 value = await _aperform(effect, spec)
             except Exception as error:
@@ -99,14 +112,18 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
                 effect = gen.throw(exc) if exc is not None else gen.send(value)
             except StopIteration as stop:
                 if flush:
-                    await ctx.aflush()
+                    await _final_flush(ctx, stop.value)
                 if events:
                     yield done_event(stop.value)
                 return
             exc = None
             value = None
             if flush:
-                await ctx.aflush()
+                try:
+                    await ctx.aflush()
+                except Exception as error:  # a fail-closed observer: the effect must not run
+                    exc = error
+                    continue
             cls = effect.__class__
             try:
                 if cls is StreamModel:

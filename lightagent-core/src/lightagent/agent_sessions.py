@@ -1,0 +1,95 @@
+"""The session and trace methods of ``LightAgent``: thin delegations to ``lightagent.events``.
+
+Unlike the seeds, every session method names its ``session_id``: one agent serves many
+sessions at once and keeps no "current session".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO, Any
+
+from lightagent.errors import ConfigurationError
+
+__all__ = ["SessionMethods"]
+
+
+class SessionMethods:
+    """Mixed into :class:`~lightagent.agent.LightAgent`; needs ``session_binding`` and ``export_trace``."""
+
+    session_binding: Any
+
+    def export_trace(self) -> list[dict[str, Any]]:  # pragma: no cover - LightAgent defines it
+        raise NotImplementedError
+
+    def _sessions(self) -> Any:
+        from lightagent.events.manager import SessionManager
+
+        binding = self.session_binding
+        if binding is None:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                "this agent has no session store",
+                hint='Pass session_store= (e.g. SqliteSessionStore("sessions.sqlite3") or "sqlite").',
+            )
+        return SessionManager(binding.store)
+
+    def get_session(self, session_id: str) -> list[Any]:
+        """Every event of a session, oldest first."""
+        return self._sessions().events(session_id)
+
+    def replay_session(self, session_id: str) -> Any:
+        """A ``SessionReplay``: event and turn counts, incomplete and failed turns, last event."""
+        return self._sessions().replay(session_id)
+
+    def checkpoint_session(
+        self, label: str, *, session_id: str, metadata: dict[str, Any] | None = None
+    ) -> Any:
+        """Mark the session's current sequence with ``label``; returns a ``SessionCheckpoint``."""
+        return self._sessions().checkpoint(session_id, label, metadata=metadata)
+
+    def fork_session(
+        self,
+        *,
+        session_id: str,
+        through_sequence: int | None = None,
+        new_session_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Any:
+        """Copy the session's events up to ``through_sequence`` into a new session (lineage kept)."""
+        return self._sessions().fork(
+            session_id,
+            through_sequence=through_sequence,
+            new_session_id=new_session_id,
+            metadata=metadata,
+        )
+
+    def export_session(self, session_id: str, destination: str | Path | IO[str]) -> int:
+        """Write the session's events as JSON lines; returns how many."""
+        return self._sessions().export(session_id, destination)
+
+    def compact_session(
+        self, *, session_id: str, max_messages: int = 20, summarizer: Any = None
+    ) -> Any:
+        """Record a compaction of the session's history (the log itself is never rewritten)."""
+        return self._sessions().compact(
+            session_id, max_messages=max_messages, summarizer=summarizer
+        )
+
+    def summarize_trace(self, *, pricing: dict[str, float] | None = None) -> Any:
+        """A ``TraceSummary`` of the last traced run."""
+        from lightagent.events.trace import summarize_trace
+
+        return summarize_trace(self.export_trace(), pricing=pricing)
+
+    def export_trace_to(
+        self,
+        exporter: Any,
+        *,
+        pricing: dict[str, float] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Any:
+        """Send the last traced run to ``exporter`` (an object or a registered name); isolated."""
+        from lightagent.events.trace import export_trace
+
+        return export_trace(self.export_trace(), exporter, pricing=pricing, metadata=metadata)
