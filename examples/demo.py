@@ -98,7 +98,6 @@ def tour_plugins() -> None:
 def tour_agent(workdir: Path) -> Any:
     section("2. An agent with tools and a durable SQLite session")
     from lightagent import SqliteSessionStore
-    from lightagent.events import SessionManager
 
     store = SqliteSessionStore(workdir / "sessions.sqlite3")
     agent = LightAgent(
@@ -118,7 +117,7 @@ def tour_agent(workdir: Path) -> Any:
     show("  tool calls", [f"{c['name']}({c['arguments']})" for c in first.tool_calls])
     second = agent.run("What did I ask you a moment ago?", session_id="demo-session")
     show("run 2 (same session, history from SQLite)", second)
-    replay = SessionManager(store).replay("demo-session")
+    replay = agent.replay_session("demo-session")
     show("replay of the event log", replay.to_dict())
     return first
 
