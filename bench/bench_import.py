@@ -32,8 +32,11 @@ def _old_venv() -> str | None:
     python = target / "bin" / "python"
     if not python.exists():
         venv.create(target, with_pip=True)
-        proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "lightagent==0.11.0"],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "lightagent==0.11.0"],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             print(proc.stderr[-2000:], file=sys.stderr)
             return None
@@ -54,7 +57,9 @@ def main() -> None:
     old_py = old or py
     old_floor = _time(old_py, "pass") if old else None
     if old:
-        rows.append(("`import LightAgent` (PyPI lightagent 0.11.0)", _time(old, "import LightAgent")))
+        rows.append(
+            ("`import LightAgent` (PyPI lightagent 0.11.0)", _time(old, "import LightAgent"))
+        )
     lines = [
         "## Import time\n",
         f"Median of {RUNS} fresh interpreters, wall time including interpreter start-up.\n",
@@ -65,7 +70,9 @@ def main() -> None:
         base = old_floor if "0.11.0" in label and old_floor else floor
         lines.append(f"| {label} | {ms:.1f} | +{ms - base:.1f} ms |")
     if not old:
-        lines.append("| `import LightAgent` (PyPI lightagent 0.11.0) | not measured: install failed | |")
+        lines.append(
+            "| `import LightAgent` (PyPI lightagent 0.11.0) | not measured: install failed | |"
+        )
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "import.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

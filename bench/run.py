@@ -19,8 +19,10 @@ ORDER = ["import", "agent", "tools", "events", "flow", "dag"]
 
 
 def main(selected: list[str]) -> int:
-    scripts = sorted(HERE.glob("bench_*.py"), key=lambda p: (
-        ORDER.index(p.stem[6:]) if p.stem[6:] in ORDER else len(ORDER), p.name))
+    scripts = sorted(
+        HERE.glob("bench_*.py"),
+        key=lambda p: (ORDER.index(p.stem[6:]) if p.stem[6:] in ORDER else len(ORDER), p.name),
+    )
     if selected:
         scripts = [s for s in scripts if s.stem[6:] in selected]
     failed = []
@@ -35,7 +37,9 @@ def main(selected: list[str]) -> int:
         "Figures are ratios to the floor named in each table (the raw `openai` SDK on the same "
         "loopback server, or raw `sqlite3`); lower is better.\n",
     ]
-    for area in ORDER + sorted(p.stem for p in (HERE / "results").glob("*.md") if p.stem not in ORDER):
+    for area in ORDER + sorted(
+        p.stem for p in (HERE / "results").glob("*.md") if p.stem not in ORDER
+    ):
         path = HERE / "results" / f"{area}.md"
         if path.exists():
             parts.append(path.read_text().strip() + "\n")

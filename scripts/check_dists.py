@@ -26,8 +26,13 @@ def main(wheelhouse: str) -> int:
     wheels = sorted(Path(wheelhouse).resolve().glob("*.whl"))
     names = {w.name.split("-")[0] for w in wheels}
     expected = {
-        "lightagent_core", "lightagent_flow", "lightagent_dag", "lightagent_mcp",
-        "lightagent_rag_fts", "lightagent_memory_mem0", "lightagent_guardrails",
+        "lightagent_core",
+        "lightagent_flow",
+        "lightagent_dag",
+        "lightagent_mcp",
+        "lightagent_rag_fts",
+        "lightagent_memory_mem0",
+        "lightagent_guardrails",
         "lightagent_contracts",
     }
     if missing := expected - names:
@@ -37,9 +42,21 @@ def main(wheelhouse: str) -> int:
     with tempfile.TemporaryDirectory(prefix="lightagent-check-dists-") as tmp:
         venv.create(tmp, with_pip=True)
         py = str(Path(tmp) / "bin" / "python")
-        _run(py, "-m", "pip", "install", "-q", "--find-links", str(Path(wheelhouse).resolve()),
-             f"lightagent-core[flow,dag]=={version}")
-        _run(py, "-c", "import lightagent, lightagent_flow, lightagent_dag; print(lightagent.__version__)")
+        _run(
+            py,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--find-links",
+            str(Path(wheelhouse).resolve()),
+            f"lightagent-core[flow,dag]=={version}",
+        )
+        _run(
+            py,
+            "-c",
+            "import lightagent, lightagent_flow, lightagent_dag; print(lightagent.__version__)",
+        )
         listing = json.loads(_run(str(Path(tmp) / "bin" / "lightagent"), "plugins", "--json"))
         status = {p["name"]: p["status"] for p in listing}
         for name in ("lightagent-flow", "lightagent-dag"):
@@ -48,8 +65,10 @@ def main(wheelhouse: str) -> int:
         extra = set(status) - {"lightagent-flow", "lightagent-dag"}
         if extra:
             raise SystemExit(f"check-dists: unexpected plugins installed: {sorted(extra)}")
-    print(f"check-dists: lightagent-core[flow,dag]=={version} installs from wheels; "
-          f"`lightagent plugins` lists flow and dag")
+    print(
+        f"check-dists: lightagent-core[flow,dag]=={version} installs from wheels; "
+        f"`lightagent plugins` lists flow and dag"
+    )
     return 0
 
 
