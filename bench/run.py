@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["import", "agent", "peers", "tools", "events", "events_peer", "flow", "dag"]
+ORDER = ["import", "agent", "peers", "tools", "events", "events_peer", "flow", "dag", "dag_peer"]
 
 
 def main(selected: list[str]) -> int:
