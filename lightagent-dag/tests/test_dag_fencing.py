@@ -90,9 +90,20 @@ def test_stale_attempt_writes_are_all_rejected_and_nothing_lands(
     assert dag_store.published_artifacts(run_id) == {}
     fenced = [e for e in dag_store.events(run_id, limit=1000) if e.type == "dag.attempt.fenced"]
     assert len(fenced) == 5 and dag_store.fenced_rejections == 5
-    # The live attempt completes normally.
+    # The live attempt stages; the task is now `verifying`, as the stale attempt expects:
+    # only the fence can refuse the stale writes now.
     m2 = _stage(tmp_path, new)
     assert dag_store.stage_candidate(new, m2, max_pending=16)
+    for write in (
+        lambda: dag_store.publish(old, manifest, report),
+        lambda: dag_store.publish(old, m2, report),
+        lambda: dag_store.reject(old, {"code": "x"}, outcome="fail"),
+        lambda: dag_store.renew(old, 30),
+    ):
+        with pytest.raises(DAGFencedError):
+            write()
+    assert dag_store.get_task(run_id, "t1").status.value == "verifying"
+    assert dag_store.published_artifacts(run_id) == {}
     dag_store.publish(new, m2, {"report_id": "r-new", "verdict": "pass"})
     published = dag_store.published_artifacts(run_id)
     assert list(published) == ["t1"] and published["t1"].attempt_id == new.attempt_id
