@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import os
 import signal
 import sys
 from typing import Any
@@ -195,7 +196,11 @@ def run_dag(args: argparse.Namespace) -> int:
     command = getattr(args, "dag_command", None)
     try:
         if command == "status":
-            return _status(args)
+            try:
+                return _status(args)
+            except BrokenPipeError:  # `lightagent dag status … | head`
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return 0
         if command == "worker":
             if args.until_idle and not args.run:
                 raise DAGError("LA-CONFIG", "--until-idle needs --run RUN_ID")
