@@ -443,3 +443,71 @@ def test_a_worker_without_the_verifier_blocks_the_task_before_working(
     dag.register_verifier("v", CallableVerifier("v", accept_all))
     dag.resolve_blocker(run_id, "t", "verifier deployed")
     assert dag.run(run_id).success and calls == ["t"]
+
+
+def test_worker_factories_build_a_fresh_worker_per_attempt_and_close_it(
+    make_dag, run_id, security
+) -> None:
+    made: list[object] = []
+    closed: list[object] = []
+
+    class Worker:
+        def __init__(self, context) -> None:
+            self.task_id = context.task_id
+            made.append(self)
+
+        async def execute(self, context):
+            return TaskOutcome.candidate(f"{context.task_id}-{id(self)}")
+
+        def close(self) -> None:
+            closed.append(self)
+
+    dag = make_dag(verifiers={"v": CallableVerifier("v", accept_all)})
+    dag.register_worker_factory("w", Worker)
+    dag.create_run([spec("a"), spec("b")], run_id=run_id, context=security())
+    assert dag.run(run_id).success
+    assert len(made) == 2 and made[0] is not made[1] and closed == made
+
+
+def test_verifier_answers_are_normalised() -> None:
+    import asyncio
+    import time as _time
+
+    from lightagent_dag import VerificationVerdict
+    from lightagent_dag.records import DAGRun, DAGTask, VerificationRequest
+    from lightagent_dag.states import DAGRunStatus, DAGTaskStatus
+
+    run = DAGRun("r", DAGRunStatus.RUNNING, "t", "p", "u", ("a",), 1, {}, {})
+    request = VerificationRequest(
+        "completion",
+        run,
+        DAGTask("r", spec("a"), DAGTaskStatus.VERIFYING),
+        "att",
+        "snap",
+        candidate_content=b"x",
+    )
+
+    def boom(r):
+        raise RuntimeError("checker crashed")
+
+    cases = [
+        (lambda r: True, VerificationVerdict.PASS),
+        (lambda r: None, VerificationVerdict.FAIL),
+        (lambda r: "inconclusive", VerificationVerdict.INCONCLUSIVE),
+        (lambda r: {"verdict": "pass", "diagnostics": ["ok"]}, VerificationVerdict.PASS),
+        (lambda r: {"verdict": "maybe"}, VerificationVerdict.ERROR),
+        (lambda r: 42, VerificationVerdict.ERROR),
+        (boom, VerificationVerdict.ERROR),
+    ]
+    for fn, verdict in cases:
+        report = asyncio.run(CallableVerifier("k", fn).verify(request))
+        assert report.verdict is verdict
+        assert report.input_snapshot_hash == "snap" and report.verifier_key == "k"
+    slow = CallableVerifier("slow", lambda r: _time.sleep(1) or True, timeout=0.1)
+    report = asyncio.run(slow.verify(request))
+    assert report.verdict is VerificationVerdict.ERROR and "timed out" in report.diagnostics[0]
+    assert (
+        "checker crashed" in asyncio.run(CallableVerifier("k", boom).verify(request)).diagnostics[0]
+    )
+    with pytest.raises(DAGError):
+        CallableVerifier("", accept_all)
