@@ -511,3 +511,24 @@ def test_verifier_answers_are_normalised() -> None:
     )
     with pytest.raises(DAGError):
         CallableVerifier("", accept_all)
+
+
+def test_adapter_runs_objects_with_only_a_sync_run(make_dag, run_id, security) -> None:
+    import threading
+
+    class Echo:
+        def __init__(self) -> None:
+            self.threads: list[str] = []
+
+        def run(self, query: str) -> str:
+            self.threads.append(threading.current_thread().name)
+            return "ECHO"
+
+    echo = Echo()
+    dag = make_dag(verifiers={"v": CallableVerifier("v", lambda r: r.candidate_content == b"ECHO")})
+    dag.register_worker("w", LightAgentWorkerAdapter(echo))
+    dag.create_run([spec("t")], run_id=run_id, context=security())
+    assert dag.run(run_id).success
+    assert echo.threads and echo.threads[0] != "MainThread"  # off the event loop
+    with pytest.raises(DAGError):
+        LightAgentWorkerAdapter(object())
