@@ -72,3 +72,16 @@ def configure_fan(dag: LightDAG) -> None:
     configure(dag)
     dag.register_worker("fan", _fan)
     dag.register_verifier("fan-ok", CallableVerifier("fan-ok", _fan_ok))
+
+
+def worker_main(argv: list[str]) -> None:
+    """Run ``lightagent dag worker`` with ``argv`` in this (forked) process, quietly."""
+    import argparse
+
+    from lightagent_dag.cli import configure_dag, run_dag
+
+    for fd in (1, 2):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    parser = argparse.ArgumentParser()
+    configure_dag(parser)
+    os._exit(run_dag(parser.parse_args(argv)))

@@ -13,7 +13,6 @@ Sizes come from the environment so CI can run a smaller configuration:
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
 import random
@@ -112,18 +111,25 @@ def check_exactly_once(store: SqlTaskGraphStore, run_id: str, n_tasks: int) -> N
     assert {t: n - splits[t] for t, n in succeeded} == dict.fromkeys(fences, 1)
 
 
-def _child(parent_store: SqlTaskGraphStore, argv: list[str]) -> None:
-    # Forked from the test process (a cheap start): drop the parent's pooled
-    # connections without closing them, then run the real `lightagent dag worker` code.
-    parent_store.engine.dispose(close=False)
-    sys.path.insert(0, str(TESTS))
-    for fd in (1, 2):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
-    from lightagent_dag.cli import configure_dag, run_dag
+def _workers() -> Any:
+    """Start worker processes from a clean, single-threaded fork server with everything preloaded.
 
-    parser = argparse.ArgumentParser()
-    configure_dag(parser)
-    os._exit(run_dag(parser.parse_args(argv)))
+    Forking the test process itself would copy whatever threads other tests left
+    running; the fork server is a fresh interpreter, so each fork is cheap and safe.
+    """
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(
+        ["dag_test_app", "lightagent_dag.cli", "lightagent_dag.dag", "psycopg", "sqlalchemy"]
+    )
+    return ctx
+
+
+def _child(argv: list[str]) -> None:
+    import dag_test_app
+
+    dag_test_app.worker_main(argv)
 
 
 def _churn(
@@ -146,7 +152,7 @@ def _churn(
         for i in range(n_tasks)
     ]
     _submit(store, art, run_id, tasks, max_tasks=max(1000, n_tasks), max_attempts_per_task=50)
-    ctx = multiprocessing.get_context("fork")
+    ctx = _workers()
     serial = iter(range(10**6))
 
     def spawn() -> Any:
@@ -171,7 +177,7 @@ def _churn(
             "--worker-id",
             f"w{next(serial)}",
         ]
-        proc = ctx.Process(target=_child, args=(store, argv), daemon=True)
+        proc = ctx.Process(target=_child, args=(argv,), daemon=True)
         proc.start()
         return proc
 
@@ -408,7 +414,7 @@ def test_backend_kills_are_survived(postgres_url: str, tmp_path: Path) -> None:
         for i in range(n_tasks)
     ]
     _submit(store, art, run_id, tasks, max_attempts_per_task=50)
-    ctx = multiprocessing.get_context("fork")
+    ctx = _workers()
     argv = [
         "worker",
         "--store",
@@ -431,7 +437,7 @@ def test_backend_kills_are_survived(postgres_url: str, tmp_path: Path) -> None:
     ]
     store.engine.dispose()
     workers = [
-        ctx.Process(target=_child, args=(store, [*argv, "--worker-id", f"k{i}"]), daemon=True)
+        ctx.Process(target=_child, args=([*argv, "--worker-id", f"k{i}"],), daemon=True)
         for i in range(4)
     ]
     dsn = postgres_url.replace("postgresql+psycopg://", "postgresql://", 1)
@@ -504,7 +510,7 @@ def test_dynamic_graph_under_crash(postgres_url: str, tmp_path: Path) -> None:
         metadata={"levels": levels, "fanout": fanout, "sleep_ms": 80},
     )
     _submit(store, art, run_id, [root], max_attempts_per_task=50)
-    ctx = multiprocessing.get_context("fork")
+    ctx = _workers()
     serial = iter(range(10**6))
     rng = random.Random(3)
 
@@ -530,7 +536,7 @@ def test_dynamic_graph_under_crash(postgres_url: str, tmp_path: Path) -> None:
             "--worker-id",
             f"f{next(serial)}",
         ]
-        proc = ctx.Process(target=_child, args=(store, argv), daemon=True)
+        proc = ctx.Process(target=_child, args=(argv,), daemon=True)
         proc.start()
         return proc
 
