@@ -92,6 +92,8 @@ _EXPORTS: dict[str, str] = {
     "summarize_trace": "lightagent.events.trace",
     "JsonlTraceExporter": "lightagent.events.trace",
     "redact": "lightagent.events.redaction",
+    "RedactingFilter": "lightagent.events.log_redaction",
+    "install_log_redaction": "lightagent.events.log_redaction",
     # control
     "HumanFeedback": "lightagent.review",
     "record_feedback": "lightagent.review",

@@ -470,5 +470,9 @@ def _logger(name: str, level: str, log_file: str | None, debug: bool) -> logging
     logger = logging.getLogger(f"lightagent.agent.{name}")
     logger.setLevel(logging.DEBUG if debug else getattr(logging, str(level).upper(), logging.INFO))
     if log_file and not any(getattr(h, "baseFilename", None) == log_file for h in logger.handlers):
-        logger.addHandler(logging.FileHandler(log_file, delay=True))
+        from lightagent.events.log_redaction import RedactingFilter
+
+        handler = logging.FileHandler(log_file, delay=True)
+        handler.addFilter(RedactingFilter())  # a log file is persisted too: redact it
+        logger.addHandler(handler)
     return logger

@@ -25,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     "SqliteSessionStore": "lightagent.events.sql_store",
     "redact": "lightagent.events.redaction",
     "redact_or_marker": "lightagent.events.redaction",
+    "RedactingFilter": "lightagent.events.log_redaction",
+    "install_log_redaction": "lightagent.events.log_redaction",
     "session_event_from_trace": "lightagent.events.mapping",
     "ExportReport": "lightagent.events.trace",
     "resolve_exporter": "lightagent.events.trace",

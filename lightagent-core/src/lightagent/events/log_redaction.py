@@ -1,0 +1,49 @@
+"""Redaction for log lines: a ``logging.Filter`` and a one-call installer.
+
+Events and traces are redacted before they are stored or exported; log lines need the same
+care, because HTTP clients log request bodies at DEBUG level (tool arguments, error text).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from lightagent.events.redaction import REDACTION_FAILED, redact_text
+
+__all__ = ["RedactingFilter", "install_log_redaction"]
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites each record's message with credential-looking text replaced; fails closed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = redact_text(record.getMessage())
+        except Exception:
+            message = REDACTION_FAILED
+        record.msg, record.args = message, None
+        if record.exc_text:
+            try:
+                record.exc_text = redact_text(record.exc_text)
+            except Exception:
+                record.exc_text = REDACTION_FAILED
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def install_log_redaction(
+    handlers: Iterable[logging.Handler] | None = None,
+) -> list[logging.Handler]:
+    """Add the redacting filter to ``handlers`` (default: every handler of the root logger).
+
+    Handler filters see the records of every logger that reaches them, including the
+    ``openai`` and ``httpx`` loggers. Idempotent; returns the handlers it now guards.
+    """
+    targets = list(logging.getLogger().handlers if handlers is None else handlers)
+    for handler in targets:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(_FILTER)
+    return targets

@@ -1,0 +1,76 @@
+"""Log lines are redacted too: the openai SDK's DEBUG request logs included."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+from lightagent import LightAgent, RedactingFilter, install_log_redaction, tool
+from lightagent_contracts.loopback import LoopbackServer
+
+SECRET = "sk-proj-PLANTEDsecret0123456789abcdefXYZ"
+
+
+@tool
+def lookup(token: str) -> str:
+    """Look something up.
+
+    Args:
+        token: An access token.
+    """
+    raise ValueError(f"token {token} was refused")
+
+
+def test_openai_debug_logs_are_redacted_through_the_handler() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.DEBUG)
+    handler.setFormatter(logging.Formatter("%(name)s %(message)s"))
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        assert install_log_redaction() and install_log_redaction()  # idempotent
+        assert sum(isinstance(f, RedactingFilter) for f in handler.filters) == 1
+        with LoopbackServer() as server:
+            server.reply(
+                {"tool_calls": [{"name": "lookup", "arguments": {"token": SECRET}}]}, "done"
+            )
+            agent = LightAgent(
+                model="m",
+                base_url=server.base_url,
+                api_key="sk-live-APIKEY0123456789abcdef",
+                tools=[lookup],
+            )
+            assert agent.run("go") == "done"
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    text = stream.getvalue()
+    assert "openai" in text or "httpx" in text, (
+        "the SDK logged nothing at DEBUG: the test would prove nothing"
+    )
+    assert SECRET not in text
+    assert "APIKEY0123456789" not in text
+    assert "[redacted]" in text
+
+
+def test_agent_log_file_is_redacted(tmp_path) -> None:
+    path = tmp_path / "agent.log"
+    agent = LightAgent(model="m", base_url="http://127.0.0.1:9/v1", log_file=str(path))
+    agent.logger.warning("calling with key %s", SECRET)
+    for handler in agent.logger.handlers:
+        handler.flush()
+    text = path.read_text()
+    assert SECRET not in text and "[redacted]" in text
+
+
+def test_a_filter_that_cannot_redact_fails_closed() -> None:
+    class Boom:
+        def __str__(self) -> str:
+            raise RuntimeError("cannot render")
+
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "%s", (Boom(),), None)
+    RedactingFilter().filter(record)
+    assert record.getMessage() == "[redaction-failed]"
