@@ -7,9 +7,10 @@ use, and no plugin, model client or database driver is imported until needed.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from lightagent._version import __version__
+
+# No `typing` import here: it costs more than the rest of this module together.
 
 # Public name -> module that defines it. The one place that says where each name lives.
 _EXPORTS: dict[str, str] = {
@@ -132,7 +133,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'lightagent' has no attribute {name!r}")
@@ -143,7 +144,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return list(__all__)
-
-
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from lightagent.errors import *  # noqa: F403
