@@ -341,9 +341,8 @@ def main() -> int:
         lines.append(f"| {store} | " + " | ".join(f"{v:.1f}" for v in values.values()) + " |")
     lines += [
         "",
-        "Not measured: the PyPI `lightagent==0.11.0` LightDAG on the same work — the project rules forbid",
-        "installing that package here. (By its own design it runs one in-process scheduler per run on SQLite and has",
-        "no worker processes, so only the single-worker SQLite row would be comparable.)",
+        "The PyPI `lightagent==0.11.0` LightDAG runs one in-process scheduler per run on SQLite and has no",
+        "worker processes; `bench/bench_dag_peer.py` compares the two in one process on the same work.",
         "",
     ]
     (HERE / "results").mkdir(exist_ok=True)

@@ -253,9 +253,9 @@ def write(
         )
     lines += [
         "",
-        "Not measured: the seeds' `SqliteSessionStore` (PyPI `lightagent==0.11.0`), which rewrites the",
-        "whole session on every event (O(n) per append, O(n²) per session): the project rules forbid",
-        "installing that package here.",
+        "The seeds' `SqliteSessionStore` (PyPI `lightagent==0.11.0`) rewrites the whole session on",
+        "every event (O(n) per append, O(n²) per session); `bench/bench_events_peer.py` measures it",
+        "next to this store (see its table).",
         "",
     ]
     text = "\n".join(lines)
