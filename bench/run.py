@@ -18,6 +18,13 @@ HERE = Path(__file__).resolve().parent
 ORDER = ["import", "agent", "peers", "tools", "events", "events_peer", "flow", "dag", "dag_peer"]
 
 
+def _as_section(text: str) -> str:
+    """Demote a table file's headings one level when it starts at ``#``: RESULTS.md owns ``#``."""
+    if not text.startswith("# "):
+        return text
+    return "\n".join("#" + line if line.startswith("#") else line for line in text.splitlines())
+
+
 def main(selected: list[str]) -> int:
     scripts = sorted(
         HERE.glob("bench_*.py"),
@@ -42,7 +49,7 @@ def main(selected: list[str]) -> int:
     ):
         path = HERE / "results" / f"{area}.md"
         if path.exists():
-            parts.append(path.read_text().strip() + "\n")
+            parts.append(_as_section(path.read_text().strip()) + "\n")
     (HERE / "RESULTS.md").write_text("\n".join(parts))
     if failed:
         print(f"bench: failed: {', '.join(failed)}", file=sys.stderr)
