@@ -6,8 +6,7 @@ use, and no plugin, model client or database driver is imported until needed.
 
 from __future__ import annotations
 
-import importlib
-
+from lightagent._lazy import lazy_exports
 from lightagent._version import __version__
 
 # No `typing` import here: it costs more than the rest of this module together.
@@ -133,14 +132,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lightagent' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

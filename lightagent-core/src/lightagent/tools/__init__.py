@@ -7,8 +7,7 @@ imported only when a schema is first built).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from lightagent._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "Tool": "lightagent.tools.decorator",
@@ -32,14 +31,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lightagent.tools' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
