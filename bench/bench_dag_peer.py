@@ -4,8 +4,8 @@ Both run the seeds' API unchanged (``LightDAG``, ``register_worker``, ``Callable
 ``create_run``, ``run``) on an embedded SQLite file: N independent tasks whose worker
 sleeps ``work_ms`` (an I/O-bound step, like a model call) and returns its answer, each
 verified and published. Throughput is tasks per second at ``max_concurrency`` 1, 2, 4
-and 8. The 0.11.0 LightDAG runs in ``bench/.work/venv-la011`` (installed by
-``bench_peers.py`` on first run). Multi-process workers on PostgreSQL are measured by
+and 8. The 0.11.0 LightDAG runs in ``bench/.work/venv-la011`` (installed on
+first run by ``bench/la011.py``). Multi-process workers on PostgreSQL are measured by
 ``bench_dag.py``; 0.11.0 has no multi-process mode.
 
 Run: ``.venv/bin/python bench/bench_dag_peer.py [tasks] [work_ms]``.
@@ -17,6 +17,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from la011 import la011_python
 
 HERE = Path(__file__).resolve().parent
 
@@ -79,11 +81,9 @@ def main() -> None:
     tasks = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     work_ms = float(sys.argv[2]) if len(sys.argv) > 2 else 20.0
     rows = {"lightagent-dag 0.1.0": _run(sys.executable, "ours", tasks, work_ms)}
-    old = HERE / ".work" / "venv-la011" / "bin" / "python"
+    old = la011_python()
     rows["LightAgent 0.11.0 LightDAG"] = (
-        _run(str(old), "old", tasks, work_ms)
-        if old.exists()
-        else "not measured: run bench_peers.py first"
+        _run(old, "old", tasks, work_ms) if old else "not measured: installing 0.11.0 failed"
     )
     lines = [
         "## LightDAG next to LightAgent 0.11.0 (one process, SQLite)\n",

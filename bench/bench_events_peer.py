@@ -5,7 +5,7 @@ of one event to a session that already holds many. The 0.11.0 store saves a sess
 rewriting all of its events; ours appends one row. Both are measured at growing session
 sizes, next to raw ``sqlite3`` (one ``INSERT`` + ``COMMIT`` per event, WAL,
 ``synchronous=FULL``: the floor). The 0.11.0 store runs in ``bench/.work/venv-la011``
-(installed by ``bench_peers.py`` / ``bench_import.py`` on first run).
+(installed on first run by ``bench/la011.py``).
 
 Run: ``.venv/bin/python bench/bench_events_peer.py``.
 """
@@ -19,6 +19,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from la011 import la011_python
 
 HERE = Path(__file__).resolve().parent
 SIZES = (100, 1000, 2000)
@@ -106,10 +108,10 @@ def _ours(size_list: tuple[int, ...]) -> dict[int, float]:
 
 def main() -> None:
     rows = {"raw sqlite3 (floor)": _raw(SIZES), "lightagent SqliteSessionStore": _ours(SIZES)}
-    python = HERE / ".work" / "venv-la011" / "bin" / "python"
-    if python.exists():
+    python = la011_python()
+    if python:
         proc = subprocess.run(
-            [str(python), "-c", OLD, json.dumps(SIZES), str(PROBE), json.dumps(PAYLOAD)],
+            [python, "-c", OLD, json.dumps(SIZES), str(PROBE), json.dumps(PAYLOAD)],
             capture_output=True,
             text=True,
             timeout=1800,
@@ -121,7 +123,7 @@ def main() -> None:
         else:
             rows["LightAgent 0.11.0 SqliteSessionStore"] = proc.stderr.strip()[-200:]
     else:
-        rows["LightAgent 0.11.0 SqliteSessionStore"] = "not measured: run bench_peers.py first"
+        rows["LightAgent 0.11.0 SqliteSessionStore"] = "not measured: installing 0.11.0 failed"
     floor = rows["raw sqlite3 (floor)"]
     head = " | ".join(f"{n:,} events" for n in SIZES)
     lines = [

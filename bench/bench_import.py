@@ -10,8 +10,9 @@ import statistics
 import subprocess
 import sys
 import time
-import venv
 from pathlib import Path
+
+from la011 import la011_python
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
@@ -27,22 +28,6 @@ def _time(python: str, code: str) -> float:
     return statistics.median(samples) * 1000
 
 
-def _old_venv() -> str | None:
-    target = WORK / "venv-la011"
-    python = target / "bin" / "python"
-    if not python.exists():
-        venv.create(target, with_pip=True)
-        proc = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "lightagent==0.11.0"],
-            capture_output=True,
-            text=True,
-        )
-        if proc.returncode != 0:
-            print(proc.stderr[-2000:], file=sys.stderr)
-            return None
-    return str(python)
-
-
 def main() -> None:
     py = sys.executable
     floor = _time(py, "pass")
@@ -53,7 +38,7 @@ def main() -> None:
         ("`import lightagent`", ours),
         ("`import lightagent; lightagent.LightAgent` (first use)", ours_agent),
     ]
-    old = _old_venv()
+    old = la011_python()
     old_py = old or py
     old_floor = _time(old_py, "pass") if old else None
     if old:

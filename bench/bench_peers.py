@@ -15,8 +15,9 @@ import json
 import subprocess
 import sys
 import tempfile
-import venv
 from pathlib import Path
+
+from la011 import la011_python
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
@@ -106,24 +107,6 @@ print(json.dumps(out))
 """
 
 
-def _old_python() -> str | None:
-    target = WORK / "venv-la011"
-    python = target / "bin" / "python"
-    if not python.exists():
-        venv.create(target, with_pip=True)
-    probe = subprocess.run([str(python), "-c", "import LightAgent"], capture_output=True)
-    if probe.returncode != 0:
-        proc = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "lightagent==0.11.0"],
-            capture_output=True,
-            text=True,
-        )
-        if proc.returncode != 0:
-            print(proc.stderr[-2000:], file=sys.stderr)
-            return None
-    return str(python)
-
-
 def _measure(python: str, base_url: str, impl: str, iterations: int) -> dict | str:
     with tempfile.TemporaryDirectory() as cwd:
         proc = subprocess.run(
@@ -149,7 +132,7 @@ def main() -> None:
                 sys.executable, base_url, "lightagent", iterations
             )
         }
-        old = _old_python()
+        old = la011_python()
         results["LightAgent 0.11.0 (PyPI)"] = (
             _measure(old, base_url, "la011", iterations) if old else "not measured: install failed"
         )
