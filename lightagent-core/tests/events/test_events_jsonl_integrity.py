@@ -203,3 +203,23 @@ def test_pages_deep_in_a_long_file_use_the_offset_index(tmp_path):
     # Corruption before the jump point is still caught by a full read.
     other = JsonlSessionStore(tmp_path)
     assert other.events("s", after=4)[0].sequence == 5
+
+
+def test_sqlite_store_waits_for_a_lock_held_while_it_switches_to_wal(tmp_path):
+    import sqlite3
+    import threading
+
+    from lightagent.events.sql_store import SqliteSessionStore
+
+    path = tmp_path / "held.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE other (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT INTO other VALUES (1)")
+    threading.Timer(0.4, holder.execute, args=("COMMIT",)).start()
+    store = SqliteSessionStore(path)
+    stored = store.append("s", [{"type": "w.e"}], expected_sequence=0)
+    assert [e.sequence for e in stored] == [1]
+    with sqlite3.connect(path) as probe:
+        assert probe.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    holder.close()

@@ -369,6 +369,29 @@ def _prepare_sqlite_path(url: str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
 
 
+def _enable_wal(cursor: Any, busy_timeout_ms: int) -> None:
+    # Switching a fresh file to WAL needs an exclusive lock, and SQLite answers "database
+    # is locked" at once (no busy handler) while another process opens or switches the
+    # same file; wait and try again within the busy timeout instead of failing the store.
+    import sqlite3
+
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    delay = 0.005
+    while True:
+        try:
+            row = cursor.execute("PRAGMA journal_mode=WAL").fetchone()
+            # SQLite reports the mode still in force when it could not switch.
+            mode = str(row[0]).lower() if row else ""
+            if mode in ("wal", "memory") or time.monotonic() >= deadline:
+                return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
 def _configure_sqlite(engine: Any, synchronous: str, busy_timeout_ms: int) -> None:
     from sqlalchemy import event
 
@@ -377,10 +400,12 @@ def _configure_sqlite(engine: Any, synchronous: str, busy_timeout_ms: int) -> No
         # Let SQLAlchemy's "begin" event issue BEGIN itself (deferred or IMMEDIATE).
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA synchronous={synchronous}")
-        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        cursor.close()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            _enable_wal(cursor, busy_timeout_ms)
+            cursor.execute(f"PRAGMA synchronous={synchronous}")
+        finally:
+            cursor.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
