@@ -63,6 +63,15 @@ def _stage(tmp_path, claim):
     )
 
 
+def test_a_lease_is_over_at_its_expiry_instant(dag_store, run_id, security) -> None:
+    # The database clock ticks in milliseconds on SQLite: a zero-length lease must be
+    # claimable by the very next statement, even within the same tick.
+    _create(dag_store, run_id, [_spec()], security, max_attempts_per_task=1000)
+    for fence in range(1, 201):
+        claim = dag_store.claim("A", run_id=run_id, lease_seconds=0.0)
+        assert claim is not None and claim.fence == fence
+
+
 def test_stale_attempt_writes_are_all_rejected_and_nothing_lands(
     dag_store, run_id, security, tmp_path
 ) -> None:

@@ -28,7 +28,7 @@ from lightagent_dag.sql.common import (
 
 _CLAIMABLE = (
     "(t.status='ready' OR (t.status='retry_wait' AND t.available_at<={now})"
-    " OR (t.status IN ('running','verifying') AND t.lease_expires_at<{now}))"
+    " OR (t.status IN ('running','verifying') AND t.lease_expires_at<={now}))"
 )
 
 
