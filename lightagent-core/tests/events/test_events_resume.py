@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 
 import pytest
 from lightagent import LightAgent, ScriptedModel, tool
@@ -211,3 +212,54 @@ def test_a_run_killed_before_its_model_request_restarts_from_its_question(tmp_pa
     assert sent == ["I am Ada", "hello Ada", "who am I?"]  # the question once, after the history
     replay = SessionManager(store).replay("s")
     assert replay.completed_turns == 2 and replay.incomplete_turns == 0
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_call_that_finished_before_a_crash_mid_round_is_done_not_unknown(tmp_path, mode):
+    store = SqliteSessionStore(tmp_path / "s.db")
+    ledger = Ledger(tmp_path / "ledger.db")
+
+    def finished_items():
+        return [
+            e.data["output"] for e in SessionManager(store).events("s") if e.type == "tool.finished"
+        ]
+
+    crashed: list[str] = []
+
+    @tool
+    def charge(item: str, idempotency_key: str) -> str:
+        """Charge for an item; b dies once a's return is on record."""
+        ledger.apply(idempotency_key, item)
+        if item == "b" and not crashed:
+            for _ in range(500):
+                if "charged a" in finished_items():
+                    crashed.append(item)
+                    raise Crash(item)
+                time.sleep(0.01)
+            return "a was never recorded"
+        return f"charged {item}"
+
+    model = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    {"name": "charge", "arguments": {"item": "b"}},
+                    {"name": "charge", "arguments": {"item": "a"}},
+                ]
+            }
+        ]
+    )
+    agent = LightAgent(model=model, tools=[charge], session_store=store, max_tool_workers=2)
+    with pytest.raises(Crash):
+        if mode == "sync":
+            agent.run("charge b and a", session_id="s")
+        else:
+            asyncio.run(agent.arun("charge b and a", session_id="s"))
+    (run_id,) = SessionManager(store).replay("s").incomplete_runs
+    plan = plan_resume(SessionManager(store).events("s"), run_id, session_id="s")
+    assert list(plan.done.values()) == ["charged a"]
+    assert [c.arguments for c in plan.unknown] == [{"item": "b"}]
+    # Approving b runs it again; a, already on record, never runs twice.
+    model.add("all charged")
+    assert resume(agent, run_id, session_id="s", approve=True) == "all charged"
+    assert ledger.counts() == {"a": 1, "b": 2}

@@ -351,3 +351,106 @@ def test_a_tool_calling_sys_exit_does_not_end_the_host():
             "Error [LA-TOOL] SystemExit: 3",
             "Error [LA-TOOL] SystemExit: 4",
         ]
+
+
+def _gated_registry():
+    gate = threading.Event()
+    heard: list[str] = []
+
+    @tool
+    def quick() -> str:
+        """Returns at once."""
+        return "quick"
+
+    @tool
+    def waits_for_quick() -> str:
+        """Returns only once the dispatcher has reported `quick`."""
+        return "saw quick" if gate.wait(5) else "never saw quick"
+
+    @tool
+    async def awaits_for_quick() -> str:
+        """Async form of waits_for_quick."""
+        for _ in range(500):
+            if gate.is_set():
+                return "saw quick"
+            await asyncio.sleep(0.01)
+        return "never saw quick"
+
+    def on_outcome(outcome: ToolOutcome) -> None:
+        heard.append(outcome.call_id)
+        if outcome.name == "quick":
+            gate.set()
+
+    return ToolRegistry([quick, waits_for_quick, awaits_for_quick]), heard, on_outcome
+
+
+@pytest.mark.parametrize("slow", ["waits_for_quick", "awaits_for_quick"])
+def test_each_outcome_is_reported_the_moment_it_is_known(slow):
+    reg, heard, on_outcome = _gated_registry()
+    dispatcher = AsyncToolDispatcher(reg, default_timeout=10)
+    # The slow call comes first: call order would report it first, and it never ends
+    # before the quick one has been reported.
+    outcomes = dispatcher.run_calls(
+        [call(slow, "{}", "s"), call("quick", "{}", "q")], on_outcome=on_outcome
+    )
+    assert [o.output for o in outcomes] == ["saw quick", "quick"]
+    assert heard == ["q", "s"]
+
+
+def test_async_outcomes_are_reported_one_at_a_time_as_they_finish():
+    reg, heard, on_outcome = _gated_registry()
+    dispatcher = AsyncToolDispatcher(reg, default_timeout=10)
+    inside = []
+
+    async def aon_outcome(outcome: ToolOutcome) -> None:
+        inside.append(outcome.call_id)
+        assert len(inside) == 1  # never two at once
+        await asyncio.sleep(0.01)
+        on_outcome(outcome)
+        inside.remove(outcome.call_id)
+
+    calls = [
+        call("awaits_for_quick", "{}", "s"),
+        call("quick", "{}", "q"),
+        call("quick", "{}", "q2"),
+    ]
+    outcomes = asyncio.run(dispatcher.arun_calls(calls, on_outcome=aon_outcome))
+    assert [o.output for o in outcomes] == ["saw quick", "quick", "quick"]
+    assert heard[-1] == "s" and set(heard) == {"s", "q", "q2"}
+
+
+def test_timed_out_calls_are_reported_and_a_crash_still_reports_the_finished_ones(dispatcher):
+    heard = []
+    outcomes = dispatcher.run_calls(
+        [call("stuck", "{}", "late"), call("nap", '{"seconds": 0.01}', "n")],
+        on_outcome=lambda o: heard.append((o.call_id, o.error.code if o.error else None)),
+    )
+    assert heard == [("n", None), ("late", "LA-TOOL-TIMEOUT")]
+    assert outcomes[0].error.code == "LA-TOOL-TIMEOUT"
+
+    class Crash(BaseException):
+        pass
+
+    returned = threading.Event()
+
+    @tool
+    def returns() -> str:
+        """Finishes first."""
+        returned.set()
+        return "ok"
+
+    @tool
+    def dies() -> str:
+        """Stands in for the process dying after the other call returned."""
+        returned.wait(5)
+        time.sleep(0.2)
+        raise Crash()
+
+    reg = ToolRegistry([dies, returns])
+    heard.clear()
+    with pytest.raises(Crash):
+        AsyncToolDispatcher(reg, default_timeout=10).run_calls(
+            [call("dies", "{}", "d"), call("returns", "{}", "n")],
+            on_outcome=lambda o: heard.append((o.call_id, None)),
+        )
+    assert heard == [("n", None)]

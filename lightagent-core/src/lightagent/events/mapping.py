@@ -21,6 +21,7 @@ TRACE_TO_SESSION: dict[str, str] = {
     "model_request": "model.requested",
     "model_response": "assistant.completed",
     "tool_call": "tool.requested",
+    "tool_finished": "tool.finished",
     "tool_result": "tool.completed",
     "error": "error.recorded",
     "hook_decision": "policy.decision",

@@ -52,6 +52,7 @@ SESSION_EVENT_TYPES: frozenset[str] = frozenset(
         "model.failed",
         # tools
         "tool.requested",
+        "tool.finished",
         "tool.completed",
         "tool.reconciled",
         # memory

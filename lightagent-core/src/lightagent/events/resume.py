@@ -1,7 +1,8 @@
 """Resume an interrupted run from its session log without repeating side effects.
 
 :func:`plan_resume` reads the run's events and sorts the tool calls of its last model
-answer into three sets: **done** (a result is recorded: never executed again),
+answer into three sets: **done** (a result is recorded — ``tool.finished`` is written
+the moment each call returns, ``tool.completed`` when its round ends: never executed again),
 **unknown** (requested but no result — it may or may not have happened), and
 **pending** (never requested: safe to run). An unknown call is settled by a
 ``reconcile(call)`` hook (which checks the outside world by the call's idempotency key
@@ -108,7 +109,9 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
         # (model calls have no side effects).
         return plan
     messages.append(message)
-    results = {e.data.get("call_id"): e for e in mine if e.type == "tool.completed"}
+    results = {e.data.get("call_id"): e for e in mine if e.type == "tool.finished"}
+    # tool.completed (after the after-tool hooks) wins over the raw tool.finished record.
+    results.update({e.data.get("call_id"): e for e in mine if e.type == "tool.completed"})
     requests = {e.data.get("call_id"): e for e in mine if e.type == "tool.requested"}
     for call in message["tool_calls"]:
         call_id = call.get("id")

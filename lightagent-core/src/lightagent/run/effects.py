@@ -27,13 +27,20 @@ class StreamModel:
 
 
 class RunTools:
-    """Run tool calls concurrently through the dispatcher; the result is a list of ``ToolOutcome``."""
+    """Run tool calls concurrently through the dispatcher; the result is a list of ``ToolOutcome``.
 
-    __slots__ = ("calls", "idempotency_keys")
+    With ``record_each`` the driver emits a ``tool_finished`` event for each call the
+    moment it finishes, so a durable log holds it even if the round never completes.
+    """
 
-    def __init__(self, calls: list[Any], idempotency_keys: dict[str, str]) -> None:
+    __slots__ = ("calls", "idempotency_keys", "record_each")
+
+    def __init__(
+        self, calls: list[Any], idempotency_keys: dict[str, str], record_each: bool = False
+    ) -> None:
         self.calls = calls
         self.idempotency_keys = idempotency_keys
+        self.record_each = record_each
 
 
 class CallPhase:

@@ -23,6 +23,7 @@ from lightagent.run.streaming import (
     new_screen,
     output_event,
 )
+from lightagent.run.tool_round import finished_event
 
 __all__ = ["drive", "drive_stream"]
 
@@ -148,9 +149,17 @@ def _final_or_truncated(final: ModelResponse | None) -> ModelResponse:
 
 
 def _dispatch_kwargs(spec: RunSpec, effect: RunTools) -> dict[str, Any]:
-    return {
+    kwargs = {
         "cancellation": spec.ctx.cancellation,
         "registry": spec.registry,
         "idempotency_keys": effect.idempotency_keys,
         "context": spec.ctx,
     }
+    if effect.record_each:
+        ctx, keys = spec.ctx, effect.idempotency_keys
+
+        def on_outcome(outcome: Any) -> None:
+            ctx.emit("tool_finished", finished_event(outcome, keys))
+
+        kwargs["on_outcome"] = on_outcome
+    return kwargs

@@ -15,7 +15,7 @@ from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
 from lightagent.run.transcript import loads
 
-__all__ = ["REPAIRABLE", "tool_round"]
+__all__ = ["REPAIRABLE", "finished_event", "tool_round"]
 
 #: Codes of tool outcomes the model can fix by calling again (they count against max_retry).
 REPAIRABLE = frozenset({"LA-TOOL-ARGS", "LA-TOOL-NOT-FOUND", "LA-JSON"})
@@ -134,7 +134,9 @@ def tool_round(
         runnable.append(call)
     if runnable:
         check_cancel(ctx)
-        outcomes = yield RunTools(runnable, keys)
+        # Only a durable log (a fail-closed observer) needs each call on record at once.
+        record_each = active and any(getattr(o, "fail_closed", False) for o in ctx.observers)
+        outcomes = yield RunTools(runnable, keys, record_each)
         for outcome in outcomes:
             err = outcome.error
             results[outcome.call_id] = (
@@ -227,3 +229,16 @@ def tool_round(
                 f"the model kept sending invalid tool calls ({st.retries} rounds, max_retry={spec.max_retry})",
                 details={"max_retry": spec.max_retry},
             )
+
+
+def finished_event(outcome: Any, idempotency_keys: dict[str, str]) -> dict[str, Any]:
+    """The ``tool_finished`` payload for one outcome, before any after-tool hook sees it."""
+    err = outcome.error
+    return {
+        "call_id": outcome.call_id,
+        "name": outcome.name,
+        "output": outcome.output,
+        "error": err.to_dict() if err is not None else None,
+        "latency_ms": outcome.latency_ms,
+        "idempotency_key": idempotency_keys.get(outcome.call_id),
+    }

@@ -19,7 +19,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,10 @@ from lightagent.tools.decorator import Tool
 from lightagent.tools.output import error_text, format_output, join_items, wrap_exception
 from lightagent.tools.registry import ToolRegistry
 
-__all__ = ["AsyncToolDispatcher", "ToolOutcome"]
+__all__ = ["AsyncToolDispatcher", "OnOutcome", "ToolOutcome"]
+
+#: Called with each outcome of a call that ran, as soon as it is known (completion order).
+OnOutcome = Callable[["ToolOutcome"], Any]
 
 _shared_lock = threading.Lock()
 _shared_executor: concurrent.futures.ThreadPoolExecutor | None = None
@@ -183,6 +186,21 @@ async def _run_async(tool: Tool, args: list[Any], kwargs: dict[str, Any]) -> str
         return format_output(result)
     except SystemExit as exc:
         raise _ToolExited(exc) from None
+
+
+def _async_notifier(on_outcome: OnOutcome) -> Callable[[ToolOutcome], Any]:
+    """Serialize ``on_outcome`` calls; a sync callback goes to a thread, off the loop."""
+    lock = asyncio.Lock()
+    is_async = inspect.iscoroutinefunction(on_outcome)
+
+    async def notify(outcome: ToolOutcome) -> None:
+        async with lock:
+            if is_async:
+                await on_outcome(outcome)
+            else:
+                await asyncio.to_thread(on_outcome, outcome)
+
+    return notify
 
 
 class AsyncToolDispatcher:
@@ -348,22 +366,29 @@ class AsyncToolDispatcher:
         registry: ToolRegistry | None = None,
         idempotency_keys: Mapping[str, str] | None = None,
         context: Any = None,
+        on_outcome: OnOutcome | None = None,
     ) -> list[ToolOutcome]:
         """Run ``calls`` concurrently; one :class:`ToolOutcome` per call, in call order.
 
         ``cancellation`` (``.cancelled``/``.reason``) is checked before each call;
         ``registry`` overrides the dispatcher's (e.g. a per-run overlay);
         ``idempotency_keys`` maps call ids to the key injected into tools that declare
-        an ``idempotency_key`` parameter; ``context`` goes to ``RunContext`` parameters.
+        an ``idempotency_key`` parameter; ``context`` goes to ``RunContext`` parameters;
+        ``on_outcome`` hears each call that ran as soon as it finishes (one at a time; an
+        async callable is awaited, a sync one runs in a worker thread).
         """
         reg = registry if registry is not None else self.registry
+        notify = _async_notifier(on_outcome) if on_outcome is not None else None
 
         async def one(index: int, raw: Any) -> ToolOutcome:
             call = _as_call(raw, index)
             prepared = self._prepare(call, reg, cancellation, idempotency_keys, context)
             if isinstance(prepared, ToolOutcome):
                 return prepared
-            return await self._arun_one(prepared)
+            outcome = await self._arun_one(prepared)
+            if notify is not None:
+                await notify(outcome)
+            return outcome
 
         if len(calls) == 1:
             return [await one(0, calls[0])]
@@ -388,6 +413,7 @@ class AsyncToolDispatcher:
         registry: ToolRegistry | None = None,
         idempotency_keys: Mapping[str, str] | None = None,
         context: Any = None,
+        on_outcome: OnOutcome | None = None,
     ) -> list[ToolOutcome]:
         """Sync form of :meth:`arun_calls`: sync tools in worker threads, no event loop.
 
@@ -404,6 +430,7 @@ class AsyncToolDispatcher:
                 registry=reg,
                 idempotency_keys=idempotency_keys,
                 context=context,
+                on_outcome=on_outcome,
             )
         outcomes: list[ToolOutcome | None] = [None] * len(normalized)
         pending: list[tuple[int, _Prepared, concurrent.futures.Future[Any], float]] = []
@@ -415,12 +442,17 @@ class AsyncToolDispatcher:
             started = time.perf_counter()
             if len(normalized) == 1 and prepared.timeout is None:
                 outcomes[i] = self._run_inline(prepared, started)
+                if on_outcome is not None:
+                    on_outcome(outcomes[i])
                 continue
             ctx = contextvars.copy_context()
             future = self._pool().submit(
                 ctx.run, _run_sync_timed, prepared.tool, prepared.args, prepared.kwargs
             )
             pending.append((i, prepared, future, started))
+        if on_outcome is not None and pending:
+            self._collect_as_completed(pending, outcomes, on_outcome)
+            return [o for o in outcomes if o is not None]
         for i, prepared, future, started in pending:
             remaining = None
             if prepared.timeout is not None:
@@ -438,6 +470,58 @@ class AsyncToolDispatcher:
             else:
                 outcomes[i] = self._finish(prepared, output or "", started, ended)
         return [o for o in outcomes if o is not None]
+
+    def _settled(
+        self, prepared: _Prepared, future: concurrent.futures.Future[Any], started: float
+    ) -> ToolOutcome | None:
+        """The outcome of a finished or overdue call; None while it may still finish."""
+        if future.done():
+            output, exc, ended = future.result()  # a BaseException (a crash) propagates
+            if exc is not None:
+                return self._failed(
+                    prepared, wrap_exception(prepared.tool.name, exc), started, ended
+                )
+            return self._finish(prepared, output or "", started, ended)
+        if prepared.timeout is not None and time.perf_counter() >= started + prepared.timeout:
+            future.cancel()  # succeeds only if it never started
+            ended = started + prepared.timeout
+            return self._failed(prepared, self._timeout_error(prepared), started, ended)
+        return None
+
+    def _collect_as_completed(
+        self,
+        pending: list[tuple[int, _Prepared, concurrent.futures.Future[Any], float]],
+        outcomes: list[ToolOutcome | None],
+        on_outcome: OnOutcome,
+    ) -> None:
+        # Each outcome is reported the moment it is known, so a crash later in the round
+        # cannot erase the record of a call that already finished.
+        waiting = list(pending)
+        while waiting:
+            deadlines = [s + p.timeout for _, p, _, s in waiting if p.timeout is not None]
+            timeout = max(0.0, min(deadlines) - time.perf_counter()) if deadlines else None
+            concurrent.futures.wait(
+                [f for _, _, f, _ in waiting],
+                timeout=timeout,
+                return_when=concurrent.futures.FIRST_COMPLETED,
+            )
+            still: list[tuple[int, _Prepared, concurrent.futures.Future[Any], float]] = []
+            crash: BaseException | None = None
+            for entry in waiting:
+                i, prepared, future, started = entry
+                try:
+                    outcome = self._settled(prepared, future, started)
+                except BaseException as exc:  # report the others first, then let it go
+                    crash = crash or exc
+                    continue
+                if outcome is None:
+                    still.append(entry)
+                    continue
+                outcomes[i] = outcome
+                on_outcome(outcome)
+            if crash is not None:
+                raise crash
+            waiting = still
 
     def _run_inline(self, prepared: _Prepared, started: float) -> ToolOutcome:
         try:
