@@ -450,25 +450,8 @@ class AsyncToolDispatcher:
                 ctx.run, _run_sync_timed, prepared.tool, prepared.args, prepared.kwargs
             )
             pending.append((i, prepared, future, started))
-        if on_outcome is not None and pending:
-            self._collect_as_completed(pending, outcomes, on_outcome)
-            return [o for o in outcomes if o is not None]
-        for i, prepared, future, started in pending:
-            remaining = None
-            if prepared.timeout is not None:
-                remaining = max(0.0, started + prepared.timeout - time.perf_counter())
-            try:
-                output, exc, ended = future.result(timeout=remaining)
-            except concurrent.futures.TimeoutError:
-                future.cancel()  # succeeds only if it never started
-                ended = started + (prepared.timeout or 0.0)
-                outcomes[i] = self._failed(prepared, self._timeout_error(prepared), started, ended)
-                continue
-            if exc is not None:
-                error = wrap_exception(prepared.tool.name, exc)
-                outcomes[i] = self._failed(prepared, error, started, ended)
-            else:
-                outcomes[i] = self._finish(prepared, output or "", started, ended)
+        if pending:
+            self._collect(pending, outcomes, on_outcome)
         return [o for o in outcomes if o is not None]
 
     def _settled(
@@ -488,11 +471,11 @@ class AsyncToolDispatcher:
             return self._failed(prepared, self._timeout_error(prepared), started, ended)
         return None
 
-    def _collect_as_completed(
+    def _collect(
         self,
         pending: list[tuple[int, _Prepared, concurrent.futures.Future[Any], float]],
         outcomes: list[ToolOutcome | None],
-        on_outcome: OnOutcome,
+        on_outcome: OnOutcome | None,
     ) -> None:
         # Each outcome is reported the moment it is known, so a crash later in the round
         # cannot erase the record of a call that already finished.
@@ -518,7 +501,8 @@ class AsyncToolDispatcher:
                     still.append(entry)
                     continue
                 outcomes[i] = outcome
-                on_outcome(outcome)
+                if on_outcome is not None:
+                    on_outcome(outcome)
             if crash is not None:
                 raise crash
             waiting = still
