@@ -27,7 +27,16 @@ def event(
     data: dict[str, Any],
     task_id: str | None = None,
 ) -> None:
-    """Append one event to the run's log (same transaction as the change it records)."""
+    """Append one event to the run's log (same transaction as the change it records).
+
+    On PostgreSQL the run row is locked first. An event id is drawn from a sequence at
+    INSERT, not at COMMIT: without the lock, a transaction holding id N could commit
+    after one holding N+1, and a reader tailing ``events(after=cursor)`` that saw N+1
+    would skip N for good. Holding the lock to the commit makes the run's ids commit
+    in order. (SQLite's ``BEGIN IMMEDIATE`` already makes writers take turns.)
+    """
+    if store.pg:
+        conn.execute(store.q("SELECT 1 FROM dag_runs WHERE run_id=:r FOR UPDATE"), {"r": run_id})
     conn.execute(
         store.q(
             "INSERT INTO dag_events(run_id, task_id, type, data, created_at) VALUES (:r, :t, :ty, :d, {now})"
