@@ -114,7 +114,7 @@ class JsonlSessionStore(SessionStoreBase):
                 if not prepared:
                     return []
                 data = b"".join(frame(e) for e in prepared)
-                self._write_all(fd, data)
+                self._write_or_undo(fd, data, size, session_id)
                 if self.fsync:
                     self._sync(fd, path if created else None)
                 st = os.fstat(fd)
@@ -128,6 +128,25 @@ class JsonlSessionStore(SessionStoreBase):
         while view:
             written = os.write(fd, view)
             view = view[written:]
+
+    def _write_or_undo(self, fd: int, data: bytes, size: int, session_id: str) -> None:
+        """Write the batch; on a failed write cut what got through, so no part of it stays."""
+        try:
+            self._write_all(fd, data)
+        except OSError as exc:
+            # A short write (disk full, quota, file size limit) may have left whole lines
+            # of an unacknowledged batch behind: a batch is all or nothing.
+            try:
+                os.ftruncate(fd, size)
+            except OSError as undo:
+                self._failed = f"{type(undo).__name__}: {undo}"
+            raise StorageError(
+                "LA-STORAGE",
+                f"Writing to session {session_id!r} failed ({exc.strerror or exc});"
+                " nothing of the batch was kept.",
+                hint="Check the disk (space, quota, errors), then retry the append.",
+                details={"session_id": session_id, "errno": exc.errno},
+            ) from exc
 
     def _sync(self, fd: int, new_file: Path | None) -> None:
         try:
