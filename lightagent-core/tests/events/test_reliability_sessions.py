@@ -103,3 +103,52 @@ def test_every_cut_inside_the_last_record_is_a_torn_tail(tmp_path):
         assert appended.sequence == 3, cut
         assert path.read_bytes()[:last_start] == data[:last_start], cut
         assert [e.data["i"] for e in JsonlSessionStore(folder).events("s")] == [0, 1, 9], cut
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def sql_store(request, tmp_path):
+    if request.param == "sqlite":
+        store = SqliteSessionStore(tmp_path / "s.db")
+    else:
+        import uuid
+
+        from lightagent.events.sql_store import SqlSessionStore
+
+        url = request.getfixturevalue("postgres_url")
+        store = SqlSessionStore(url, table_prefix=f"c{uuid.uuid4().hex[:8]}_")
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("damage", ["delete", "garbage", "wrong-sequence"])
+def test_sql_store_never_skips_a_damaged_row(sql_store, damage):
+    """A missing, undecodable or misnumbered row in the middle is LA-STORAGE-CORRUPT at its
+    sequence, and the events before it stay readable."""
+    import sqlalchemy as sa
+    from lightagent.errors import StorageError
+
+    sql_store.append("s", [{"type": "n.e", "data": {"i": i}} for i in range(10)])
+    table = sql_store.session_events
+    where = (table.c.session_id == "s") & (table.c.sequence == 5)
+    with sql_store.engine.begin() as conn:
+        if damage == "delete":
+            conn.execute(sa.delete(table).where(where))
+        elif damage == "garbage":
+            conn.execute(sa.update(table).where(where).values(payload="{not json"))
+        else:  # the payload of event 6 stored under sequence 5
+            six = conn.execute(
+                sa.select(table.c.payload).where(
+                    (table.c.session_id == "s") & (table.c.sequence == 6)
+                )
+            ).scalar_one()
+            conn.execute(sa.update(table).where(where).values(payload=six))
+    with pytest.raises(StorageError) as info:
+        sql_store.events("s")
+    assert info.value.code == "LA-STORAGE-CORRUPT"
+    assert info.value.details["sequence"] == 5 and info.value.hint
+    with pytest.raises(StorageError):
+        sql_store.events("s", after=4, limit=3)  # a page starting at the damage
+    assert [e.data["i"] for e in sql_store.events("s", limit=4)] == [0, 1, 2, 3]
+    assert [e.sequence for e in sql_store.events("s", after=5)] == [6, 7, 8, 9, 10]
