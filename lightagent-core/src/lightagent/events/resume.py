@@ -109,10 +109,12 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
         # (model calls have no side effects).
         return plan
     messages.append(message)
-    results = {e.data.get("call_id"): e for e in mine if e.type == "tool.finished"}
+    # Only this round's records count: providers such as Kimi reuse ids (``functions.f:0``)
+    # in every round, so an earlier round's result must not settle this round's call.
+    results = {e.data.get("call_id"): e for e in after if e.type == "tool.finished"}
     # tool.completed (after the after-tool hooks) wins over the raw tool.finished record.
-    results.update({e.data.get("call_id"): e for e in mine if e.type == "tool.completed"})
-    requests = {e.data.get("call_id"): e for e in mine if e.type == "tool.requested"}
+    results.update({e.data.get("call_id"): e for e in after if e.type == "tool.completed"})
+    requests = {e.data.get("call_id"): e for e in after if e.type == "tool.requested"}
     for call in message["tool_calls"]:
         call_id = call.get("id")
         if call_id in results:

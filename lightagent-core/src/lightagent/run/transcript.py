@@ -26,12 +26,17 @@ def pending_tool_calls(
     positions: dict[str, int] = {}
     answered: set[str] = set()
     last_calls: list[dict[str, Any]] = []
+    count = 0
     for message in messages[start:]:
         role = message.get("role")
         if role == "assistant" and message.get("tool_calls"):
+            # Numbered per call, as the live loop does; ids may repeat across rounds (Kimi's
+            # ``functions.f:0``), so only results after this message answer its calls.
             last_calls = list(message["tool_calls"])
+            answered = set()
             for call in last_calls:
-                positions.setdefault(call.get("id"), len(positions))
+                positions[call.get("id")] = count
+                count += 1
         elif role == "tool":
             answered.add(message.get("tool_call_id"))
     pending = []
@@ -48,7 +53,7 @@ def pending_tool_calls(
                 index=index,
             )
         )
-    return pending, positions, len(positions)
+    return pending, positions, count
 
 
 def assistant_message(response: ModelResponse) -> dict[str, Any]:
