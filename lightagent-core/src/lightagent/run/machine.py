@@ -34,7 +34,7 @@ from lightagent.run.phases import (
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
 from lightagent.run.tool_round import tool_round
-from lightagent.run.transcript import assistant_message, pending_tool_calls
+from lightagent.run.transcript import assistant_message, pending_tool_calls, unique_call_ids
 
 __all__ = ["pending_tool_calls", "run_machine"]
 
@@ -169,6 +169,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 )
             if response.usage is not None:
                 st.usage = response.usage if st.usage is None else st.usage + response.usage
+            unique_call_ids(response)
             assistant = assistant_message(response)
             if active:
                 ctx.emit(

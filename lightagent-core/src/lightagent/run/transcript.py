@@ -7,7 +7,7 @@ from typing import Any
 
 from lightagent.models.base import ModelResponse, ToolCall
 
-__all__ = ["assistant_message", "loads", "pending_tool_calls"]
+__all__ = ["assistant_message", "loads", "pending_tool_calls", "unique_call_ids"]
 
 
 def pending_tool_calls(
@@ -54,6 +54,25 @@ def pending_tool_calls(
             )
         )
     return pending, positions, count
+
+
+def unique_call_ids(response: ModelResponse) -> None:
+    """Give each tool call of ``response`` its own id, in place.
+
+    Some servers derive ids from the tool name, so two parallel calls to one tool share
+    one; results are matched to calls by id, and providers reject a repeated id.
+    """
+    calls = response.tool_calls
+    if len(calls) < 2 and all(c.id for c in calls):
+        return
+    seen: set[str] = set()
+    for call in calls:
+        if not call.id or call.id in seen:
+            from lightagent.models.parse import new_call_id
+
+            call.id = new_call_id()
+            response.repairs.append("duplicate_call_id")
+        seen.add(call.id)
 
 
 def assistant_message(response: ModelResponse) -> dict[str, Any]:
