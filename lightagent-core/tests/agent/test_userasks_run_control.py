@@ -178,3 +178,57 @@ def test_a_cancelled_task_cancels_its_tool_and_the_session_stays_valid() -> None
     sent = model.requests[-1].messages
     _assert_provider_valid(sent)
     assert sent[-2]["content"].startswith("[interrupted]")
+
+
+@pytest.mark.parametrize("how", ["cancel the task", "close the stream"])
+def test_stopped_streams_give_their_connections_back(loopback_server, how: str) -> None:
+    """Ten streams stopped mid-answer on a pool of two connections; then a normal run."""
+    import httpx
+    import openai
+    from lightagent import OpenAIModel
+    from lightagent_contracts.loopback import LoopbackServer
+
+    def chunk(delta: dict[str, Any]) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": None}
+        return {"id": "s", "object": "chat.completion.chunk", "created": 1, "choices": [choice]}
+
+    async def main() -> str:
+        http = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=2, max_keepalive_connections=2),
+            timeout=httpx.Timeout(10.0, pool=3.0),  # a leaked pool fails fast, not hangs
+        )
+        client = openai.AsyncOpenAI(
+            base_url=loopback_server.base_url, api_key="k", http_client=http, max_retries=0
+        )
+        model = OpenAIModel(
+            "m", base_url=loopback_server.base_url, async_client=client, profile="openai"
+        )
+        agent = LightAgent(model=model)
+        for _ in range(10):
+            loopback_server.reply(  # the server keeps the stream open for 30 s
+                LoopbackServer.raw(chunks=[chunk({"content": "hel"})], done=False, stall=30)
+            )
+            if how == "cancel the task":
+                first = asyncio.Event()
+
+                async def consume(first: asyncio.Event = first) -> None:
+                    async for _item in agent.astream("q"):
+                        first.set()
+
+                task = asyncio.create_task(consume())
+                await asyncio.wait_for(first.wait(), 10)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            else:
+                stream = agent.astream("q")
+                async for _item in stream:
+                    break
+                await stream.aclose()
+        loopback_server.reply("still served")
+        try:
+            return await asyncio.wait_for(agent.arun("q"), 20)
+        finally:
+            await http.aclose()
+
+    assert asyncio.run(main()) == "still served"
