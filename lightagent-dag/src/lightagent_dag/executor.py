@@ -180,14 +180,27 @@ class AttemptRunner:
         every = self.config.heartbeat_seconds
         # The local deadline is a safety margin on our own monotonic clock: if renewals
         # keep failing (database unreachable), stop before the lease can have expired.
+        # A renewal that hangs (a half-open connection drops packets without a reset)
+        # is waited for only until that deadline too. One sent after the deadline (the
+        # process was paused) waits for the database's answer, which then decides.
         deadline = time.monotonic() + ttl * 0.9
         while True:
             await asyncio.sleep(every)
             sent = time.monotonic()  # the new lease is at least as old as the request
             try:
-                await asyncio.to_thread(self.store.renew, claim, ttl)
+                renewal = asyncio.to_thread(self.store.renew, claim, ttl)
+                if deadline > sent:
+                    await asyncio.wait_for(renewal, deadline - sent)
+                else:
+                    await renewal
                 deadline = sent + ttl * 0.9
             except DAGFencedError:
+                break
+            except asyncio.TimeoutError:
+                log.warning(
+                    "dag worker %s: lease renewal got no answer before the local deadline",
+                    self.worker_id,
+                )
                 break
             except StorageError as exc:
                 log.warning("dag worker %s: lease renewal failed: %s", self.worker_id, exc)
