@@ -79,6 +79,7 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
     "LAV086": ("info", "network client use"),
     "LAV087": ("warning", "a source file is very large"),
     "LAV088": ("error", "a source file does not parse"),
+    "LAV089": ("error", "a symlink points outside the project (it is not followed)"),
     # extras
     "LAV090": ("error", "an extra's requirement string is invalid"),
     "LAV091": ("error", "an extra's requirement conflicts with the installed version"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -165,13 +166,24 @@ class _Scanner(ast.NodeVisitor):
             self.flag("LAV070", node, "a string has the shape of a provider API key")
 
 
-def _files(dirs: Iterable[Path]) -> Iterator[Path]:
+def _files(
+    dirs: Iterable[Path], root: Path | None = None, escaped: list[Path] | None = None
+) -> Iterator[Path]:
+    """The files under ``dirs``; a symlink leading out of ``root`` (or of its own base
+    folder) is never read, only added to ``escaped``."""
     for base in dirs:
         if base.is_file():
             yield base
             continue
+        inside = (root or base).resolve()
         for path in sorted(base.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
+            if "__pycache__" in path.parts:
+                continue
+            if path.is_symlink() and not path.resolve().is_relative_to(inside):
+                if escaped is not None:
+                    escaped.append(path)
+                continue
+            if path.is_file():
                 yield path
 
 
@@ -182,7 +194,8 @@ _DATA_PAIR = re.compile(r"""["']?([A-Za-z0-9_.-]+)["']?\s*[:=]\s*["']([^"'\n]+)[
 def scan_sources(dirs: Iterable[Path], root: Path | None = None) -> list[Finding]:
     """AST-scan every ``.py`` file and text-scan data files under ``dirs``."""
     out: list[Finding] = []
-    for path in _files(dirs):
+    escaped: list[Path] = []
+    for path in _files(dirs, root, escaped):
         shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
         if path.suffix == ".py":
             if path.stat().st_size > MAX_SOURCE_BYTES:
@@ -215,6 +228,9 @@ def scan_sources(dirs: Iterable[Path], root: Path | None = None) -> list[Finding
                     continue
                 if isinstance(data, dict) and "mcpServers" in data:
                     out.extend(check_mcp_servers(data["mcpServers"], shown))
+    for path in escaped:
+        shown = str(path.relative_to(root)) if root and path.is_relative_to(root) else str(path)
+        out.append(Finding.make("LAV089", f"-> {os.readlink(path)}", shown))
     return out
 
 
@@ -247,7 +263,7 @@ def check_hookimpls_static(dirs: Iterable[Path], root: Path | None = None) -> li
         if callable(func) and hasattr(func, marker)
     }
     out: list[Finding] = []
-    for path in _files(dirs):
+    for path in _files(dirs, root):
         if path.suffix != ".py":
             continue
         try:
