@@ -22,7 +22,7 @@ _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*$", re.S)
 class OutputSpec:
     """How one run asks for, and checks, a structured answer."""
 
-    def __init__(self, schema: type, *, via_tool: bool) -> None:
+    def __init__(self, schema: type, *, via_tool: bool, forced: bool = True) -> None:
         from pydantic import BaseModel
 
         if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
@@ -33,6 +33,8 @@ class OutputSpec:
             )
         self.schema = schema
         self.via_tool = via_tool
+        #: Whether ``tool_choice`` may force the answer tool (thinking modes refuse it).
+        self.forced = forced
         self.name = _NAME.sub("_", schema.__name__)[:64] or "final_answer"
         self.json_schema: dict[str, Any] = schema.model_json_schema()
 
@@ -99,7 +101,9 @@ def output_spec(schema: Any, model: Any) -> OutputSpec:
     """An :class:`OutputSpec` for ``schema``, using JSON-schema requests where ``model``'s profile allows."""
     profile = getattr(model, "profile", None)
     native = bool(getattr(profile, "supports_json_schema", False))
-    return OutputSpec(schema, via_tool=not native)
+    extra = getattr(profile, "extra", None)
+    forced = not (isinstance(extra, dict) and extra.get("forced_tool_choice") is False)
+    return OutputSpec(schema, via_tool=not native, forced=forced)
 
 
 def _describe(exc: Any) -> str:

@@ -5,6 +5,7 @@ with streaming, through the agent, the openai SDK and the loopback server.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pydantic
 import pytest
@@ -49,7 +50,10 @@ def test_the_request_shape_follows_the_profile(
     else:
         assert "response_format" not in body  # DeepSeek and Qwen reject json_schema with a 400
         assert [t["function"]["name"] for t in body["tools"]] == ["City"]
-        assert body["tool_choice"] == {"type": "function", "function": {"name": "City"}}
+        if profile == "deepseek":  # thinking mode (the V4 default) refuses a forced tool_choice
+            assert "tool_choice" not in body
+        else:
+            assert body["tool_choice"] == {"type": "function", "function": {"name": "City"}}
 
 
 @pytest.mark.parametrize("text", [json.dumps(OSLO), f"```json\n{json.dumps(OSLO)}\n```"])
@@ -128,7 +132,7 @@ def test_structured_answer_after_a_real_tool_round_on_a_forced_tool_profile(
         {"tool_calls": [{"name": "City", "arguments": OSLO}]},
     )
     model = OpenAIModel(
-        "m", base_url=loopback_server.base_url, api_key="k", profile="deepseek", max_retry=0
+        "m", base_url=loopback_server.base_url, api_key="k", profile="generic", max_retry=0
     )
     result = LightAgent(model=model, tools=[population]).run(
         "Oslo?", output_schema=City, result_format="object"
@@ -138,3 +142,61 @@ def test_structured_answer_after_a_real_tool_round_on_a_forced_tool_profile(
     assert first["tool_choice"] == "required"
     assert sorted(t["function"]["name"] for t in first["tools"]) == ["City", "population"]
     assert [c["name"] for c in result.tool_calls] == ["population"]
+
+
+def _thinking_server(srv: LoopbackServer, answer: Any) -> None:
+    """Answer like DeepSeek V4, Kimi and GLM with thinking on: a forced tool_choice is a 400."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        if body.get("tool_choice") not in (None, "auto", "none"):
+            return LoopbackServer.error(
+                400,
+                {
+                    "error": {
+                        "message": "Thinking mode does not support this tool_choice",
+                        "type": "invalid_request_error",
+                    }
+                },
+            )
+        return answer
+
+    srv.reply(reply)
+
+
+@pytest.mark.parametrize("profile", ["deepseek", "moonshot", "zhipu"])
+@pytest.mark.parametrize("other_tools", [False, True])
+def test_structured_output_never_forces_tool_choice_on_thinking_providers(
+    loopback_server: LoopbackServer, profile: str, other_tools: bool
+) -> None:
+    def population(city: str) -> int:
+        """Population of a city."""
+        return 709000
+
+    population.tool_info = {
+        "tool_name": "population",
+        "tool_description": "Population of a city.",
+        "tool_params": [{"name": "city", "type": "string", "required": True}],
+    }
+    _thinking_server(loopback_server, {"tool_calls": [{"name": "City", "arguments": OSLO}]})
+    model = OpenAIModel(
+        "m", base_url=loopback_server.base_url, api_key="k", profile=profile, max_retry=0
+    )
+    agent = LightAgent(model=model, tools=[population] if other_tools else None)
+    result = agent.run("Oslo?", output_schema=City, result_format="object")
+    assert result.error is None, result.error
+    assert result.parsed == City(**OSLO)
+    body = loopback_server.requests[0]
+    assert "response_format" not in body and "City" in [
+        t["function"]["name"] for t in body["tools"]
+    ]
+
+
+def test_a_prose_answer_without_forcing_gets_the_repair_round(
+    loopback_server: LoopbackServer,
+) -> None:
+    loopback_server.reply("Oslo has about 709k people.", json.dumps(OSLO))
+    result = agent_for(loopback_server, "deepseek").run(
+        "Oslo?", output_schema=City, result_format="object"
+    )
+    assert result.error is None and result.parsed == City(**OSLO)
+    assert "City" in loopback_server.requests[1]["messages"][-1]["content"]

@@ -238,7 +238,9 @@ for _profile in (
         default_base_url="https://api.deepseek.com",
         hosts=("api.deepseek.com",),
         model_pattern=r"deepseek",
-        notes="Thinking mode with tools needs reasoning_content echoed on tool-call turns; json_object only.",
+        notes="Thinking mode with tools needs reasoning_content echoed on tool-call turns; json_object only; "
+        "thinking mode (the V4 default) refuses a forced tool_choice.",
+        extra={"forced_tool_choice": False},
     ),
     ProviderProfile(
         "qwen",
@@ -298,7 +300,9 @@ for _profile in (
         default_base_url="https://open.bigmodel.cn/api/paas/v4",
         hosts=("open.bigmodel.cn", "api.z.ai"),
         model_pattern=r"^glm",
-        notes="No finish_reason key until the last chunk; usage rides on the finish chunk.",
+        notes="No finish_reason key until the last chunk; usage rides on the finish chunk; "
+        "tool_choice must be auto.",
+        extra={"forced_tool_choice": False},
     ),
     ProviderProfile(
         "moonshot",
@@ -309,7 +313,9 @@ for _profile in (
         default_base_url="https://api.moonshot.ai/v1",
         hosts=("api.moonshot.ai", "api.moonshot.cn"),
         model_pattern=r"(kimi|moonshot)",
-        notes="Tool-call ids like `add:0` repeat across turns; thinking models need reasoning on tool turns.",
+        notes="Tool-call ids like `add:0` repeat across turns; thinking models need reasoning on tool turns "
+        "and refuse a forced tool_choice.",
+        extra={"forced_tool_choice": False},
     ),
     ProviderProfile(
         "generic",

@@ -361,7 +361,8 @@ def _select_tools(
     if out is not None:
         if out.via_tool:
             tools = [*(tools or ()), out.tool_schema()]
-            tool_choice = out.tool_choice() if len(tools) == 1 else "required"
+            if out.forced:  # else "auto": the loop also reads a JSON answer given as text
+                tool_choice = out.tool_choice() if len(tools) == 1 else "required"
         else:
             response_format = out.response_format()
     return tools or None, tool_choice, response_format
