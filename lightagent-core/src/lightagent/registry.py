@@ -159,7 +159,7 @@ class Registry:
     ) -> ProviderEntry:
         if not isinstance(kind, str) or not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", kind):
             raise ConfigurationError("LA-CONFIG", f"invalid provider kind {kind!r}")
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ConfigurationError(
                 "LA-CONFIG",
                 f"invalid {kind} provider name {name!r}",
@@ -167,7 +167,7 @@ class Registry:
             )
         if scope not in SCOPES:
             raise ConfigurationError("LA-CONFIG", f"invalid scope {scope!r}; use one of {SCOPES}")
-        if provider is None or (isinstance(provider, str) and not _REF.match(provider)):
+        if provider is None or (isinstance(provider, str) and not _REF.fullmatch(provider)):
             raise ConfigurationError(
                 "LA-CONFIG",
                 f"{kind} provider {name!r} must be an object or a 'module:attribute' reference",

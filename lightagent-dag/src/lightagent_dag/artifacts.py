@@ -48,7 +48,7 @@ class ArtifactStore(Protocol):
 
 
 def _scope(value: str, name: str) -> str:
-    if not isinstance(value, str) or not _SCOPE.match(value) or ".." in value:
+    if not isinstance(value, str) or not _SCOPE.fullmatch(value) or ".." in value:
         raise DAGError("LA-DAG-ARTIFACT-PATH", f"unsafe artifact {name}: {value!r}")
     return value
 
@@ -67,7 +67,7 @@ class LocalArtifactStore:
         self.max_bytes = max_bytes
 
     def _blob_path(self, tenant_id: str, project_id: str, content_hash: str) -> tuple[str, Path]:
-        if not _HASH.match(content_hash):
+        if not _HASH.fullmatch(content_hash):
             raise DAGError("LA-DAG-ARTIFACT-PATH", f"not a sha256 hex digest: {content_hash!r}")
         relative = "/".join(
             (

@@ -125,7 +125,7 @@ class SessionStore(Protocol):
 
 def validate_session_id(session_id: Any) -> str:
     """``session_id`` if it is a safe identifier, else a ``ValidationError``."""
-    if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
+    if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
         raise ValidationError(
             "LA-VALIDATION",
             f"Invalid session id {session_id!r}.",
@@ -184,7 +184,7 @@ class SessionStoreBase:
         prepared: list[SessionEvent] = []
         for offset, item in enumerate(events, start=1):
             event = _coerce(item)
-            if not isinstance(event.type, str) or not _EVENT_TYPE.match(event.type):
+            if not isinstance(event.type, str) or not _EVENT_TYPE.fullmatch(event.type):
                 raise ValidationError(
                     "LA-VALIDATION",
                     f"Invalid session event type {event.type!r}.",

@@ -34,7 +34,7 @@ FaultHook = Callable[[str, str, str], None]
 
 def check_run_id(run_id: Any) -> str:
     """``run_id`` when it is a safe identifier, else ``LA-FLOW-RUN-ID``."""
-    if not isinstance(run_id, str) or not _SAFE_ID.match(run_id) or ".." in run_id:
+    if not isinstance(run_id, str) or not _SAFE_ID.fullmatch(run_id) or ".." in run_id:
         raise ValidationError(
             "LA-FLOW-RUN-ID",
             f"unsafe run id {run_id!r}",
