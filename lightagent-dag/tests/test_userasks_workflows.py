@@ -76,3 +76,35 @@ def test_a_new_run_id_starts_from_fresh_counters(make_dag, run_id, security) -> 
     assert {t: dag.get_task(second, t).attempts for t in "ABCD"} == dict.fromkeys("ABCD", 1)
     assert dag.read_artifact(second, "D") == f"{second}:D".encode()
     assert dag.read_artifact(run_id, "D") == f"{run_id}:D".encode()
+
+
+def test_a_failing_branch_fails_only_its_dependants_and_the_run_ends(
+    make_dag, run_id, security
+) -> None:
+    from lightagent_dag import DAGConfig
+
+    cfg = DAGConfig(
+        max_attempts_per_task=2,
+        poll_interval=0.01,
+        poll_interval_max=0.05,
+        retry_backoff_seconds=0.01,
+    )
+    dag = make_dag(config=cfg, verifiers={"v": CallableVerifier("v", lambda r: True)})
+    ran: list[str] = []
+
+    def work(ctx):
+        ran.append(ctx.task_id)
+        if ctx.task_id == "C":
+            raise RuntimeError("C is broken")
+        return TaskOutcome.candidate(ctx.task_id.lower())
+
+    dag.register_worker("w", work)
+    dag.create_run([*GRAPH, spec("E", "C")], run_id=run_id, context=security())
+    result = dag.run(run_id)  # returns: nothing can move any more
+    assert result.status.value == "failed" and not result.success
+    assert {t: s.value for t, s in result.tasks.items() if t in "ABD"} == dict.fromkeys(
+        "ABD", "verified"
+    )
+    assert result.tasks["C"].value == "failed" and result.tasks["E"].value != "verified"
+    assert "E" not in ran and ran.count("C") == 2
+    assert dag.read_artifact(run_id, "D") == b"d"
