@@ -366,3 +366,34 @@ def test_usage_options_follow_the_profile_and_missing_usage_is_not_zero(
     assert "stream_options" not in loopback_server.requests[0]
     assert events[-1].data["content"] == "hi"
     assert events[-1].data["usage"] is None  # unknown, never recorded as 0 tokens
+
+
+def test_content_on_the_finish_chunk_is_delivered_once(loopback_server: LoopbackServer) -> None:
+    """DeepSeek puts the last delta and the usage on the finish chunk (adk-rust#656 doubled it)."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return {
+            "id": "s",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "choices": [choice],
+            **extra,
+        }
+
+    loopback_server.reply(
+        LoopbackServer.raw(
+            chunks=[
+                chunk({"role": "assistant", "content": ""}),
+                chunk({"reasoning_content": "think"}),
+                chunk({"content": "partial"}),
+                chunk({"content": " tail", "reasoning_content": None}, "stop", usage=_u(3, 4)),
+            ]
+        )
+    )
+    agent = LightAgent(model=model_for(loopback_server, "deepseek", "deepseek-chat"))
+    events = list(agent.run("q", stream=True, result_format="event"))
+    assert "".join(e.data for e in events if e.type == "content") == "partial tail"
+    assert "".join(e.data for e in events if e.type == "reasoning") == "think"
+    done = events[-1].data
+    assert done["content"] == "partial tail" and done["usage"] == _u(3, 4)
