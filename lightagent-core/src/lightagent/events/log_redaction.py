@@ -23,12 +23,24 @@ class RedactingFilter(logging.Filter):
         except Exception:
             message = REDACTION_FAILED
         record.msg, record.args = message, None
-        if record.exc_text:
+        if record.exc_info and not record.exc_text:
+            # The formatter would render the traceback after this filter ran, unredacted:
+            # render it here (the formatter then uses this text as it is).
             try:
-                record.exc_text = redact_text(record.exc_text)
+                record.exc_text = _TRACEBACKS.formatException(record.exc_info)
             except Exception:
                 record.exc_text = REDACTION_FAILED
+        for field in ("exc_text", "stack_info"):
+            text = getattr(record, field, None)
+            if text:
+                try:
+                    setattr(record, field, redact_text(text))
+                except Exception:
+                    setattr(record, field, REDACTION_FAILED)
         return True
+
+
+_TRACEBACKS = logging.Formatter()
 
 
 _FILTER = RedactingFilter()
