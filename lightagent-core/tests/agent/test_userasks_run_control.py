@@ -232,3 +232,39 @@ def test_stopped_streams_give_their_connections_back(loopback_server, how: str) 
             await http.aclose()
 
     assert asyncio.run(main()) == "still served"
+
+
+# -- 15. a context overflow is a typed, unretried error that keeps the provider's words ------
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (
+            400,
+            "This model's maximum context length is 128000 tokens. However, you requested 130011 tokens.",
+        ),
+        (400, "Input length exceeds the maximum allowed context window (prompt is too long)"),
+        (413, "Request too large for model: context_length_exceeded"),
+    ],
+)
+def test_a_context_overflow_is_typed_and_not_retried(
+    loopback_server, status: int, message: str
+) -> None:
+    from lightagent import OpenAIModel
+    from lightagent_contracts.loopback import LoopbackServer
+
+    body = {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "code": "context_length_exceeded",
+        }
+    }
+    loopback_server.reply(LoopbackServer.error(status, body))
+    model = OpenAIModel("m", base_url=loopback_server.base_url, api_key="k", retry_backoff=0.0)
+    result = LightAgent(model=model).run("q", result_format="object")
+    assert result.error["code"] == f"LA-{status}"
+    assert message in result.error["details"]["provider_error"]
+    assert result.error["details"]["status_code"] == status
+    assert len(loopback_server.requests) == 1  # a 4xx is never retried
