@@ -47,14 +47,20 @@ def task_capability() -> Any:
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
-    if isinstance(exc, LightAgentError):
-        return {
-            "code": exc.code,
-            "type": type(exc).__name__,
-            "message": exc.message[:500],
-            "details": exc.details,
-        }
-    return {"code": "LA-DAG", "type": type(exc).__name__, "message": str(exc)[:500]}
+    """The error as stored (attempt, task, event): credentials redacted, fail closed."""
+    from lightagent.events.redaction import REDACTION_FAILED, redact, redact_text
+
+    typed = isinstance(exc, LightAgentError)
+    code = exc.code if typed else "LA-DAG"
+    out: dict[str, Any] = {"code": code, "type": type(exc).__name__}
+    try:
+        # Redact before cutting, so that a key cut in half cannot slip through.
+        out["message"] = redact_text(exc.message if typed else str(exc))[:500]
+        if typed:
+            out["details"] = redact(exc.details)
+    except Exception:
+        out = {**out, "message": REDACTION_FAILED}
+    return out
 
 
 @dataclass
