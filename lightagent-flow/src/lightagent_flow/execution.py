@@ -91,6 +91,8 @@ class StepExecution:
         res.ended_at = time.time()
         if res.started_at is not None:
             res.duration_ms = round((res.ended_at - res.started_at) * 1000, 3)
+        if message is not None:
+            message = _redacted(message)
         if code is not None:
             res.error_code = code
             res.error = f"[{code}] {message}"
@@ -326,3 +328,13 @@ class StepExecution:
                     res.timed_out, res.timeout_mode = True, exc.details.get("timeout_mode")
         assert error is not None
         raise error
+
+
+def _redacted(message: str) -> str:
+    """An error message as it is stored and shown: credentials redacted, fail closed."""
+    from lightagent.events.redaction import REDACTION_FAILED, redact_text
+
+    try:
+        return redact_text(str(message))
+    except Exception:
+        return REDACTION_FAILED
