@@ -63,3 +63,50 @@ def test_the_agent_log_file_never_shows_a_key_from_a_traceback(tmp_path):
     text = path.read_text()
     assert "Traceback" in text and SECRET not in text, text
 
+
+# -- encoded and vendor-specific forms, through a real store ------------------------------
+
+_AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDKEY"
+
+
+def _url(text: str) -> str:
+    from urllib.parse import quote
+
+    return quote(text, safe="")
+
+
+ENCODED = {
+    "url-encoded json": _url(f'{{"api_key": "{SECRET}"}}'),
+    "url-encoded query": f"https://cb.example.test/done?state=1&key%3D{SECRET}",
+    "url-encoded quote": f"q=%22{SECRET}%22",
+    "url-encoded password": _url('{"password": "PLANTEDhunter2x"}'),
+    "aws env line": f"aws_secret_access_key={_AWS}",
+    "aws upper": f"AWS_SECRET_ACCESS_KEY: {_AWS}",
+    "private key assignment": "private_key=PLANTEDabcdef0123456",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENCODED))
+def test_encoded_and_vendor_forms_never_reach_the_session_log(tmp_path, name):
+    from lightagent.events.sql_store import SqliteSessionStore
+
+    store = SqliteSessionStore(tmp_path / "s.db")
+    store.append("s", [{"type": "tool.completed", "data": {"output": f"got {ENCODED[name]} ok"}}])
+    store.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    for planted in (SECRET, _AWS, "PLANTED"):
+        assert planted.encode() not in raw, (name, planted)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "max_tokens=4096 and 1200 prompt tokens",
+        "see %20sk-learn docs at https://example.test/a%20b",
+        "the keyboard key%3Dvalue is a placeholder",
+    ],
+)
+def test_encoded_benign_text_is_left_alone(text):
+    from lightagent.events.redaction import redact_text
+
+    assert redact_text(text) == text

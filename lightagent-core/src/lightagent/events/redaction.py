@@ -45,6 +45,10 @@ _SECRET_KEY = re.compile(
 )
 _NOT_SECRET_KEY = re.compile(r"(^|_)(idempotency_key|tokens?_(count|usage)|max_tokens)$", re.I)
 
+# Where a key may start: at a word boundary, or right after a %XX escape (URL-encoded
+# text such as ``%22sk-…`` or ``key%3Dsk-…`` has no word boundary there).
+_START = r"(?:\b|(?<=%[0-9A-Fa-f]{2}))"
+
 _VALUE_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
     # PEM blocks (private keys, certificates): the whole block.
     (
@@ -58,22 +62,23 @@ _VALUE_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
         r"\1 " + REDACTED,
     ),
     # JWT: three base64url parts, the first one a JSON header.
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}"), REDACTED),
+    (re.compile(_START + r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}"), REDACTED),
     # Provider key formats.
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{12,}"), REDACTED),
-    (re.compile(r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{12,}"), REDACTED),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
-    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}"), REDACTED),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), REDACTED),
-    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(_START + r"sk-[A-Za-z0-9_-]{12,}"), REDACTED),
+    (re.compile(_START + r"(sk|rk|pk)_(live|test)_[A-Za-z0-9]{12,}"), REDACTED),
+    (re.compile(_START + r"gh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(_START + r"github_pat_[A-Za-z0-9_]{20,}"), REDACTED),
+    (re.compile(_START + r"(AKIA|ASIA)[0-9A-Z]{16}"), REDACTED),
+    (re.compile(_START + r"xox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),
+    (re.compile(_START + r"AIza[0-9A-Za-z_-]{30,}"), REDACTED),
+    (re.compile(_START + r"hf_[A-Za-z0-9]{20,}"), REDACTED),
     # user:password@ in URLs.
     (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@", re.I), r"\1" + REDACTED + "@"),
     # key=value / key: value in free text for credential words.
     (
         re.compile(
-            r"""(\b[\w-]*(?:api[_-]?key|apikey|secret|password|passwd|token|credentials?)["']?\s*[:=]\s*["']?)"""
+            r"""(\b[\w-]*(?:api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret|password|passwd"""
+            r"""|token|credentials?)(?:["']|%2[27])?\s*(?:[:=]|%3[Dd]|%3[Aa])\s*(?:["']|%2[27])?)"""
             r"""(?!\[redacted\])[^\s"',;&}]{4,}""",
             re.I,
         ),
