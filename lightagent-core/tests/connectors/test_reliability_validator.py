@@ -55,3 +55,14 @@ def test_symlinks_out_of_the_project_are_rejected_and_never_read(tmp_path):
         f.format() for f in report.findings
     ]
     assert CANARY not in report.to_json()
+
+
+def test_a_tool_name_with_a_trailing_line_break_is_a_finding():
+    """The validator must not pass a tool the runtime then refuses (re.match with $ let
+    "lookup\\n" through)."""
+    from lightagent.connectors.objects import check_tool_schema
+
+    params = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    assert check_tool_schema({"name": "lookup", "description": "d", "parameters": params}) == []
+    problems = check_tool_schema({"name": "lookup\n", "description": "d", "parameters": params})
+    assert problems and "name" in problems[0]

@@ -128,7 +128,7 @@ def check_tool_schema(schema: dict[str, Any]) -> list[str]:
     """Problems with a ``{name, description, parameters}`` tool schema (empty when valid)."""
     problems: list[str] = []
     name = schema.get("name")
-    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+    if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
         problems.append(f"name {name!r} must match {_TOOL_NAME.pattern}")
     params = schema.get("parameters")
     if not isinstance(params, dict) or params.get("type") != "object":
@@ -232,7 +232,7 @@ class _Recorder:
             return
         values = {**{"priority": 0, "scope": "runtime"}, **bound.arguments}
         name, provider = values["name"], values["provider"]
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
             self.out["findings"].append(
                 _finding("LAV041", f"{self.hook}: provider name {name!r} is invalid", where)
             )
