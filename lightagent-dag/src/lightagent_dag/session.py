@@ -30,17 +30,36 @@ def to_session_event(event: DAGEvent) -> Any:
 
 
 def mirror_events(store: Any, session_store: Any, run_id: str, *, batch: int = 500) -> int:
-    """Append the run's events not yet mirrored to ``session_store``; returns how many."""
+    """Append the run's events not yet mirrored to ``session_store``; returns how many.
+
+    Each batch is appended with the session's last sequence as ``expected_sequence``, so
+    two processes mirroring the same run at once never both append the same events: the
+    loser of a race re-reads where the session ends and goes on from there.
+    """
+    from lightagent.errors import StorageError
+
     session_id = session_id_for(run_id)
-    last = 0
-    existing = session_store.events(session_id)
-    if existing:
-        last = int(existing[-1].data.get("dag_event_id", 0))
     total = 0
     while True:
+        seq = session_store.last_sequence(session_id)
+        last = 0
+        if seq:
+            page = session_store.events(session_id, after=seq - 1, limit=1)
+            if not page:
+                raise StorageError(
+                    "LA-STORAGE-CORRUPT",
+                    f"session {session_id!r} ends at {seq} but that event cannot be read",
+                )
+            last = int(page[0].data.get("dag_event_id", 0))
         events = store.events(run_id, after=last, limit=batch)
         if not events:
             return total
-        session_store.append(session_id, [to_session_event(e) for e in events])
+        try:
+            session_store.append(
+                session_id, [to_session_event(e) for e in events], expected_sequence=seq
+            )
+        except StorageError as exc:
+            if exc.code != "LA-STORAGE-CONFLICT":
+                raise
+            continue  # another mirror appended first
         total += len(events)
-        last = events[-1].event_id
