@@ -356,6 +356,7 @@ class LightAgent(SessionMethods):
         initial_messages: list[dict[str, Any]] | None = None,
         skip_calls: Mapping[str, str] | None = None,
         run_id: str | None = None,
+        call_keys: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> Any:
         """The sync driver entry (``run`` and ``resume`` use it).
@@ -364,7 +365,8 @@ class LightAgent(SessionMethods):
         history is added); tool calls of its last assistant message without a result
         are run first, except those in ``skip_calls`` (``{call_id: output}``), whose
         recorded output is used. ``run_id`` keeps the original run's id so tool-call
-        idempotency keys match.
+        idempotency keys match; ``call_keys`` (``{call_id: key}``) gives pending calls the
+        key recorded for their first attempt.
         """
         from lightagent.run.sync_driver import drive, drive_stream
 
@@ -375,6 +377,7 @@ class LightAgent(SessionMethods):
             initial_messages=initial_messages,
             skip_calls=skip_calls,
             run_id=run_id,
+            call_keys=call_keys,
         )
         if spec.stream:
             return self._track(drive_stream(spec), spec)
@@ -387,6 +390,7 @@ class LightAgent(SessionMethods):
         initial_messages: list[dict[str, Any]] | None = None,
         skip_calls: Mapping[str, str] | None = None,
         run_id: str | None = None,
+        call_keys: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> Any:
         """The async driver entry; same arguments as :meth:`_drive`."""
@@ -399,6 +403,7 @@ class LightAgent(SessionMethods):
             initial_messages=initial_messages,
             skip_calls=skip_calls,
             run_id=run_id,
+            call_keys=call_keys,
         )
         if spec.stream:
             return self._track(adrive_stream(spec), spec)

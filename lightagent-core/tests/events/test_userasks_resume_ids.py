@@ -169,3 +169,32 @@ def test_pending_calls_count_positions_per_call_not_per_id() -> None:
     pending, positions, total = pending_tool_calls(messages)
     assert [c.arguments for c in pending] == ['{"item": "c"}']
     assert positions[KIMI_ID] == 1 and total == 2  # as the live loop numbered them
+
+
+def test_a_rerun_after_a_structured_output_repair_keeps_its_first_key(tmp_path) -> None:
+    """The repair round adds a user message mid-run; numbering must not restart there."""
+    import pydantic
+
+    class Done(pydantic.BaseModel):
+        ok: bool
+
+    store = SqliteSessionStore(tmp_path / "s.db")
+    ledger = Ledger(tmp_path / "ledger.db")
+    replies = [calls("a"), "all done, trust me", calls("c")]  # prose -> a repair round
+    agent, _ = agent_for(store, ledger, replies, {"c"}, after=False)
+    with pytest.raises(Crash):
+        agent.run("charge a, then c", session_id="s", output_schema=Done)
+    (run_id,) = SessionManager(store).replay("s").incomplete_runs
+    key = first_key_of(store, "c")
+    answer = {"tool_calls": [{"name": "Done", "arguments": {"ok": True}}]}
+    agent, _ = agent_for(store, ledger, [answer], set(), True)
+    assert resume(agent, run_id, session_id="s", approve=True, output_schema=Done) == '{"ok":true}'
+    assert [(k, item) for k, item, _ in ledger.rows() if item == "c"] == [(key, "c")]
+
+
+def test_a_later_round_reusing_the_resumed_id_gets_its_own_key(tmp_path) -> None:
+    store, ledger, run_id = crashed_run(tmp_path, after=False)
+    agent, _ = agent_for(store, ledger, [calls("d"), "all charged"], set(), True)
+    assert resume(agent, run_id, session_id="s", approve=True) == "all charged"
+    keys = {item: k for k, item, _ in ledger.rows()}
+    assert keys["c"] == first_key_of(store, "c") and len(set(keys.values())) == 3

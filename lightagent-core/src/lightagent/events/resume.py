@@ -247,6 +247,7 @@ def resume(
         initial_messages=plan.messages,
         skip_calls=plan.done,
         run_id=run_id,
+        call_keys=_first_keys(plan),
         session_id=session_id,
         **run_kwargs,
     )
@@ -287,9 +288,16 @@ async def aresume(
         initial_messages=plan.messages,
         skip_calls=plan.done,
         run_id=run_id,
+        call_keys=_first_keys(plan),
         session_id=session_id,
         **run_kwargs,
     )
+
+
+def _first_keys(plan: ResumePlan) -> dict[str, str]:
+    """The idempotency keys recorded for the unknown calls' first attempt: a re-run gets the
+    same key even where the transcript cannot rebuild it (a repair round numbers calls on)."""
+    return {u.call_id: u.idempotency_key for u in plan.unknown if u.idempotency_key}
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -109,7 +109,7 @@ def run_machine(spec: RunSpec) -> Machine:
             if pending:
                 st.rounds += 1
                 st.stage = "tool_execution"
-                yield from tool_round(spec, st, pending, messages, positions)
+                yield from tool_round(spec, st, pending, messages, positions, spec.call_keys)
 
         structured_repairs = 0
         while True:

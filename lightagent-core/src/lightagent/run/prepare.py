@@ -45,6 +45,7 @@ def build_spec(
     initial_messages: list[dict[str, Any]] | None = None,
     skip_calls: Mapping[str, str] | None = None,
     run_id: str | None = None,
+    call_keys: Mapping[str, str] | None = None,
 ) -> RunSpec:
     """Check ``run()`` options and build the run's :class:`RunSpec` and :class:`RunContext`."""
     tools = kwargs.pop("tools", None)
@@ -150,6 +151,7 @@ def build_spec(
         history=history,
         initial_messages=list(initial_messages) if initial_messages is not None else None,
         skip_calls=dict(skip_calls or {}),
+        call_keys=dict(call_keys or {}),
         load_history=load_history,
         stream=stream,
         result_format=result_format,

@@ -25,6 +25,8 @@ class RunSpec:
     initial_messages: list[dict[str, Any]] | None = None
     #: call_id -> output of calls already executed (resume): they are not run again.
     skip_calls: dict[str, str] = field(default_factory=dict)
+    #: call_id -> idempotency key recorded for the pending calls' first attempt (resume).
+    call_keys: dict[str, str] = field(default_factory=dict)
     #: Load the history of ``ctx.session_id`` through the session binding.
     load_history: bool = False
     stream: bool = False

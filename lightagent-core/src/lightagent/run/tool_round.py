@@ -27,8 +27,12 @@ def tool_round(
     calls: list[ToolCall],
     messages: list[dict[str, Any]],
     positions: dict[str, int],
+    recorded_keys: dict[str, str] | None = None,
 ) -> Generator[Any, Any, None]:
-    """Run one round of tool calls and append their results to ``messages`` (call order)."""
+    """Run one round of tool calls and append their results to ``messages`` (call order).
+
+    ``recorded_keys`` (resume) gives calls the idempotency key of their first attempt.
+    """
     ctx = spec.ctx
     active = ctx.active
     interceptor = spec.interceptor
@@ -40,7 +44,9 @@ def tool_round(
     titles: dict[str, str | None] = {}
     for call in calls:
         check_cancel(ctx)
-        key = idempotency_key(ctx.run_id, positions.get(call.id, 0), call.name, call.arguments)
+        key = (recorded_keys or {}).get(call.id) or idempotency_key(
+            ctx.run_id, positions.get(call.id, 0), call.name, call.arguments
+        )
         keys[call.id] = key
         tool = registry.get(call.name) if registry is not None else None
         title = getattr(tool, "title", None) or call.name
