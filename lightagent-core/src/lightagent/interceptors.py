@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from lightagent.errors import StorageError
+from lightagent.errors import PolicyError, StorageError
 
 __all__ = [
     "CONTINUE",
@@ -178,6 +178,9 @@ class RunContext:
             "error": f"{type(exc).__name__}: {exc}",
         }
         self.observer_errors.append(record)
+        if getattr(observer, "fail_closed", False) and isinstance(exc, PolicyError):
+            self.observers.remove(observer)
+            raise exc  # a refusal (e.g. LA-SESSION-OWNER) keeps its own code
         if getattr(observer, "fail_closed", False):
             # A durable log that missed an event must stop the run before the next side
             # effect: resume can only skip or reconcile what the log has seen.

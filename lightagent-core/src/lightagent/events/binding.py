@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from lightagent.errors import StorageError
+from lightagent.errors import PolicyError, StorageError
 from lightagent.events.mapping import session_event_from_trace
 from lightagent.events.model import SessionEvent
 from lightagent.events.projector import ContextProjector, trim_messages
@@ -70,10 +70,17 @@ class SessionBinding:
             messages = trim_messages(messages, self.max_history_messages)
         return messages
 
-    def observer(self, session_id: str, run_id: str) -> SessionRecorder:
-        """A recorder for one run (never share it between runs)."""
+    def observer(
+        self, session_id: str, run_id: str, *, owner: dict[str, str] | None = None
+    ) -> SessionRecorder:
+        """A recorder for one run (never share it between runs).
+
+        ``owner`` (e.g. ``{"user_id": …, "tenant_id": …}``) is written into a new
+        session's ``session.started``; a run whose owner differs from a session's recorded
+        one is refused with ``LA-SESSION-OWNER`` before it records anything.
+        """
         validate_session_id(session_id)
-        return SessionRecorder(self.store, session_id, run_id, agent_id=self.agent_id)
+        return SessionRecorder(self.store, session_id, run_id, agent_id=self.agent_id, owner=owner)
 
 
 def _iter_all(store: SessionStore, session_id: str) -> Any:
@@ -86,9 +93,10 @@ def _iter_all(store: SessionStore, session_id: str) -> Any:
 class SessionRecorder:
     """A ``RunObserver`` that persists one run's trace events as session events.
 
-    Each event is appended with the sequence this recorder last saw; when another
-    writer (a concurrent run on the same session) got there first, it re-reads the
-    tail and appends after it — events are independent facts, grouped by run on read.
+    The first event of a new session is appended on condition that the session is
+    still empty (one ``session.started``); every later event is appended at the end,
+    whatever concurrent runs on the same session wrote meanwhile — events are
+    independent facts, grouped by run on read.
     ``model.requested`` events store only what changed since the run's previous
     request (``$base``/``$prefix``/``$tail``); :func:`resolve_request` rebuilds it exactly.
     """
@@ -98,12 +106,20 @@ class SessionRecorder:
     fail_closed = True
 
     def __init__(
-        self, store: SessionStore, session_id: str, run_id: str, *, agent_id: str | None = None
+        self,
+        store: SessionStore,
+        session_id: str,
+        run_id: str,
+        *,
+        agent_id: str | None = None,
+        owner: dict[str, str] | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
         self.run_id = run_id
         self.agent_id = agent_id
+        self.owner = dict(owner) if owner else None
+        self._owner_checked = owner is None
         self._last: int | None = None
         self._prev_request: tuple[int, list[Any], Any] | None = None
         self.recorded = 0
@@ -114,6 +130,11 @@ class SessionRecorder:
         """Persist one trace event (blocking; the sync driver calls this)."""
         session_event, request = self._convert(run, event)
         for _ in range(_CONFLICT_RETRIES):
+            if not self._owner_checked:
+                self._last = self.store.last_sequence(self.session_id)
+                if self._last:
+                    self._check_owner(self.store.events(self.session_id, limit=1))
+                self._owner_checked = True
             batch, expected = self._batch(session_event)
             try:
                 stored = self.store.append(self.session_id, batch, expected_sequence=expected)
@@ -130,10 +151,17 @@ class SessionRecorder:
         """Persist one trace event without blocking the event loop (the async driver)."""
         session_event, request = self._convert(run, event)
         for _ in range(_CONFLICT_RETRIES):
-            if self._last is None:
+            if self._last is None or not self._owner_checked:
                 self._last = await _call_async(
                     self.store, "alast_sequence", "last_sequence", self.session_id
                 )
+            if not self._owner_checked:
+                if self._last:
+                    first = await _call_async(
+                        self.store, "aevents", "events", self.session_id, limit=1
+                    )
+                    self._check_owner(first)
+                self._owner_checked = True
             batch, expected = self._batch(session_event)
             try:
                 stored = await _call_async(
@@ -154,6 +182,21 @@ class SessionRecorder:
         raise _gave_up(self.session_id)
 
     # -- internals --------------------------------------------------------------
+
+    def _check_owner(self, first: list[SessionEvent]) -> None:
+        recorded = (
+            first[0].data.get("owner") if first and first[0].type == "session.started" else None
+        )
+        if not isinstance(recorded, dict) or self.owner is None:
+            return  # a session written before owners were recorded, or a run without one
+        keys = sorted(set(recorded) | set(self.owner))
+        if any(recorded.get(k) != self.owner.get(k) for k in keys):
+            raise PolicyError(
+                "LA-SESSION-OWNER",
+                f"session {self.session_id!r} belongs to another "
+                f"{'tenant' if recorded.get('tenant_id') != self.owner.get('tenant_id') else 'user'}",
+                details={"session_id": self.session_id, "fields": keys},
+            )
 
     def _convert(self, run: Any, event: dict[str, Any]) -> tuple[SessionEvent, Any]:
         session_event = session_event_from_trace(
@@ -187,7 +230,9 @@ class SessionRecorder:
             out["tools"] = request.get("tools")
         return out
 
-    def _batch(self, session_event: SessionEvent) -> tuple[list[SessionEvent], int]:
+    def _batch(self, session_event: SessionEvent) -> tuple[list[SessionEvent], int | None]:
+        # Only the session's creation is conditional (one session.started); later events
+        # are independent facts appended at the end, so concurrent runs never starve.
         if self._last is None:
             self._last = self.store.last_sequence(self.session_id)
         batch = [session_event]
@@ -196,11 +241,16 @@ class SessionRecorder:
                 0,
                 SessionEvent(
                     "session.started",
-                    data={"metadata": {}, "created_by_run": self.run_id},
+                    data={
+                        "metadata": {},
+                        "created_by_run": self.run_id,
+                        **({"owner": self.owner} if self.owner else {}),
+                    },
                     agent_id=session_event.agent_id,
                 ),
             )
-        return batch, self._last
+            return batch, 0
+        return batch, None
 
     def _stored(self, stored: list[SessionEvent], request: Any) -> None:
         self._last = stored[-1].sequence

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightagent.errors import ApprovalError, ConfigurationError, StorageError
+from lightagent.errors import ApprovalError, ConfigurationError, PolicyError, StorageError
 from lightagent.events.model import SessionEvent
 from lightagent.events.projector import ContextProjector, group_turns, resolve_request
 from lightagent.events.store import SessionStore, validate_session_id
@@ -64,6 +64,8 @@ class ResumePlan:
     pending: list[str] = field(default_factory=list)
     final_content: str | None = None
     error: dict[str, Any] | None = None
+    #: The user the run acted for; a resume acts for the same user unless told otherwise.
+    user_id: str | None = None
 
 
 def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str = "") -> ResumePlan:
@@ -78,6 +80,8 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
             details={"run_id": run_id, "session_id": session_id},
         )
     mine = turn.events
+    started = next((e for e in mine if e.type == "turn.started"), None)
+    user_id = started.data.get("user_id") if started is not None else None
     if turn.status in ("completed", "failed"):
         final = next((e for e in reversed(mine) if e.type == "assistant.completed"), None)
         end = next(
@@ -92,17 +96,22 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
             query=turn.query,
             final_content=final.data.get("content") if final else None,
             error=end.data.get("error") if isinstance(end.data.get("error"), dict) else None,
+            user_id=user_id,
         )
     request_event = next((e for e in reversed(mine) if e.type == "model.requested"), None)
     if request_event is None:
         prior = [e for e in events if (e.turn_id or e.run_id) != run_id]
         history = ContextProjector().messages(prior)
-        return ResumePlan(run_id, session_id, "restart", query=turn.query, history=history)
+        return ResumePlan(
+            run_id, session_id, "restart", query=turn.query, history=history, user_id=user_id
+        )
     by_seq = {e.sequence: e for e in events}
     messages = list(resolve_request(by_seq, request_event).get("messages") or [])
     after = [e for e in mine if e.sequence > request_event.sequence]
     answer = next((e for e in after if e.type == "assistant.completed"), None)
-    plan = ResumePlan(run_id, session_id, "continue", query=turn.query, messages=messages)
+    plan = ResumePlan(
+        run_id, session_id, "continue", query=turn.query, messages=messages, user_id=user_id
+    )
     message = answer.data.get("message") if answer is not None else None
     if not isinstance(message, dict) or not message.get("tool_calls"):
         # No answer recorded, or a final answer whose run never ended: ask the model again
@@ -174,6 +183,19 @@ def _settle(
     return audit
 
 
+def _act_for_owner(plan: ResumePlan, run_kwargs: dict[str, Any]) -> None:
+    """A resume acts for the run's user; naming anyone else is refused, finished or not."""
+    if plan.user_id is None:
+        return
+    user_id = run_kwargs.setdefault("user_id", plan.user_id)
+    if user_id != plan.user_id:
+        raise PolicyError(
+            "LA-SESSION-OWNER",
+            f"run {plan.run_id!r} of session {plan.session_id!r} acted for another user",
+            details={"run_id": plan.run_id, "session_id": plan.session_id},
+        )
+
+
 def _audit(kind: str, plan: ResumePlan, call: UnknownCall, extra: dict[str, Any]) -> SessionEvent:
     return SessionEvent(
         kind,
@@ -227,6 +249,7 @@ def resume(
     store = _store_of(agent, store)
     events = list(_all_events(store, session_id))
     plan = plan_resume(events, run_id, session_id=session_id)
+    _act_for_owner(plan, run_kwargs)
     if plan.status in ("completed", "failed"):
         return _finished(plan, run_kwargs.get("result_format", "str"))
     outputs: dict[str, Any] = {}
@@ -268,6 +291,7 @@ async def aresume(
     store = _store_of(agent, store)
     events = await asyncio.to_thread(lambda: list(_all_events(store, session_id)))
     plan = plan_resume(events, run_id, session_id=session_id)
+    _act_for_owner(plan, run_kwargs)
     if plan.status in ("completed", "failed"):
         return _finished(plan, run_kwargs.get("result_format", "str"))
     outputs: dict[str, Any] = {}

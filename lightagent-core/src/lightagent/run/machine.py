@@ -54,22 +54,23 @@ def run_machine(spec: RunSpec) -> Machine:
     messages: list[dict[str, Any]] = []
     interceptor = spec.interceptor
     query = spec.query
-    if active:
-        ctx.emit(
-            "run_start",
-            {
-                "query": query,
-                "user_id": ctx.user_id,
-                "stream": spec.stream,
-                "result_format": spec.result_format,
-                "run_id": ctx.run_id,
-                "idempotency_key": ctx.idempotency_key,
-                "session_id": ctx.session_id,
-                "model": getattr(spec.model, "name", None),
-                "resumed": spec.initial_messages is not None,
-            },
-        )
     try:
+        # Inside the try: a session that refuses this run (owner, store down) ends it typed.
+        if active:
+            ctx.emit(
+                "run_start",
+                {
+                    "query": query,
+                    "user_id": ctx.user_id,
+                    "stream": spec.stream,
+                    "result_format": spec.result_format,
+                    "run_id": ctx.run_id,
+                    "idempotency_key": ctx.idempotency_key,
+                    "session_id": ctx.session_id,
+                    "model": getattr(spec.model, "name", None),
+                    "resumed": spec.initial_messages is not None,
+                },
+            )
         if interceptor is not None:
             st.stage = "before_run"
             out = yield from ask(

@@ -132,7 +132,7 @@ def build_spec(
     load_history = False
     if session_id is not None and agent._session_store_spec is not None:
         binding = agent.session_binding
-        ctx.observers.append(binding.observer(session_id, rid))
+        ctx.observers.append(binding.observer(session_id, rid, owner=_owner(agent, user_id)))
         load_history = history is None and initial_messages is None
 
     output = None
@@ -163,3 +163,14 @@ def build_spec(
         binding=binding,
         model_options=model_options,
     )
+
+
+def _owner(agent: Any, user_id: str) -> dict[str, str]:
+    """Who a session run acts for: the user, and the tenant/project of the agent's context."""
+    owner = {"user_id": str(user_id)}
+    security = getattr(agent.interceptor, "security_context", None)
+    for key in ("tenant_id", "project_id"):
+        value = getattr(security, key, None)
+        if value:
+            owner[key] = str(value)
+    return owner
