@@ -66,6 +66,8 @@ class ResumePlan:
     error: dict[str, Any] | None = None
     #: The user the run acted for; a resume acts for the same user unless told otherwise.
     user_id: str | None = None
+    #: The caller's idempotency key of the run (tool-call keys derive from it).
+    idempotency_key: str | None = None
 
 
 def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str = "") -> ResumePlan:
@@ -82,6 +84,7 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
     mine = turn.events
     started = next((e for e in mine if e.type == "turn.started"), None)
     user_id = started.data.get("user_id") if started is not None else None
+    run_key = started.data.get("idempotency_key") if started is not None else None
     if turn.status in ("completed", "failed"):
         final = next((e for e in reversed(mine) if e.type == "assistant.completed"), None)
         end = next(
@@ -103,14 +106,26 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
         prior = [e for e in events if (e.turn_id or e.run_id) != run_id]
         history = ContextProjector().messages(prior)
         return ResumePlan(
-            run_id, session_id, "restart", query=turn.query, history=history, user_id=user_id
+            run_id,
+            session_id,
+            "restart",
+            query=turn.query,
+            history=history,
+            user_id=user_id,
+            idempotency_key=run_key,
         )
     by_seq = {e.sequence: e for e in events}
     messages = list(resolve_request(by_seq, request_event).get("messages") or [])
     after = [e for e in mine if e.sequence > request_event.sequence]
     answer = next((e for e in after if e.type == "assistant.completed"), None)
     plan = ResumePlan(
-        run_id, session_id, "continue", query=turn.query, messages=messages, user_id=user_id
+        run_id,
+        session_id,
+        "continue",
+        query=turn.query,
+        messages=messages,
+        user_id=user_id,
+        idempotency_key=run_key,
     )
     message = answer.data.get("message") if answer is not None else None
     if not isinstance(message, dict) or not message.get("tool_calls"):
@@ -252,6 +267,8 @@ def resume(
     _act_for_owner(plan, run_kwargs)
     if plan.status in ("completed", "failed"):
         return _finished(plan, run_kwargs.get("result_format", "str"))
+    if plan.idempotency_key is not None:  # later rounds' tool keys match the first attempt's
+        run_kwargs.setdefault("idempotency_key", plan.idempotency_key)
     outputs: dict[str, Any] = {}
     approved: dict[str, bool] = {}
     for call in plan.unknown:
@@ -294,6 +311,8 @@ async def aresume(
     _act_for_owner(plan, run_kwargs)
     if plan.status in ("completed", "failed"):
         return _finished(plan, run_kwargs.get("result_format", "str"))
+    if plan.idempotency_key is not None:  # later rounds' tool keys match the first attempt's
+        run_kwargs.setdefault("idempotency_key", plan.idempotency_key)
     outputs: dict[str, Any] = {}
     approved: dict[str, bool] = {}
     for call in plan.unknown:

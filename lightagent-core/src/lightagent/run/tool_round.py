@@ -45,7 +45,7 @@ def tool_round(
     for call in calls:
         check_cancel(ctx)
         key = (recorded_keys or {}).get(call.id) or idempotency_key(
-            ctx.run_id, positions.get(call.id, 0), call.name, call.arguments
+            ctx.idempotency_key or ctx.run_id, positions.get(call.id, 0), call.name, call.arguments
         )
         keys[call.id] = key
         tool = registry.get(call.name) if registry is not None else None
