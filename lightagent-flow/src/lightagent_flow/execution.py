@@ -78,7 +78,10 @@ class StepExecution:
         raise NotImplementedError
 
     def _key(self, name: str) -> str:
-        return f"{self.run_id}:{name}"
+        # Stable across retries and resumes (tools deduplicate on it); a deliberate
+        # rerun_step is new work, so each rerun generation gets keys of its own.
+        reruns = self.header.get("reruns") or 0
+        return f"{self.run_id}:{name}" + (f":rerun-{reruns}" if reruns else "")
 
     def _finish(
         self,

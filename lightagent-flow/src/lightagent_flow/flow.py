@@ -307,9 +307,9 @@ class LightFlow:
         targets = downstream(self._steps, [step])
         to_run = [s.name for s in self._steps if s.name in targets]
         approvals = {k: v for k, v in (record.get("approvals") or {}).items() if k not in targets}
-        run = self._new_run(
-            header_from(record), results, approvals, trace, cancellation_token, session_id
-        )
+        header = header_from(record)
+        header["reruns"] = int(header.get("reruns") or 0) + 1  # saved when the rerun starts
+        run = self._new_run(header, results, approvals, trace, cancellation_token, session_id)
         decision = await self.hooks.run(
             "on_rerun",
             {"run_id": run_id, "step": step, "steps": to_run},
