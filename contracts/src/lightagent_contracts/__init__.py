@@ -1,7 +1,7 @@
 """lightagent-contracts: contract test suites and fixtures for lightagent plugin authors.
 
 Installing it registers a pytest plugin (fixtures ``loopback_server``, ``scripted_model``,
-``postgres_url``, ``no_network``); the base classes live in
+``postgres_url``, ``postgres_outage``, ``no_network``); the base classes live in
 :mod:`lightagent_contracts.suites`. Names load on first use.
 """
 
@@ -17,6 +17,7 @@ _EXPORTS = {
     "load_fixture": "lightagent_contracts.loopback",
     "block_network": "lightagent_contracts.network",
     "NetworkBlockedError": "lightagent_contracts.network",
+    "OutageProxy": "lightagent_contracts.outage",
     "postgres_admin_url": "lightagent_contracts.postgres",
     "require_postgres": "lightagent_contracts.postgres",
 }

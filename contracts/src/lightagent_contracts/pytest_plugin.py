@@ -2,7 +2,8 @@
 
 It makes these fixtures available to any test suite that installs the package:
 ``loopback_server`` (a real OpenAI-wire HTTP server on 127.0.0.1), ``scripted_model``,
-``postgres_url``, ``no_network`` (and the ini option ``lightagent_block_network``).
+``postgres_url``, ``postgres_outage`` (a PostgreSQL outage on demand), ``no_network`` (and
+the ini option ``lightagent_block_network``).
 Contract base classes live in ``lightagent_contracts.suites``.
 """
 
@@ -14,4 +15,5 @@ from lightagent_contracts.network import (  # noqa: F401
     no_network,
     pytest_addoption,
 )
+from lightagent_contracts.outage import postgres_outage  # noqa: F401
 from lightagent_contracts.postgres import _postgres_database, postgres_url  # noqa: F401
