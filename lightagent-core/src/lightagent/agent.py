@@ -337,7 +337,8 @@ class LightAgent(SessionMethods):
     def resume(self, run_id: str, *, session_id: str, **kwargs: Any) -> Any:
         """Continue an interrupted run from its session log without repeating side effects.
 
-        See :func:`lightagent.events.resume.resume` (``reconcile=``, ``approve=``, run options).
+        See :func:`lightagent.events.resume.resume` (``reconcile=``, ``approve=``,
+        ``lease_seconds=``, run options).
         """
         from lightagent.events.resume import resume
 

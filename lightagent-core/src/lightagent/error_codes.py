@@ -51,6 +51,7 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-CANCELLED", "budget", "The run was cancelled.", "A CancellationToken was triggered; start a new run."),
     ("LA-SESSION", "storage", "The session store failed.", "Check the store path or URL and its permissions."),
     ("LA-STORAGE", "storage", "A store operation failed.", "Check the store path or URL and its permissions."),
+    ("LA-RESUME-ACTIVE", "storage", "Another resume of the run is in progress.", "Wait for that resume, or pass lease_seconds=0 if it is known to have died."),
     ("LA-STORAGE-CONFLICT", "storage", "Another writer appended first.", "Reload the latest sequence and retry the append."),
     ("LA-STORAGE-CORRUPT", "storage", "Stored data is corrupt.", "Use the salvage path named in details; nothing was skipped."),
     ("LA-STORAGE-UNAVAILABLE", "storage", "The database is not reachable.", "Check the URL and that the server is running."),

@@ -65,7 +65,9 @@ CHILD = textwrap.dedent(
     else:
         (run_id,) = SessionManager(store).replay(session_id).incomplete_runs
         # approve=True is safe here: reconcile returned None only for effects not applied.
-        answer = resume(agent, run_id, session_id=session_id, reconcile=reconcile, approve=True)
+        # lease_seconds=0: the harness killed the previous resume, so its claim is dead.
+        answer = resume(agent, run_id, session_id=session_id, reconcile=reconcile, approve=True,
+                        lease_seconds=0)
     print("answer", answer, flush=True)
     """
 )

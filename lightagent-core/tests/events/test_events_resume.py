@@ -168,7 +168,10 @@ def test_done_calls_are_skipped_in_the_first_round(tmp_path):
     model.add("all charged")
 
     async def go():
-        return await aresume(agent, run_id, session_id="s", reconcile=_reconcile(ledger))
+        # The first resume died: take over its claim at once.
+        return await aresume(
+            agent, run_id, session_id="s", reconcile=_reconcile(ledger), lease_seconds=0
+        )
 
     assert asyncio.run(go()) == "all charged"
     assert ledger.counts() == {"a": 1, "b": 1, "c": 1}
@@ -263,3 +266,46 @@ def test_a_call_that_finished_before_a_crash_mid_round_is_done_not_unknown(tmp_p
     model.add("all charged")
     assert resume(agent, run_id, session_id="s", approve=True) == "all charged"
     assert ledger.counts() == {"a": 1, "b": 2}
+
+
+def test_two_resumes_at_once_run_an_unknown_call_once(tmp_path):
+    import threading
+
+    store = SqliteSessionStore(tmp_path / "s.db")
+    ledger = Ledger(tmp_path / "ledger.db")
+    run_id, _ = _crash_run(store, ledger, crash_on={"c"})
+    assert ledger.counts()["c"] == 1  # applied, then the process "died"
+    start = threading.Barrier(2)
+    outcomes: list[object] = []
+
+    def resumer():
+        agent, model = _agent(store, ledger)
+        model._queue.popleft()
+        model._queue.popleft()
+        agent.tools.get("charge").func = _slowly(agent.tools.get("charge").func)
+        start.wait()
+        try:
+            outcomes.append(resume(agent, run_id, session_id="s", approve=True))
+        except StorageError as exc:
+            outcomes.append(exc.code)
+            model._queue.clear()  # this resumer never reached the model
+
+    threads = [threading.Thread(target=resumer) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(map(str, outcomes)) == ["LA-RESUME-ACTIVE", "all charged"]
+    assert ledger.counts() == {"a": 1, "b": 1, "c": 2}  # approved once, run once
+    # A later resume of the finished run just returns its answer.
+    agent, _model = _agent(store, ledger)
+    _model._queue.clear()
+    assert resume(agent, run_id, session_id="s") == "all charged"
+
+
+def _slowly(func):
+    def slow(*args, **kwargs):
+        time.sleep(0.3)  # keeps the first resume busy while the second one tries
+        return func(*args, **kwargs)
+
+    return slow

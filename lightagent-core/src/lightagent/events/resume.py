@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,6 +200,64 @@ def _settle(
     return audit
 
 
+_CLAIM_RETRIES = 8
+
+
+def _claimed_plan(
+    store: SessionStore,
+    session_id: str,
+    run_id: str,
+    run_kwargs: dict[str, Any],
+    lease_seconds: float,
+) -> ResumePlan:
+    """Plan the resume and claim the run (blocking: call it off the event loop)."""
+    for _ in range(_CLAIM_RETRIES):
+        events = list(_all_events(store, session_id))
+        plan = plan_resume(events, run_id, session_id=session_id)
+        _act_for_owner(plan, run_kwargs)
+        if plan.status in ("completed", "failed"):
+            return plan
+        _refuse_if_active(plan, events, lease_seconds)
+        claim = SessionEvent(
+            "run.resumed",
+            data={"resumer": uuid.uuid4().hex, "lease_seconds": lease_seconds},
+            run_id=run_id,
+            turn_id=run_id,
+        )
+        try:
+            # Conditional on the log as read: of two resumers racing, one claims, the
+            # other re-reads, sees the claim and is refused.
+            store.append(
+                session_id, [claim], expected_sequence=events[-1].sequence if events else 0
+            )
+        except StorageError as exc:
+            if exc.code != "LA-STORAGE-CONFLICT":
+                raise
+            continue
+        return plan
+    raise StorageError(
+        "LA-STORAGE-CONFLICT",
+        f"Could not claim run {run_id!r}: session {session_id!r} kept changing.",
+        details={"run_id": run_id, "session_id": session_id, "retries": _CLAIM_RETRIES},
+    )
+
+
+def _refuse_if_active(
+    plan: ResumePlan, events: Sequence[SessionEvent], lease_seconds: float
+) -> None:
+    mine = [e for e in events if (e.turn_id or e.run_id) == plan.run_id]
+    if not any(e.type == "run.resumed" for e in mine):
+        return  # never resumed: the interrupted first attempt holds no claim
+    idle = time.time() - max(e.timestamp for e in mine)
+    if idle < lease_seconds:
+        raise StorageError(
+            "LA-RESUME-ACTIVE",
+            f"Run {plan.run_id!r} is being resumed elsewhere (last activity {idle:.1f}s ago).",
+            hint="Wait for that resume, or pass lease_seconds=0 if it is known to have died.",
+            details={"run_id": plan.run_id, "session_id": plan.session_id, "idle_seconds": idle},
+        )
+
+
 def _act_for_owner(plan: ResumePlan, run_kwargs: dict[str, Any]) -> None:
     """A resume acts for the run's user; naming anyone else is refused, finished or not."""
     if plan.user_id is None:
@@ -257,14 +317,19 @@ def resume(
     reconcile: Reconcile | None = None,
     approve: Approve | None = None,
     store: SessionStore | None = None,
+    lease_seconds: float = 300.0,
     **run_kwargs: Any,
 ) -> Any:
-    """Continue an interrupted run (sync). A completed run returns its recorded answer."""
+    """Continue an interrupted run (sync). A completed run returns its recorded answer.
+
+    The resume claims the run with a ``run.resumed`` event appended on condition that
+    the log is as it was read; while a resume of the run has been active within
+    ``lease_seconds``, another one is refused with ``LA-RESUME-ACTIVE`` (pass
+    ``lease_seconds=0`` to take over from a resume known to have died).
+    """
     validate_session_id(session_id)
     store = _store_of(agent, store)
-    events = list(_all_events(store, session_id))
-    plan = plan_resume(events, run_id, session_id=session_id)
-    _act_for_owner(plan, run_kwargs)
+    plan = _claimed_plan(store, session_id, run_id, run_kwargs, lease_seconds)
     if plan.status in ("completed", "failed"):
         return _finished(plan, run_kwargs.get("result_format", "str"))
     if plan.idempotency_key is not None:  # later rounds' tool keys match the first attempt's
@@ -301,14 +366,15 @@ async def aresume(
     reconcile: Reconcile | None = None,
     approve: Approve | None = None,
     store: SessionStore | None = None,
+    lease_seconds: float = 300.0,
     **run_kwargs: Any,
 ) -> Any:
     """:func:`resume` on the event loop (store reads in a worker thread; hooks may be async)."""
     validate_session_id(session_id)
     store = _store_of(agent, store)
-    events = await asyncio.to_thread(lambda: list(_all_events(store, session_id)))
-    plan = plan_resume(events, run_id, session_id=session_id)
-    _act_for_owner(plan, run_kwargs)
+    plan = await asyncio.to_thread(
+        _claimed_plan, store, session_id, run_id, run_kwargs, lease_seconds
+    )
     if plan.status in ("completed", "failed"):
         return _finished(plan, run_kwargs.get("result_format", "str"))
     if plan.idempotency_key is not None:  # later rounds' tool keys match the first attempt's
