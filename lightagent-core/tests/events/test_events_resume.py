@@ -295,8 +295,10 @@ def test_two_resumes_at_once_run_an_unknown_call_once(tmp_path):
         t.start()
     for t in threads:
         t.join(60)
-    assert sorted(map(str, outcomes)) == ["LA-RESUME-ACTIVE", "all charged"]
-    assert ledger.counts() == {"a": 1, "b": 1, "c": 2}  # approved once, run once
+    # The second resume is refused while the first is active (or, had it come late, finds
+    # the run finished); either way the approved call runs once.
+    assert "all charged" in outcomes and set(outcomes) <= {"all charged", "LA-RESUME-ACTIVE"}
+    assert ledger.counts() == {"a": 1, "b": 1, "c": 2}
     # A later resume of the finished run just returns its answer.
     agent, _model = _agent(store, ledger)
     _model._queue.clear()
