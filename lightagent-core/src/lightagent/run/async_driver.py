@@ -24,7 +24,6 @@ from lightagent.run.streaming import (
     output_event,
 )
 from lightagent.run.sync_driver import _dispatch_kwargs, _final_or_truncated
-from lightagent.run.tool_round import finished_event
 
 __all__ = ["adrive", "adrive_stream"]
 
@@ -34,15 +33,7 @@ async def _aperform(effect: Any, spec: RunSpec) -> Any:
     if cls is CallModel:
         return await spec.model.acomplete(effect.request)
     if cls is RunTools:
-        kwargs = _dispatch_kwargs(spec, effect)
-        if effect.record_each:
-            ctx, keys = spec.ctx, effect.idempotency_keys
-
-            async def on_outcome(outcome: Any) -> None:
-                ctx.emit("tool_finished", finished_event(outcome, keys))
-                await ctx.aflush()
-
-            kwargs["on_outcome"] = on_outcome
+        kwargs = _dispatch_kwargs(spec, effect, flush=True)
         return await spec.dispatcher.arun_calls(effect.calls, **kwargs)
     if cls is CallPhase:
         return await spec.interceptor.on_phase(spec.ctx, effect.phase, effect.payload)

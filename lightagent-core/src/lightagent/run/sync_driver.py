@@ -23,7 +23,7 @@ from lightagent.run.streaming import (
     new_screen,
     output_event,
 )
-from lightagent.run.tool_round import finished_event
+from lightagent.run.tool_round import finished_recorder
 
 __all__ = ["drive", "drive_stream"]
 
@@ -148,7 +148,7 @@ def _final_or_truncated(final: ModelResponse | None) -> ModelResponse:
     return final
 
 
-def _dispatch_kwargs(spec: RunSpec, effect: RunTools) -> dict[str, Any]:
+def _dispatch_kwargs(spec: RunSpec, effect: RunTools, *, flush: bool = False) -> dict[str, Any]:
     kwargs = {
         "cancellation": spec.ctx.cancellation,
         "registry": spec.registry,
@@ -156,10 +156,5 @@ def _dispatch_kwargs(spec: RunSpec, effect: RunTools) -> dict[str, Any]:
         "context": spec.ctx,
     }
     if effect.record_each:
-        ctx, keys = spec.ctx, effect.idempotency_keys
-
-        def on_outcome(outcome: Any) -> None:
-            ctx.emit("tool_finished", finished_event(outcome, keys))
-
-        kwargs["on_outcome"] = on_outcome
+        kwargs["on_outcome"] = finished_recorder(spec.ctx, effect.idempotency_keys, flush=flush)
     return kwargs

@@ -15,7 +15,7 @@ from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
 from lightagent.run.transcript import loads
 
-__all__ = ["REPAIRABLE", "finished_event", "tool_round"]
+__all__ = ["REPAIRABLE", "finished_recorder", "tool_round"]
 
 #: Codes of tool outcomes the model can fix by calling again (they count against max_retry).
 REPAIRABLE = frozenset({"LA-TOOL-ARGS", "LA-TOOL-NOT-FOUND", "LA-JSON"})
@@ -237,14 +237,32 @@ def tool_round(
             )
 
 
-def finished_event(outcome: Any, idempotency_keys: dict[str, str]) -> dict[str, Any]:
-    """The ``tool_finished`` payload for one outcome, before any after-tool hook sees it."""
-    err = outcome.error
-    return {
-        "call_id": outcome.call_id,
-        "name": outcome.name,
-        "output": outcome.output,
-        "error": err.to_dict() if err is not None else None,
-        "latency_ms": outcome.latency_ms,
-        "idempotency_key": idempotency_keys.get(outcome.call_id),
-    }
+def finished_recorder(ctx: Any, keys: dict[str, str], *, flush: bool = False) -> Any:
+    """The dispatcher's ``on_outcome``: emit ``tool_finished`` for each call as it returns.
+
+    With ``flush`` (the async driver) it is a coroutine function that also awaits the
+    durable observers, so the record lands before the next outcome is reported.
+    """
+
+    def emit(outcome: Any) -> None:
+        err = outcome.error
+        ctx.emit(
+            "tool_finished",
+            {
+                "call_id": outcome.call_id,
+                "name": outcome.name,
+                "output": outcome.output,
+                "error": err.to_dict() if err is not None else None,
+                "latency_ms": outcome.latency_ms,
+                "idempotency_key": keys.get(outcome.call_id),
+            },
+        )
+
+    if not flush:
+        return emit
+
+    async def emit_and_flush(outcome: Any) -> None:
+        emit(outcome)
+        await ctx.aflush()
+
+    return emit_and_flush
