@@ -10,10 +10,8 @@ artifact per task, and no exception out of ``run``.
 from __future__ import annotations
 
 import threading
-from urllib.parse import urlsplit
 
 import pytest
-from lightagent_contracts.outage import OutageProxy
 from lightagent_dag import (
     CallableVerifier,
     DAGConfig,
@@ -27,9 +25,10 @@ from lightagent_dag import (
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
-def test_a_run_survives_a_database_outage_mid_run(postgres_url, run_id, security, tmp_path):
-    parts = urlsplit(postgres_url)
-    proxy = OutageProxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+def test_a_run_survives_a_database_outage_mid_run(
+    postgres_url, postgres_outage, run_id, security, tmp_path
+):
+    proxy = postgres_outage
     store = SqlTaskGraphStore(proxy.route(postgres_url))
     outages: list[threading.Timer] = []
 
@@ -76,4 +75,3 @@ def test_a_run_survives_a_database_outage_mid_run(postgres_url, run_id, security
         for timer in outages:
             timer.cancel()
         store.close()
-        proxy.close()

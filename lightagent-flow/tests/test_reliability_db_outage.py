@@ -11,21 +11,18 @@ running the committed step again.
 from __future__ import annotations
 
 import uuid
-from urllib.parse import urlsplit
 
 import pytest
 from lightagent.errors import StorageError
-from lightagent_contracts.outage import OutageProxy
 from lightagent_flow import LightFlow, SqlLightFlowStore
 
 pytestmark = [pytest.mark.postgres]
 
 
 def test_a_run_stopped_by_an_outage_resumes_without_repeating_committed_steps(
-    postgres_url, recorder
+    postgres_url, postgres_outage, recorder
 ):
-    parts = urlsplit(postgres_url)
-    proxy = OutageProxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+    proxy = postgres_outage
     store = SqlLightFlowStore(proxy.route(postgres_url))
     run_id = f"outage-{uuid.uuid4().hex[:10]}"
     writes: list[str] = []
@@ -56,4 +53,3 @@ def test_a_run_stopped_by_an_outage_resumes_without_repeating_committed_steps(
         assert flow.get_run(run_id)["status"] == "success"
     finally:
         store.close()
-        proxy.close()
