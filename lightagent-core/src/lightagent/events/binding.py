@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from lightagent.errors import PolicyError, StorageError
+from lightagent.errors import StorageError
 from lightagent.events.mapping import session_event_from_trace
 from lightagent.events.model import SessionEvent
+from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, trim_messages
 from lightagent.events.store import SessionStore, validate_session_id
 
@@ -134,14 +135,13 @@ class SessionRecorder:
                 self._last = self.store.last_sequence(self.session_id)
                 if self._last:
                     self._check_owner(self.store.events(self.session_id, limit=1))
-                self._owner_checked = True
             batch, expected = self._batch(session_event)
             try:
                 stored = self.store.append(self.session_id, batch, expected_sequence=expected)
             except StorageError as exc:
                 if exc.code != "LA-STORAGE-CONFLICT":
                     raise
-                self._last = None
+                self._last = None  # re-read; an unchecked owner is checked on the next pass
                 continue
             self._stored(stored, request)
             return
@@ -155,13 +155,9 @@ class SessionRecorder:
                 self._last = await _call_async(
                     self.store, "alast_sequence", "last_sequence", self.session_id
                 )
-            if not self._owner_checked:
-                if self._last:
-                    first = await _call_async(
-                        self.store, "aevents", "events", self.session_id, limit=1
-                    )
-                    self._check_owner(first)
-                self._owner_checked = True
+            if not self._owner_checked and self._last:
+                first = await _call_async(self.store, "aevents", "events", self.session_id, limit=1)
+                self._check_owner(first)
             batch, expected = self._batch(session_event)
             try:
                 stored = await _call_async(
@@ -184,19 +180,10 @@ class SessionRecorder:
     # -- internals --------------------------------------------------------------
 
     def _check_owner(self, first: list[SessionEvent]) -> None:
-        recorded = (
-            first[0].data.get("owner") if first and first[0].type == "session.started" else None
-        )
-        if not isinstance(recorded, dict) or self.owner is None:
-            return  # a session written before owners were recorded, or a run without one
-        keys = sorted(set(recorded) | set(self.owner))
-        if any(recorded.get(k) != self.owner.get(k) for k in keys):
-            raise PolicyError(
-                "LA-SESSION-OWNER",
-                f"session {self.session_id!r} belongs to another "
-                f"{'tenant' if recorded.get('tenant_id') != self.owner.get('tenant_id') else 'user'}",
-                details={"session_id": self.session_id, "fields": keys},
-            )
+        # Only a session that has events has an owner to check: the first event is never
+        # rewritten, so a passed check holds for the run's life.
+        check_owner(self.session_id, recorded_owner(first), self.owner)
+        self._owner_checked = True
 
     def _convert(self, run: Any, event: dict[str, Any]) -> tuple[SessionEvent, Any]:
         session_event = session_event_from_trace(
@@ -253,6 +240,10 @@ class SessionRecorder:
         return batch, None
 
     def _stored(self, stored: list[SessionEvent], request: Any) -> None:
+        if stored and stored[0].type == "session.started" and stored[0].sequence == 1:
+            # This run created the session, with its own owner. Seeing the session empty
+            # checked nothing: had the conditional create lost, the loop re-reads the owner.
+            self._owner_checked = True
         self._last = stored[-1].sequence
         self.recorded += 1
         event = stored[-1]

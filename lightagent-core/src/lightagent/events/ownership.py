@@ -1,0 +1,53 @@
+"""Who a session belongs to, and the one check every session API makes.
+
+A session's owner is written once, into its first event (``session.started``), as a
+dict of ``user_id`` and, where the agent has a security context, ``tenant_id`` and
+``project_id``. The first event is never rewritten, so once read the owner holds for
+the session's life; a caller that saw the session *empty* has checked nothing, and must
+read the owner again when it loses the race to create it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lightagent.errors import PolicyError
+from lightagent.events.model import SessionEvent
+
+__all__ = ["check_owner", "recorded_owner"]
+
+#: The identity fields an owner may carry, in the order a refusal names them.
+OWNER_FIELDS = ("tenant_id", "project_id", "user_id")
+
+
+def recorded_owner(first: Sequence[SessionEvent]) -> dict[str, Any] | None:
+    """The owner recorded in a session's first event, or ``None`` (no owner recorded)."""
+    if not first or first[0].type != "session.started":
+        return None
+    owner = first[0].data.get("owner")
+    return owner if isinstance(owner, dict) else None
+
+
+def check_owner(
+    session_id: str, recorded: Mapping[str, Any] | None, caller: Mapping[str, Any] | None
+) -> None:
+    """Refuse with ``LA-SESSION-OWNER`` when ``caller`` is not the session's owner.
+
+    Every field either side names must match: a caller without a tenant is not the owner
+    of a session that has one (fail closed). A session with no recorded owner (written
+    before owners were recorded), or a caller that states no identity, passes.
+    """
+    if recorded is None or caller is None:
+        return
+    keys = sorted(set(recorded) | set(caller))
+    differing = [k for k in keys if recorded.get(k) != caller.get(k)]
+    if not differing:
+        return
+    which = next((f for f in OWNER_FIELDS if f in differing), differing[0])
+    noun = {"tenant_id": "tenant", "project_id": "project", "user_id": "user"}.get(which, which)
+    raise PolicyError(
+        "LA-SESSION-OWNER",
+        f"session {session_id!r} belongs to another {noun}",
+        details={"session_id": session_id, "fields": differing},
+    )
