@@ -73,6 +73,55 @@ def test_torn_tail_refused_when_repair_is_off(tmp_path):
     )
 
 
+@pytest.mark.parametrize("where", ["sequence", "checksum", "event", "closing brace"])
+@pytest.mark.parametrize("reader", ["same store", "fresh store"])
+def test_a_complete_last_line_that_fails_its_check_is_corruption_not_a_tear(
+    tmp_path, where, reader
+):
+    store = JsonlSessionStore(tmp_path)
+    _fill(store, "s", 5)
+    path = store.path_for("s")
+    data = path.read_bytes()
+    start = data.rstrip(b"\n").rfind(b"\n") + 1
+    last = bytearray(data[start:])
+    offset = {
+        "sequence": len(b'{"seq":'),
+        "checksum": len(b'{"seq":5,"crc":"') + 2,
+        "event": len(last) // 2,
+        "closing brace": len(last) - 3,
+    }[where]
+    last[offset] ^= 0x01  # one flipped bit; the line keeps its newline
+    damaged = data[:start] + bytes(last)
+    assert damaged.endswith(b"\n") and damaged.count(b"\n") == 5
+    path.write_bytes(damaged)
+    target = store if reader == "same store" else JsonlSessionStore(tmp_path)
+    report = target.verify("s")
+    assert report.corrupt_at == 5 and report.torn_tail_at is None and not report.ok
+    with pytest.raises(StorageError) as info:
+        target.events("s")
+    assert info.value.code == "LA-STORAGE-CORRUPT" and info.value.details["sequence"] == 5
+    # Nothing is cut and nothing appended (the sequence is never reused) until salvage.
+    for expected in (None, 4, 5):
+        with pytest.raises(StorageError) as info:
+            target.append("s", [{"type": "n.e", "data": {"i": 99}}], expected_sequence=expected)
+        assert info.value.code == "LA-STORAGE-CORRUPT", expected
+        assert "salvage" in info.value.hint
+    assert path.read_bytes() == damaged
+    report = target.salvage("s", replace=True)
+    assert report.kept == 4 and report.first_bad_sequence == 5 and report.rejected_path.exists()
+    assert target.append("s", [{"type": "n.e"}])[0].sequence == 5
+
+
+def test_an_unterminated_last_line_is_a_tear_even_when_its_checksum_holds(tmp_path):
+    store = JsonlSessionStore(tmp_path)
+    _fill(store, "s", 3)
+    path = store.path_for("s")
+    path.write_bytes(path.read_bytes()[:-1])  # only the newline is missing
+    fresh = JsonlSessionStore(tmp_path)
+    assert fresh.verify("s").torn_tail_at == 3
+    assert fresh.append("s", [{"type": "n.e"}])[0].sequence == 3
+
+
 @pytest.mark.parametrize("damage", ["flip", "delete", "garbage"])
 def test_mid_file_corruption_raises_with_sequence_and_salvages(tmp_path, damage):
     store = JsonlSessionStore(tmp_path)

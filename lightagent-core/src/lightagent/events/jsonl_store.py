@@ -70,8 +70,9 @@ class JsonlSessionStore(SessionStoreBase):
         self.fsync = fsync
         self.repair_torn_tail = repair_torn_tail
         self._lock = threading.Lock()
-        # path -> (inode, size, last_seq): lets an append skip re-reading the tail.
-        self._tails: dict[Path, tuple[int, int, int]] = {}
+        # path -> (inode, size, mtime_ns, last_seq): lets an append skip re-reading the
+        # tail while nobody else touched the file (a rewrite of the same size changes mtime).
+        self._tails: dict[Path, tuple[int, int, int, int]] = {}
         # path -> (inode, {sequence: byte offset}) every _INDEX_EVERY lines: cheap pages.
         self._index: dict[Path, tuple[int, dict[int, int]]] = {}
         self._failed: str | None = None
@@ -118,7 +119,7 @@ class JsonlSessionStore(SessionStoreBase):
                 if self.fsync:
                     self._sync(fd, path if created else None)
                 st = os.fstat(fd)
-                self._tails[path] = (st.st_ino, size + len(data), prepared[-1].sequence)
+                self._tails[path] = (st.st_ino, st.st_size, st.st_mtime_ns, prepared[-1].sequence)
                 return prepared
             finally:
                 os.close(fd)  # closing releases the flock
@@ -171,16 +172,22 @@ class JsonlSessionStore(SessionStoreBase):
         """(last sequence, file size) of a locked file, cutting a torn tail if allowed."""
         st = os.fstat(fd)
         cached = self._tails.get(path)
-        if cached and cached[0] == st.st_ino and cached[1] == st.st_size:
-            return cached[2], st.st_size
+        if cached and cached[:3] == (st.st_ino, st.st_size, st.st_mtime_ns):
+            return cached[3], st.st_size
         if st.st_size == 0:
             return 0, 0
         last_line, start = read_last_line(fd, st.st_size)
         if line_ok(last_line):
             return seq_of(last_line) or 0, st.st_size
-        # The last line is torn: the sequence is one after the line before it.
         prev_line, _ = read_last_line(fd, start) if start else (None, 0)
         prev_seq = (seq_of(prev_line) or 0) if prev_line is not None else 0
+        if last_line is not None and last_line.endswith(b"\n"):
+            # The whole line, newline included, reached the file: it was written (and
+            # maybe acknowledged) in full, so a failed check is damage, not a crash mid-write.
+            raise self._corrupt(
+                session_id, prev_seq + 1, None, b"the last line is complete but fails its check"
+            )
+        # The last line is torn (no newline): the sequence is one after the line before it.
         good_end = start
         message = f"torn tail at sequence {prev_seq + 1} in session {session_id!r}"
         if not self.repair_torn_tail:
@@ -199,7 +206,7 @@ class JsonlSessionStore(SessionStoreBase):
     # -- read ------------------------------------------------------------------
 
     def _scan(self, session_id: str, *, after: int = 0) -> Iterator[SessionEvent]:
-        """Every valid event after ``after``; raises on mid-file corruption."""
+        """Every valid event after ``after``; a bad complete line raises, a torn last one ends it."""
         path = self.path_for(session_id)
         try:
             handle = open(path, "rb")
@@ -211,30 +218,28 @@ class JsonlSessionStore(SessionStoreBase):
             expected, offset = self._seek_near(handle, path, inode, after + 1)
             line_no = expected - 1  # in the intact prefix, line k holds sequence k
             marks: dict[int, int] = {}
-            pending: bytes | None = None
             try:
                 for line in handle:
                     line_no += 1
                     if expected % _INDEX_EVERY == 1:
                         marks[expected] = offset
                     offset += len(line)
-                    if pending is not None:
-                        # The bad line was not the last one: real corruption.
-                        raise self._corrupt(session_id, expected, line_no - 1, pending)
                     if expected <= after:
                         # Cheap skip before ``after``: only the sequence and the newline are checked.
                         if seq_of(line) == expected and line.endswith(b"\n"):
                             expected += 1
                             continue
                     event, reason = parse_line(line, expected)
-                    if event is None:
-                        pending = reason.encode() if reason else b"?"
-                        continue
-                    expected += 1
-                    yield event
-                if pending is not None:
-                    log.warning("torn tail at sequence %d in session %r", expected, session_id)
-                    marks.pop(expected, None)
+                    if event is not None:
+                        expected += 1
+                        yield event
+                    elif line.endswith(b"\n"):
+                        # A complete line is never a torn write: corruption, even the last one.
+                        raise self._corrupt(session_id, expected, line_no, (reason or "?").encode())
+                    else:
+                        # No newline: the last line, cut short by a crash mid-write.
+                        log.warning("torn tail at sequence %d in session %r", expected, session_id)
+                        marks.pop(expected, None)
             finally:
                 # Also when the reader stops early (a page): keep what this pass learned.
                 self._remember(path, inode, marks)
@@ -263,10 +268,14 @@ class JsonlSessionStore(SessionStoreBase):
         else:
             known[1].update(marks)
 
-    def _corrupt(self, session_id: str, seq: int, line_no: int, reason: bytes) -> StorageError:
+    def _corrupt(
+        self, session_id: str, seq: int, line_no: int | None, reason: bytes
+    ) -> StorageError:
+        where = f"line {line_no}" if line_no is not None else "last line"
         return StorageError(
             "LA-STORAGE-CORRUPT",
-            f"Session {session_id!r} is corrupt at sequence {seq} (line {line_no}: {reason.decode()}).",
+            f"Session {session_id!r} is corrupt at sequence {seq} ({where}: {reason.decode()});"
+            " nothing is appended until it is salvaged.",
             hint=f"Events before {seq} are intact; store.salvage({session_id!r}) writes a repaired copy.",
             details={
                 "session_id": session_id,
