@@ -1,7 +1,7 @@
 """Credential redaction applied before anything is persisted or exported.
 
-Two nets: keys whose *name* looks like a credential (a pattern, case-insensitive, so
-``openai_api_key``, ``X-Api-Key`` and ``github_token`` are caught, not just ``api_key``),
+Two nets: keys whose *name* looks like a credential, whatever its case and separators
+(``openai_api_key``, ``X-Api-Key``, ``accessToken``, ``CLIENT_SECRET``, ``id.token`` …),
 and string *values* that look like keys or tokens wherever they appear (``sk-…``,
 ``Bearer …``, ``ghp_…``, ``AKIA…``, ``xox…``, JWTs, PEM blocks, ``password=…``,
 passwords in URLs). Redaction fails closed: :func:`redact_or_marker` returns
@@ -31,19 +31,20 @@ __all__ = [
 REDACTED = "[redacted]"
 REDACTION_FAILED = "[redaction-failed]"
 
-# Key names: a credential word anywhere in the name, or a name ending in token/key
-# variants. Plural usage counters (prompt_tokens, max_tokens) and idempotency_key are
-# deliberately not credentials.
-_SECRET_KEY = re.compile(
-    r"""(
-        api[_-]?key | apikey | x-api-key | access[_-]?key | secret | private[_-]?key
-      | password | passwd | passphrase | credential | authorization | cookie
-      | session[_-]?key | signature | (^|[_-])auth$ | (^|[_-])pwd$
-      | (^|[_-])token$ | ^token[_-] | [_-]token[_-]
-    )""",
-    re.IGNORECASE | re.VERBOSE,
+# Key names are matched spelling-blind: ``accessToken``, ``access_token``, ``access-token``,
+# ``ACCESS_TOKEN``, ``access.token`` and ``accesstoken`` are one name. A key is split into
+# lower-case words (at separators and camelCase humps) and checked twice: as words joined
+# by "_" (for short words that only count alone: ``auth``, ``pwd``, ``token``) and with
+# every separator dropped (for credential words, wherever they sit). Plural usage counters
+# (prompt_tokens, max_tokens) and idempotency_key are deliberately not credentials.
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SEPARATORS = re.compile(r"[^a-z0-9]+")
+_SECRET_WORDS = re.compile(r"(^|_)(auth|pwd)$|(^|_)token(_|$)")
+_SECRET_COMPACT = re.compile(
+    r"apikey|accesskey|privatekey|sessionkey|secret|password|passwd|passphrase|credential"
+    r"|authorization|cookie|signature|token$"
 )
-_NOT_SECRET_KEY = re.compile(r"(^|_)(idempotency_key|tokens?_(count|usage)|max_tokens)$", re.I)
+_NOT_SECRET_KEY = re.compile(r"(^|_)(idempotency_key|tokens?_(count|usage)|max_tokens)$")
 
 # Where a key may start: at a word boundary, or right after a %XX escape (URL-encoded
 # text such as ``%22sk-…`` or ``key%3Dsk-…`` has no word boundary there).
@@ -77,7 +78,7 @@ _VALUE_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
     # key=value / key: value in free text for credential words.
     (
         re.compile(
-            r"""(\b[\w-]*(?:api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret|password|passwd"""
+            r"""(\b[\w-]*(?:api[_.-]?key|access[_.-]?key|private[_.-]?key|secret|password|passwd"""
             r"""|token|credentials?)(?:["']|%2[27])?\s*(?:[:=]|%3[Dd]|%3[Aa])\s*(?:["']|%2[27])?)"""
             r"""(?!\[redacted\])[^\s"',;&}]{4,}""",
             re.I,
@@ -118,8 +119,10 @@ _TRIGGERS = (
 
 @functools.lru_cache(maxsize=4096)
 def is_secret_key(key: str) -> bool:
-    """Whether a mapping key names a credential (by pattern, case-insensitive)."""
-    return bool(_SECRET_KEY.search(key)) and not _NOT_SECRET_KEY.search(key)
+    """Whether a mapping key names a credential, whatever its case and separators."""
+    words = _SEPARATORS.sub("_", _HUMP.sub("_", key).lower()).strip("_")
+    secret = _SECRET_WORDS.search(words) or _SECRET_COMPACT.search(words.replace("_", ""))
+    return bool(secret) and not _NOT_SECRET_KEY.search(words)
 
 
 def redact_text(text: str) -> str:
