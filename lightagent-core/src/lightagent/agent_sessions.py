@@ -1,7 +1,9 @@
 """The session and trace methods of ``LightAgent``: thin delegations to ``lightagent.events``.
 
 Unlike the seeds, every session method names its ``session_id``: one agent serves many
-sessions at once and keeps no "current session".
+sessions at once and keeps no "current session". Each acts for a caller — ``user_id``
+(``"default_user"``, as in ``run()``) and the agent's tenant and project — and refuses a
+session of anyone else with ``LA-SESSION-OWNER``.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ class SessionMethods:
     def export_trace(self) -> list[dict[str, Any]]:  # pragma: no cover - LightAgent defines it
         raise NotImplementedError
 
-    def _sessions(self) -> Any:
+    def _sessions(self, user_id: str) -> Any:
         from lightagent.events.manager import SessionManager
+        from lightagent.events.ownership import owner_of
 
         binding = self.session_binding
         if binding is None:
@@ -32,21 +35,27 @@ class SessionMethods:
                 "this agent has no session store",
                 hint='Pass session_store= (e.g. SqliteSessionStore("sessions.sqlite3") or "sqlite").',
             )
-        return SessionManager(binding.store)
+        # Scoped to the caller: the user and the agent's tenant/project, as a run records them.
+        return SessionManager(binding.store, owner=owner_of(self, user_id))
 
-    def get_session(self, session_id: str) -> list[Any]:
-        """Every event of a session, oldest first."""
-        return self._sessions().events(session_id)
+    def get_session(self, session_id: str, *, user_id: str = "default_user") -> list[Any]:
+        """Every event of a session of ``user_id`` (``LA-SESSION-OWNER`` for anyone else's)."""
+        return self._sessions(user_id).events(session_id)
 
-    def replay_session(self, session_id: str) -> Any:
+    def replay_session(self, session_id: str, *, user_id: str = "default_user") -> Any:
         """A ``SessionReplay``: event and turn counts, incomplete and failed turns, last event."""
-        return self._sessions().replay(session_id)
+        return self._sessions(user_id).replay(session_id)
 
     def checkpoint_session(
-        self, label: str, *, session_id: str, metadata: dict[str, Any] | None = None
+        self,
+        label: str,
+        *,
+        session_id: str,
+        metadata: dict[str, Any] | None = None,
+        user_id: str = "default_user",
     ) -> Any:
         """Mark the session's current sequence with ``label``; returns a ``SessionCheckpoint``."""
-        return self._sessions().checkpoint(session_id, label, metadata=metadata)
+        return self._sessions(user_id).checkpoint(session_id, label, metadata=metadata)
 
     def fork_session(
         self,
@@ -55,24 +64,32 @@ class SessionMethods:
         through_sequence: int | None = None,
         new_session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        user_id: str = "default_user",
     ) -> Any:
         """Copy the session's events up to ``through_sequence`` into a new session (lineage kept)."""
-        return self._sessions().fork(
+        return self._sessions(user_id).fork(
             session_id,
             through_sequence=through_sequence,
             new_session_id=new_session_id,
             metadata=metadata,
         )
 
-    def export_session(self, session_id: str, destination: str | Path | IO[str]) -> int:
+    def export_session(
+        self, session_id: str, destination: str | Path | IO[str], *, user_id: str = "default_user"
+    ) -> int:
         """Write the session's events as JSON lines; returns how many."""
-        return self._sessions().export(session_id, destination)
+        return self._sessions(user_id).export(session_id, destination)
 
     def compact_session(
-        self, *, session_id: str, max_messages: int = 20, summarizer: Any = None
+        self,
+        *,
+        session_id: str,
+        max_messages: int = 20,
+        summarizer: Any = None,
+        user_id: str = "default_user",
     ) -> Any:
         """Record a compaction of the session's history (the log itself is never rewritten)."""
-        return self._sessions().compact(
+        return self._sessions(user_id).compact(
             session_id, max_messages=max_messages, summarizer=summarizer
         )
 

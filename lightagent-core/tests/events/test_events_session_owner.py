@@ -100,8 +100,12 @@ def test_resume_acts_for_the_user_of_the_run(store):
     with pytest.raises(Crash):
         agent.run("charge a", session_id="s", user_id="alice")
     (run_id,) = SessionManager(store).replay("s").incomplete_runs
-    # No user_id given: the resume acts for alice, the session's owner.
-    assert resume(agent, run_id, session_id="s", approve=True) == "done"
+    before = store.last_sequence("s")
+    # No user_id given: the resume acts for "default_user", as run() does, who is not alice.
+    with pytest.raises(PolicyError) as info:
+        resume(agent, run_id, session_id="s", approve=True)
+    assert info.value.code == "LA-SESSION-OWNER" and store.last_sequence("s") == before
+    assert resume(agent, run_id, session_id="s", approve=True, user_id="alice") == "done"
     # Naming another user is refused, and the finished run's answer is not handed out.
     other = LightAgent(model=ScriptedModel([]), tools=[charge], session_store=store)
     with pytest.raises(PolicyError) as info:

@@ -1,19 +1,21 @@
 """``SessionManager``: the session API over any store — replay, checkpoint, fork, export.
 
 The agent's ``replay_session``/``checkpoint_session``/``fork_session``/
-``export_session`` are one-line delegations to these methods.
+``export_session`` delegate to these methods through a manager scoped to the caller
+(``owner=``); a manager built without an owner is the admin view of the store.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from lightagent.errors import StorageError, ValidationError
 from lightagent.events.model import SessionEvent
+from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, Projection, TurnView, group_turns
 from lightagent.events.store import SessionStore, validate_session_id
 
@@ -59,28 +61,51 @@ class SessionCheckpoint(_DictAccess):
 
 
 class SessionManager:
-    """Session operations on one store; every method takes the session id explicitly."""
+    """Session operations on one store; every method takes the session id explicitly.
 
-    def __init__(self, store: SessionStore, *, projector: ContextProjector | None = None) -> None:
+    With ``owner=`` (``{"user_id": …, "tenant_id": …, "project_id": …}``, the shape a
+    session records) every operation first checks that the session belongs to that owner
+    and refuses others with ``LA-SESSION-OWNER``; the agent's session methods build it so.
+    Without it, the manager is the **admin view** of the store: no owner checks, for
+    whoever holds the store (operators, migrations, tests).
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        *,
+        projector: ContextProjector | None = None,
+        owner: Mapping[str, str] | None = None,
+    ) -> None:
         self.store = store
         self.projector = projector or ContextProjector()
+        self.owner = dict(owner) if owner is not None else None
+
+    def _check(self, session_id: str, first: Sequence[SessionEvent] | None = None) -> None:
+        """Refuse a caller who is not the session's owner (reads the first event if needed)."""
+        if self.owner is None:
+            return
+        if first is None:
+            first = self.store.events(session_id, limit=1)
+        check_owner(session_id, recorded_owner(first), self.owner)
 
     def events(self, session_id: str) -> list[SessionEvent]:
         """Every event of the session."""
         validate_session_id(session_id)
         iterate = getattr(self.store, "iter_events", None)
-        return list(iterate(session_id)) if iterate else self.store.events(session_id)
+        events = list(iterate(session_id)) if iterate else self.store.events(session_id)
+        self._check(session_id, events[:1])
+        return events
 
     def create(
         self, session_id: str | None = None, *, metadata: dict[str, Any] | None = None
     ) -> str:
-        """Start a session (``session.started``); ``LA-STORAGE-CONFLICT`` if it exists."""
+        """Start a session (``session.started``, with the manager's owner); ``LA-STORAGE-CONFLICT`` if it exists."""
         session_id = session_id or f"session_{uuid.uuid4().hex[:16]}"
-        self.store.append(
-            session_id,
-            [SessionEvent("session.started", data={"metadata": dict(metadata or {})})],
-            expected_sequence=0,
-        )
+        data: dict[str, Any] = {"metadata": dict(metadata or {})}
+        if self.owner is not None:
+            data["owner"] = dict(self.owner)
+        self.store.append(session_id, [SessionEvent("session.started", data=data)], expected_sequence=0)
         return session_id
 
     def replay(self, session_id: str) -> SessionReplay:
@@ -126,6 +151,7 @@ class SessionManager:
             last = self.store.last_sequence(session_id)
             if last == 0:
                 raise StorageError("LA-SESSION", f"No session {session_id!r} to checkpoint.")
+            self._check(session_id)  # on every pass: a lost race re-reads the owner
             checkpoint = SessionCheckpoint(
                 checkpoint_id=f"ckpt_{uuid.uuid4().hex[:16]}",
                 session_id=session_id,
@@ -238,10 +264,14 @@ class SessionManager:
 
     def export(self, session_id: str, destination: str | Path | IO[str]) -> int:
         """Write the session as JSONL (redacted events, one per line); returns the count."""
+        validate_session_id(session_id)
+        self._check(session_id)
         return self.store.export(session_id, destination)
 
     def delete(self, session_id: str) -> bool:
         """Remove the session."""
+        validate_session_id(session_id)
+        self._check(session_id)
         return self.store.delete(session_id)
 
     def model_request(self, session_id: str, sequence: int) -> dict[str, Any]:

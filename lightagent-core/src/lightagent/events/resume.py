@@ -26,6 +26,7 @@ from typing import Any
 
 from lightagent.errors import ApprovalError, ConfigurationError, PolicyError, StorageError
 from lightagent.events.model import SessionEvent
+from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, group_turns, resolve_request
 from lightagent.events.store import SessionStore, validate_session_id
 
@@ -66,7 +67,7 @@ class ResumePlan:
     pending: list[str] = field(default_factory=list)
     final_content: str | None = None
     error: dict[str, Any] | None = None
-    #: The user the run acted for; a resume acts for the same user unless told otherwise.
+    #: The user the run acted for; only that user may resume it.
     user_id: str | None = None
     #: The caller's idempotency key of the run (tool-call keys derive from it).
     idempotency_key: str | None = None
@@ -207,14 +208,16 @@ def _claimed_plan(
     store: SessionStore,
     session_id: str,
     run_id: str,
-    run_kwargs: dict[str, Any],
+    caller: dict[str, str],
     lease_seconds: float,
 ) -> ResumePlan:
     """Plan the resume and claim the run (blocking: call it off the event loop)."""
     for _ in range(_CLAIM_RETRIES):
+        # Read afresh on every pass, the owner included: a lost claim re-checks it.
         events = list(_all_events(store, session_id))
+        check_owner(session_id, recorded_owner(events[:1]), caller)
         plan = plan_resume(events, run_id, session_id=session_id)
-        _act_for_owner(plan, run_kwargs)
+        _act_for_owner(plan, caller)
         if plan.status in ("completed", "failed"):
             return plan
         _refuse_if_active(plan, events, lease_seconds)
@@ -258,17 +261,23 @@ def _refuse_if_active(
         )
 
 
-def _act_for_owner(plan: ResumePlan, run_kwargs: dict[str, Any]) -> None:
-    """A resume acts for the run's user; naming anyone else is refused, finished or not."""
-    if plan.user_id is None:
-        return
-    user_id = run_kwargs.setdefault("user_id", plan.user_id)
-    if user_id != plan.user_id:
+def _act_for_owner(plan: ResumePlan, caller: dict[str, str]) -> None:
+    """Only the user the run acted for may resume it, finished or not (the session's owner
+    is checked before; this also covers sessions recorded before owners were)."""
+    if plan.user_id is not None and plan.user_id != caller.get("user_id"):
         raise PolicyError(
             "LA-SESSION-OWNER",
             f"run {plan.run_id!r} of session {plan.session_id!r} acted for another user",
             details={"run_id": plan.run_id, "session_id": plan.session_id},
         )
+
+
+def _caller(agent: Any, run_kwargs: dict[str, Any]) -> dict[str, str]:
+    """Who the resume acts for: ``user_id`` (``"default_user"``, as in ``run()``) and the
+    agent's tenant and project. The resumed run records as the same caller."""
+    from lightagent.events.ownership import owner_of
+
+    return owner_of(agent, run_kwargs.setdefault("user_id", "default_user"))
 
 
 def _audit(kind: str, plan: ResumePlan, call: UnknownCall, extra: dict[str, Any]) -> SessionEvent:
@@ -322,6 +331,10 @@ def resume(
 ) -> Any:
     """Continue an interrupted run (sync). A completed run returns its recorded answer.
 
+    The resume acts for ``user_id`` (``"default_user"`` when not given, as in ``run()``)
+    and the agent's tenant and project: anyone but the session's owner and the run's user
+    is refused with ``LA-SESSION-OWNER`` before anything is read out or written.
+
     The resume claims the run with a ``run.resumed`` event appended on condition that
     the log is as it was read; while a resume of the run has been active within
     ``lease_seconds``, another one is refused with ``LA-RESUME-ACTIVE`` (pass
@@ -329,7 +342,7 @@ def resume(
     """
     validate_session_id(session_id)
     store = _store_of(agent, store)
-    plan = _claimed_plan(store, session_id, run_id, run_kwargs, lease_seconds)
+    plan = _claimed_plan(store, session_id, run_id, _caller(agent, run_kwargs), lease_seconds)
     if plan.status in ("completed", "failed"):
         return _finished(plan, run_kwargs.get("result_format", "str"))
     if plan.idempotency_key is not None:  # later rounds' tool keys match the first attempt's
@@ -372,9 +385,8 @@ async def aresume(
     """:func:`resume` on the event loop (store reads in a worker thread; hooks may be async)."""
     validate_session_id(session_id)
     store = _store_of(agent, store)
-    plan = await asyncio.to_thread(
-        _claimed_plan, store, session_id, run_id, run_kwargs, lease_seconds
-    )
+    caller = _caller(agent, run_kwargs)
+    plan = await asyncio.to_thread(_claimed_plan, store, session_id, run_id, caller, lease_seconds)
     if plan.status in ("completed", "failed"):
         return _finished(plan, run_kwargs.get("result_format", "str"))
     if plan.idempotency_key is not None:  # later rounds' tool keys match the first attempt's

@@ -167,10 +167,6 @@ def build_spec(
 
 def _owner(agent: Any, user_id: str) -> dict[str, str]:
     """Who a session run acts for: the user, and the tenant/project of the agent's context."""
-    owner = {"user_id": str(user_id)}
-    security = getattr(agent.interceptor, "security_context", None)
-    for key in ("tenant_id", "project_id"):
-        value = getattr(security, key, None)
-        if value:
-            owner[key] = str(value)
-    return owner
+    from lightagent.events.ownership import owner_of
+
+    return owner_of(agent, user_id)
