@@ -188,8 +188,9 @@ class RunContext:
             raise StorageError(
                 "LA-SESSION",
                 f"the run's event log could not record {record['event_type']!r}; "
-                "the run stops before any further side effect",
-                details=record,
+                f"the run stops before any further side effect. Cause: {_cause(exc)}",
+                hint=getattr(exc, "hint", None) or None,
+                details={**record, "cause": _cause(exc)},
             ) from exc
         _log.warning(
             "run %s: observer %s failed on %s: %s",
@@ -198,3 +199,12 @@ class RunContext:
             record["event_type"],
             record["error"],
         )
+
+
+def _cause(exc: Exception) -> str:
+    """The cause in one line: its code (a typed error) or type, and its message."""
+    code = getattr(exc, "code", None)
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    typed = isinstance(code, str) and code.startswith("LA-")
+    head = f"[{code}]" if typed else type(exc).__name__ + ":"
+    return f"{head} {message}"

@@ -130,6 +130,14 @@ class StoreMachine(RuleBasedStateMachine):
             for event, (kind, _, data) in zip(events, log, strict=True):
                 if kind not in ("session.checkpointed", "session.forked"):
                     assert event.data == data
+            exists = getattr(self.store, "exists", None)
+            if exists is not None and not exists():
+                # Nothing written yet: the store does not exist, and replay says so.
+                assert not log and self.store.last_sequence(sid) == 0
+                with pytest.raises(StorageError) as info:
+                    self.manager.replay(sid)
+                assert info.value.code == "LA-STORAGE-NOT-FOUND"
+                continue
             replay = self.manager.replay(sid)
             got = (
                 replay.event_count,

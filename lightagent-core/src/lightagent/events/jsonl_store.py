@@ -38,6 +38,7 @@ from lightagent.events.store import (
     SessionInfo,
     SessionStoreBase,
     info_from_first,
+    path_error,
     validate_session_id,
 )
 
@@ -53,7 +54,10 @@ _INDEX_EVERY = 512
 class JsonlSessionStore(SessionStoreBase):
     """Sessions as ``<directory>/<session_id>.jsonl`` files.
 
-    ``fsync=False`` trades durability on power loss for speed (a process crash still
+    The folder is created on the first write, never by a read; its missing parents only
+    with ``create_dirs=True`` (or for the default ``.lightagent/sessions``), otherwise
+    ``LA-STORAGE-NOT-FOUND`` names the missing folder. ``fsync=False`` trades durability
+    on power loss for speed (a process crash still
     loses nothing acknowledged). ``repair_torn_tail=True`` lets an append cut off a
     torn last line (an unacknowledged write) before writing; with ``False`` the append
     raises ``LA-STORAGE-CORRUPT`` instead.
@@ -65,10 +69,15 @@ class JsonlSessionStore(SessionStoreBase):
         *,
         fsync: bool = True,
         repair_torn_tail: bool = True,
+        create_dirs: bool | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.fsync = fsync
         self.repair_torn_tail = repair_torn_tail
+        if create_dirs is None:  # only the built-in default location makes its parents
+            create_dirs = self.directory == Path(DEFAULT_DIRECTORY)
+        self.create_dirs = create_dirs
+        self._dir_ready = False
         self._lock = threading.Lock()
         # path -> (inode, size, mtime_ns, last_seq): lets an append skip re-reading the
         # tail while nobody else touched the file (a rewrite of the same size changes mtime).
@@ -103,10 +112,13 @@ class JsonlSessionStore(SessionStoreBase):
                 hint="Check the disk, then open a new JsonlSessionStore.",
             )
         with self._lock:
-            # Created on first write, so building a store has no side effect.
-            self.directory.mkdir(parents=True, exist_ok=True)
+            if not self._dir_ready:
+                self._make_directory()
             created = not path.exists()
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            except OSError as exc:
+                raise path_error(exc, f"Cannot open session {session_id!r} for appending") from exc
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 last, size = self._tail_locked(fd, path, session_id)
@@ -123,6 +135,33 @@ class JsonlSessionStore(SessionStoreBase):
                 return prepared
             finally:
                 os.close(fd)  # closing releases the flock
+
+    def _make_directory(self) -> None:
+        """Create the store's folder on the first write (its parents only with ``create_dirs``)."""
+        try:
+            self.directory.mkdir(parents=self.create_dirs, exist_ok=True)
+        except FileNotFoundError as exc:
+            raise StorageError(
+                "LA-STORAGE-NOT-FOUND",
+                f"Cannot create the session folder {self.directory}: its parent"
+                f" {self.directory.parent} does not exist.",
+                hint="Create the parent folder, or pass create_dirs=True to create missing folders.",
+                details={"path": str(self.directory), "missing_folder": str(self.directory.parent)},
+            ) from exc
+        except OSError as exc:
+            raise path_error(exc, f"Cannot create the session folder {self.directory}") from exc
+        if not self.directory.is_dir():
+            raise StorageError(
+                "LA-STORAGE",
+                f"Cannot use {self.directory} as the session folder: a file is in the way.",
+                hint="Move the file away or choose another folder.",
+                details={"path": str(self.directory)},
+            )
+        self._dir_ready = True
+
+    def exists(self) -> bool:
+        """Whether the store's folder exists (reads never create it; the first write does)."""
+        return self.directory.is_dir()
 
     def _write_all(self, fd: int, data: bytes) -> None:
         view = memoryview(data)
@@ -212,6 +251,8 @@ class JsonlSessionStore(SessionStoreBase):
             handle = open(path, "rb")
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise path_error(exc, f"Cannot read session {session_id!r}") from exc
         with handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
             inode = os.fstat(handle.fileno()).st_ino
@@ -399,6 +440,8 @@ class JsonlSessionStore(SessionStoreBase):
             handle = open(path, "rb")
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise path_error(exc, f"Cannot read session {session_id!r}") from exc
         with handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
             st = os.fstat(handle.fileno())

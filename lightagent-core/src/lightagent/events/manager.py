@@ -89,11 +89,26 @@ class SessionManager:
             first = self.store.events(session_id, limit=1)
         check_owner(session_id, recorded_owner(first), self.owner)
 
+    def _require_store(self) -> None:
+        """``LA-STORAGE-NOT-FOUND`` when the store itself does not exist (a mistyped path)."""
+        exists = getattr(self.store, "exists", None)
+        if exists is not None and not exists():
+            where = getattr(self.store, "path", None) or getattr(self.store, "directory", None)
+            where = where or getattr(self.store, "url", None) or type(self.store).__name__
+            raise StorageError(
+                "LA-STORAGE-NOT-FOUND",
+                f"No such store: {where} does not exist (nothing has been written to it).",
+                hint="Check the store's path or URL; reading a store never creates it.",
+                details={"store": str(where)},
+            )
+
     def events(self, session_id: str) -> list[SessionEvent]:
-        """Every event of the session."""
+        """Every event of the session (``LA-STORAGE-NOT-FOUND`` when the store does not exist)."""
         validate_session_id(session_id)
         iterate = getattr(self.store, "iter_events", None)
         events = list(iterate(session_id)) if iterate else self.store.events(session_id)
+        if not events:
+            self._require_store()
         self._check(session_id, events[:1])
         return events
 
@@ -150,6 +165,7 @@ class SessionManager:
         for _ in range(8):
             last = self.store.last_sequence(session_id)
             if last == 0:
+                self._require_store()
                 raise StorageError("LA-SESSION", f"No session {session_id!r} to checkpoint.")
             self._check(session_id)  # on every pass: a lost race re-reads the owner
             checkpoint = SessionCheckpoint(
@@ -265,7 +281,10 @@ class SessionManager:
     def export(self, session_id: str, destination: str | Path | IO[str]) -> int:
         """Write the session as JSONL (redacted events, one per line); returns the count."""
         validate_session_id(session_id)
-        self._check(session_id)
+        first = self.store.events(session_id, limit=1)
+        if not first:
+            self._require_store()
+        self._check(session_id, first)
         return self.store.export(session_id, destination)
 
     def delete(self, session_id: str) -> bool:

@@ -27,6 +27,7 @@ from lightagent.events.store import (
     SessionStoreBase,
     conflict_error,
     dumps_event,
+    path_error,
     validate_session_id,
 )
 
@@ -39,7 +40,11 @@ DEFAULT_PATH = ".lightagent/sessions.sqlite3"
 class SqlSessionStore(SessionStoreBase):
     """Sessions in any SQLAlchemy database: ``sqlite:///path`` or ``postgresql+psycopg://…``.
 
-    Tables are created on first use. ``table_prefix`` lets several stores share one
+    The database file and tables are created on the first write, never by a read (a read
+    of a store that does not exist finds nothing). A SQLite file's folder must exist:
+    ``create_dirs=True`` creates missing folders (the default location
+    ``.lightagent/sessions.sqlite3`` always may); otherwise a missing one is
+    ``LA-STORAGE-NOT-FOUND`` naming it. ``table_prefix`` lets several stores share one
     database. ``synchronous`` is SQLite's durability pragma (``FULL`` by default;
     ``NORMAL`` in WAL mode may lose the last commits on power loss, never on a crash).
     """
@@ -52,6 +57,7 @@ class SqlSessionStore(SessionStoreBase):
         synchronous: str = "FULL",
         busy_timeout_ms: int = 30000,
         engine_options: dict[str, Any] | None = None,
+        create_dirs: bool | None = None,
     ) -> None:
         if not isinstance(url, str) or "://" not in url:
             raise ConfigurationError(
@@ -76,6 +82,10 @@ class SqlSessionStore(SessionStoreBase):
         self.url = url
         self._sa = sa
         self._is_sqlite = url.startswith("sqlite")
+        self._file = _sqlite_file(url) if self._is_sqlite else None
+        if create_dirs is None:  # only the built-in default location makes its own folder
+            create_dirs = self._file is not None and self._file == Path(DEFAULT_PATH)
+        self.create_dirs = create_dirs
         options = dict(engine_options or {})
         if self._is_sqlite:
             options.setdefault("connect_args", {}).setdefault("timeout", busy_timeout_ms / 1000)
@@ -121,14 +131,35 @@ class SqlSessionStore(SessionStoreBase):
 
     # -- connections ------------------------------------------------------------
 
+    def exists(self) -> bool:
+        """Whether the store exists: its database (file) is there and holds the tables.
+
+        Never creates anything; reads of a store that does not exist find nothing.
+        """
+        if self._ready:
+            return True
+        if self._file is not None and not self._file.is_file():
+            return False
+        try:
+            with self.engine.connect() as conn:
+                return bool(self._sa.inspect(conn).has_table(self.sessions.name))
+        except self._sa.exc.OperationalError as exc:
+            raise self._unavailable(exc) from exc
+
+    def _readable(self) -> bool:
+        """Whether there is anything to read (a read never creates the database or tables)."""
+        if not self._ready and self.exists():
+            self._ready = True
+        return self._ready
+
     def _ensure_tables(self) -> None:
         if self._ready:
             return
         with self._ready_lock:
             if self._ready:
                 return
-            if self._is_sqlite:
-                _prepare_sqlite_path(self.url)  # on first use: building a store writes nothing
+            if self._file is not None:
+                self._check_folder(self._file)  # on first write: building a store writes nothing
             for attempt in range(3):
                 try:
                     # In a write transaction: a deferred check-then-CREATE deadlocks in WAL.
@@ -145,6 +176,32 @@ class SqlSessionStore(SessionStoreBase):
                         raise
             self._ready = True
 
+    def _check_folder(self, file: Path) -> None:
+        """The database file's folder must exist (or be created with ``create_dirs=True``)."""
+        folder = file.parent
+        if folder.is_dir():
+            return
+        if self.create_dirs:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                return
+            except OSError as exc:
+                raise path_error(exc, f"cannot create the folder {folder} of the session database") from exc
+        blocker = next((p for p in [folder, *folder.parents] if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            raise StorageError(
+                "LA-STORAGE",
+                f"Cannot create the session database {file}: {blocker} is a file, in the way of its folder.",
+                hint="Move the file away or choose another path.",
+                details={"path": str(file), "in_the_way": str(blocker)},
+            )
+        raise StorageError(
+            "LA-STORAGE-NOT-FOUND",
+            f"The folder {folder} of the session database {file} does not exist.",
+            hint="Create the folder, or pass create_dirs=True to create missing folders.",
+            details={"path": str(file), "missing_folder": str(folder)},
+        )
+
     @contextmanager
     def _write(self) -> Iterator[Any]:
         self._ensure_tables()
@@ -158,7 +215,6 @@ class SqlSessionStore(SessionStoreBase):
 
     @contextmanager
     def _read(self) -> Iterator[Any]:
-        self._ensure_tables()
         try:
             with self.engine.connect() as conn:
                 yield conn
@@ -166,9 +222,12 @@ class SqlSessionStore(SessionStoreBase):
             raise self._unavailable(exc) from exc
 
     def _unavailable(self, exc: Exception) -> StorageError:
+        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
+        if self._file is not None and "unable to open" in cause:
+            cause += _why_unopenable(self._file)
         return StorageError(
             "LA-STORAGE-UNAVAILABLE",
-            f"The session database {_safe_url(self.url)} failed: {str(exc).splitlines()[0][:200]}",
+            f"The session database {_safe_url(self.url)} failed: {cause}",
             details={"url": _safe_url(self.url), "error_type": type(exc).__name__},
         )
 
@@ -264,6 +323,8 @@ class SqlSessionStore(SessionStoreBase):
         )
         if limit is not None:
             query = query.limit(limit)
+        if not self._readable():
+            return []
         with self._read() as conn:
             rows = conn.execute(query).all()
         out: list[SessionEvent] = []
@@ -285,6 +346,8 @@ class SqlSessionStore(SessionStoreBase):
         """The session row's last sequence, 0 when unknown."""
         validate_session_id(session_id)
         s = self.sessions
+        if not self._readable():
+            return 0
         with self._read() as conn:
             value = conn.execute(
                 self._sa.select(s.c.last_sequence).where(s.c.session_id == session_id)
@@ -295,6 +358,8 @@ class SqlSessionStore(SessionStoreBase):
         """The session's summary or ``None``."""
         validate_session_id(session_id)
         s = self.sessions
+        if not self._readable():
+            return None
         with self._read() as conn:
             row = conn.execute(s.select().where(s.c.session_id == session_id)).first()
         return _info(row) if row is not None else None
@@ -305,6 +370,8 @@ class SqlSessionStore(SessionStoreBase):
         query = (
             s.select().order_by(s.c.updated_at.desc(), s.c.session_id).limit(limit).offset(offset)
         )
+        if not self._readable():
+            return []
         with self._read() as conn:
             return [_info(row) for row in conn.execute(query).all()]
 
@@ -312,6 +379,8 @@ class SqlSessionStore(SessionStoreBase):
         """Remove the session and its events in one transaction."""
         validate_session_id(session_id)
         s, e = self.sessions, self.session_events
+        if not self._readable():
+            return False
         with self._write() as conn:
             conn.execute(e.delete().where(e.c.session_id == session_id))
             done = conn.execute(s.delete().where(s.c.session_id == session_id))
@@ -363,10 +432,26 @@ def _safe_url(url: str) -> str:
     return url
 
 
-def _prepare_sqlite_path(url: str) -> None:
-    path = url.split(":///", 1)[-1]
-    if path and path != ":memory:" and not path.startswith("file:"):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+def _sqlite_file(url: str) -> Path | None:
+    """The database file of a SQLite URL (``None`` for in-memory and ``file:`` URIs)."""
+    path = url.split(":///", 1)[-1].split("?", 1)[0] if ":///" in url else ""
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    return Path(path)
+
+
+def _why_unopenable(file: Path) -> str:
+    """What keeps SQLite from opening ``file``, in words (SQLite only says "unable to open")."""
+    folder = file.parent
+    if file.is_dir():
+        return f" ({file} is a folder)"
+    if not folder.exists():
+        return f" (its folder {folder} does not exist)"
+    if not folder.is_dir():
+        return f" ({folder} is a file, not a folder)"
+    if not os.access(folder, os.W_OK | os.X_OK) or (file.exists() and not os.access(file, os.W_OK)):
+        return f" (permission denied on {file if file.exists() else folder})"
+    return ""
 
 
 def _enable_wal(cursor: Any, busy_timeout_ms: int) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "SessionStoreBase",
     "conflict_error",
     "dumps_event",
+    "path_error",
     "validate_session_id",
 ]
 
@@ -145,6 +146,30 @@ def conflict_error(session_id: str, expected: int | None, actual: int) -> Storag
             "expected_sequence": expected,
             "actual_sequence": actual,
         },
+    )
+
+
+def path_error(exc: OSError, doing: str) -> StorageError:
+    """A typed error for a file-system failure that names its cause (a missing folder, a file
+    in the way, permission denied …), never a bare ``OSError``."""
+    import errno as errnos
+
+    reason = exc.strerror or type(exc).__name__
+    path = exc.filename
+    if exc.errno == errnos.ENOENT:
+        code, hint = "LA-STORAGE-NOT-FOUND", "Check the path; create the folder if it should exist."
+    elif exc.errno in (errnos.ENOTDIR, errnos.EEXIST, errnos.EISDIR):
+        code, hint = "LA-STORAGE", "A file or folder is in the way: move it or choose another path."
+    elif exc.errno in (errnos.EACCES, errnos.EPERM, errnos.EROFS):
+        code, hint = "LA-STORAGE", "Check the permissions of the path (and that the disk is writable)."
+    else:
+        code, hint = "LA-STORAGE", "Check the disk and the path."
+    where = f" ({path})" if path else ""
+    return StorageError(
+        code,
+        f"{doing}: {reason}{where}.",
+        hint=hint,
+        details={"path": str(path) if path else None, "errno": exc.errno, "reason": reason},
     )
 
 
