@@ -283,3 +283,45 @@ def test_a_killed_run_is_finished_by_running_it_again(tmp_path: Path) -> None:
     expired = [a for a in store.attempts("again") if a.status.value == "expired"]
     assert expired and all(store.get_task("again", a.task_id).fence > a.fence for a in expired)
     store.close()
+
+
+def test_status_of_a_missing_store_creates_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    for store in (
+        str(folder / "typo.sqlite3"),  # a path whose file does not exist
+        f"sqlite:///{folder / 'typo2.sqlite3'}",  # the same as a URL
+        str(tmp_path / "no" / "such" / "dir" / "dag.sqlite3"),  # a missing folder
+    ):
+        out = subprocess.run(
+            [*CLI, "dag", "status", "r1", "--store", store],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_env(),
+        )
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.startswith("lightagent dag: [LA-STORAGE-NOT-FOUND] No such task-graph store")
+        assert "Traceback" not in out.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["sub"]
+
+
+def test_status_of_a_database_without_a_dag_store_leaves_it_alone(tmp_path: Path) -> None:
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE notes (x TEXT)")
+    before = other.read_bytes()
+    out = subprocess.run(
+        [*CLI, "dag", "status", "r1", "--store", str(other)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(),
+    )
+    assert out.returncode == 2 and "LA-STORAGE-NOT-FOUND" in out.stderr, out.stderr
+    with sqlite3.connect(other) as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert tables == {"notes"}
+    assert other.read_bytes() == before

@@ -153,9 +153,10 @@ async def _work(dag: Any, args: argparse.Namespace) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from lightagent_dag.dag import _open_store
+    from lightagent_dag.sql.store import SqlTaskGraphStore
 
-    store = _open_store(args.store)
+    # Read-only: a mistyped --store is "no such store", never a new empty database.
+    store = SqlTaskGraphStore.open_existing(args.store)
     try:
         run = store.require_run(args.run_id)
         tasks = store.list_tasks(args.run_id)

@@ -8,6 +8,7 @@ Lease times come from the database clock, never from the worker's.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -154,6 +155,37 @@ class SqlTaskGraphStore(StoreReads):
                 )
 
         self.transaction(create)
+
+    @classmethod
+    def open_existing(cls, store: str | os.PathLike[str]) -> SqlTaskGraphStore:
+        """Open a store that must already exist, for reading: nothing is created.
+
+        A missing SQLite file, a database without the task-graph tables, or a folder in the
+        way is ``LA-STORAGE-NOT-FOUND`` ("no such store"); ``lightagent dag status`` uses it.
+        """
+        text = os.fspath(store)
+        url = text if "://" in text else f"sqlite:///{Path(text).absolute()}"
+        try:
+            parsed = sa.make_url(url)
+        except sa.exc.ArgumentError as exc:
+            raise StorageError("LA-CONFIG", f"invalid task-graph store URL {text!r}: {exc}") from exc
+        if parsed.get_backend_name() == "sqlite":
+            file = Path(parsed.database or "")
+            if not parsed.database or not file.is_file():
+                raise _no_such_store(text, "does not exist" if not file.exists() else "is not a file")
+            if not _sqlite_has_table(file, "dag_meta"):
+                # Checked read-only first: opening the engine would switch a foreign file to WAL.
+                raise _no_such_store(text, "holds no task-graph store (no dag_meta table)")
+        opened = cls(url, create=False)
+        try:
+            present = opened.transaction(lambda c: sa.inspect(c).has_table("dag_meta"))
+        except BaseException:
+            opened.close()
+            raise
+        if not present:
+            opened.close()
+            raise _no_such_store(text, "holds no task-graph store (no dag_meta table)")
+        return opened
 
     def close(self) -> None:
         """Close every pooled connection."""
@@ -448,6 +480,30 @@ class SqliteTaskGraphStore(SqlTaskGraphStore):
         file.parent.mkdir(parents=True, exist_ok=True)
         self.path = file
         super().__init__(f"sqlite:///{file}", **kwargs)
+
+
+def _sqlite_has_table(file: Path, table: str) -> bool:
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"{file.as_uri()}?mode=ro", uri=True)) as db:
+            row = db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(
+            "LA-STORAGE-NOT-FOUND",
+            f"No such task-graph store: {file} is not a readable SQLite database ({exc}).",
+            details={"store": str(file)},
+        ) from exc
+    return row is not None
+
+
+def _no_such_store(store: str, why: str) -> StorageError:
+    return StorageError(
+        "LA-STORAGE-NOT-FOUND",
+        f"No such task-graph store: {store} {why}.",
+        hint="Check --store (a path or URL of a store a LightDAG run has written); reading never creates one.",
+        details={"store": store},
+    )
 
 
 def new_attempt_id() -> str:
