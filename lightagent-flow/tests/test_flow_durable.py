@@ -327,14 +327,18 @@ def test_sql_store_bad_urls_get_typed_errors(tmp_path: Path) -> None:
         assert info.value.code in ("LA-CONFIG", "LA-MISSING-EXTRA")
     store = SqlLightFlowStore(str(tmp_path / "deep" / "dir" / "flows.db"))  # a bare path is SQLite
     assert store.list_runs() == []
-    assert os.path.exists(tmp_path / "deep" / "dir" / "flows.db")
+    assert not os.path.exists(tmp_path / "deep")  # a read never creates the store
+    store.save_header("r1", {"run_id": "r1", "query": "q", "status": "running"})
+    assert os.path.exists(tmp_path / "deep" / "dir" / "flows.db")  # the first write does
     store.close()
 
 
 def test_unreachable_postgres_is_a_storage_error() -> None:
-    with pytest.raises(StorageError) as info:
-        SqlLightFlowStore("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=1")
-    assert info.value.code == "LA-STORAGE-UNAVAILABLE"
+    store = SqlLightFlowStore("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=1")
+    for use in (store.list_runs, lambda: store.claim_run("r1")):  # building it connects to nothing
+        with pytest.raises(StorageError) as info:
+            use()
+        assert info.value.code == "LA-STORAGE-UNAVAILABLE"
 
 
 def test_a_failing_store_commit_fails_the_run_loudly(tmp_path: Path, recorder: Any) -> None:

@@ -55,19 +55,27 @@ def _fsync_dir(path: Path) -> None:
 
 
 class JsonLightFlowStore:
-    """Flow run records as atomic JSON files under ``directory`` (created when missing)."""
+    """Flow run records as atomic JSON files under ``directory``.
+
+    The folder is created by the first write, never by building the store or reading it:
+    a read of a folder that does not exist finds no runs.
+    """
 
     blocking = True
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
+        blocker = next((p for p in (self.directory, *self.directory.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
             raise StorageError(
-                "LA-STORAGE", f"cannot create the flow store folder {self.directory}: {exc}"
-            ) from exc
+                "LA-STORAGE",
+                f"cannot use {self.directory} as the flow store folder: {blocker} is a file",
+            )
         self._fault: FaultHook | None = None
+
+    def exists(self) -> bool:
+        """Whether the store's folder exists (creates nothing)."""
+        return self.directory.is_dir()
 
     def __repr__(self) -> str:
         return f"JsonLightFlowStore({str(self.directory)!r})"

@@ -9,6 +9,7 @@ share them. A step commit is one upsert in one transaction.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -93,10 +94,47 @@ class SqlLightFlowStore:
         except ModuleNotFoundError as exc:
             raise PluginError("LA-MISSING-EXTRA", f"missing database driver: {exc}") from exc
         self._meta, self._runs, self._steps, self._approvals = _schema(sa)
-        with self._tx() as conn:
-            self._meta.create_all(conn, checkfirst=True)
-            self._migrate(conn)
+        # Created on the first write (or a read of a store that exists), never by a read:
+        # a mistyped path stays a missing store instead of becoming a new empty one.
+        memory = parsed.database in (None, "", ":memory:")
+        self._file = Path(parsed.database) if self._sqlite and not memory else None
+        self._ready = False
+        self._ready_lock = threading.Lock()
         self._fault: FaultHook | None = None
+
+    def exists(self) -> bool:
+        """Whether the store's tables exist (creates nothing)."""
+        if self._ready:
+            return True
+        if self._file is not None and not self._file.is_file():
+            return False
+        with self._tx(read_only=True, ensure=False) as conn:
+            return bool(self._sa.inspect(conn).has_table("lightflow_runs"))
+
+    def _ensure(self) -> None:
+        """Create the tables (and a SQLite file's folder) and migrate them, once."""
+        if self._ready:
+            return
+        with self._ready_lock:
+            if self._ready:
+                return
+            if self._file is not None:
+                try:
+                    self._file.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StorageError(
+                        "LA-STORAGE", f"cannot create the folder of flow store {self!r}: {exc}"
+                    ) from exc
+            with self._tx(ensure=False) as conn:
+                self._meta.create_all(conn, checkfirst=True)
+                self._migrate(conn)
+            self._ready = True
+
+    def _readable(self) -> bool:
+        """Whether a read has anything to read (it never creates the store)."""
+        if not self._ready and self.exists():
+            self._ensure()  # an existing store of an older version gets its new columns
+        return self._ready
 
     def _migrate(self, conn: Any) -> None:
         """Add the columns newer versions need to tables an older version created."""
@@ -111,9 +149,6 @@ class SqlLightFlowStore:
 
     def _sqlite_engine(self, parsed: Any, echo: bool) -> Any:
         sa = self._sa
-        database = parsed.database
-        if database and database != ":memory:":
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(parsed, echo=echo, connect_args={"timeout": 30})
 
         @sa.event.listens_for(engine, "connect")
@@ -135,8 +170,10 @@ class SqlLightFlowStore:
         return engine
 
     @contextmanager
-    def _tx(self, *, read_only: bool = False) -> Iterator[Any]:
+    def _tx(self, *, read_only: bool = False, ensure: bool = True) -> Iterator[Any]:
         sa = self._sa
+        if ensure and not read_only:
+            self._ensure()
         try:
             with self._engine.connect() as conn:
                 if read_only:
@@ -275,6 +312,8 @@ class SqlLightFlowStore:
     def cancel_requested(self, run_id: str) -> bool:
         """Whether a cancel was requested for ``run_id``."""
         table = self._runs
+        if not self._readable():
+            return False
         with self._tx(read_only=True) as conn:
             row = conn.execute(
                 self._sa.select(table.c.cancel_requested).where(table.c.run_id == run_id)
@@ -294,6 +333,8 @@ class SqlLightFlowStore:
         """The assembled record, or ``None`` when there is no such run."""
         check_run_id(run_id)
         sa, runs, steps, approvals = self._sa, self._runs, self._steps, self._approvals
+        if not self._readable():
+            return None
         with self._tx(read_only=True) as conn:
             row = conn.execute(
                 sa.select(runs.c.header, runs.c.cancel_requested).where(runs.c.run_id == run_id)
@@ -316,6 +357,8 @@ class SqlLightFlowStore:
     def list_runs(self) -> list[dict[str, Any]]:
         """Every run's header, most recently updated first."""
         runs = self._runs
+        if not self._readable():
+            return []
         with self._tx(read_only=True) as conn:
             rows = conn.execute(
                 self._sa.select(runs.c.run_id, runs.c.header).order_by(runs.c.updated_at.desc())
