@@ -301,7 +301,9 @@ def test_status_of_a_missing_store_creates_nothing(tmp_path: Path) -> None:
             env=_env(),
         )
         assert out.returncode == 2, out.stderr
-        assert out.stderr.startswith("lightagent dag: [LA-STORAGE-NOT-FOUND] No such task-graph store")
+        assert out.stderr.startswith(
+            "lightagent dag: [LA-STORAGE-NOT-FOUND] No such task-graph store"
+        )
         assert "Traceback" not in out.stderr
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["sub"]
 

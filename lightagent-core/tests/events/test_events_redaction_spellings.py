@@ -97,13 +97,14 @@ PLANTED = {
 
 
 @tool
+# The parameters keep the providers' camelCase spelling on purpose.
 def sign_in(
-    accessToken: str,  # noqa: N803 - the provider's own spelling
-    refreshToken: str,  # noqa: N803
-    idToken: str,  # noqa: N803
-    authToken: str,  # noqa: N803
-    clientSecret: str,  # noqa: N803
-    apiKey: str,  # noqa: N803
+    accessToken: str,
+    refreshToken: str,
+    idToken: str,
+    authToken: str,
+    clientSecret: str,
+    apiKey: str,
 ) -> str:
     """Sign in to the account service."""
     return "signed in"

@@ -61,7 +61,9 @@ def alice_runs(store):
         "p1",
         [ANSWER, {"tool_calls": [{"name": "charge", "arguments": {"item": "a"}}]}, "done"],
     )
-    finished = alice.run("what is the code?", session_id="s", user_id="alice", result_format="object")
+    finished = alice.run(
+        "what is the code?", session_id="s", user_id="alice", result_format="object"
+    )
     assert finished.content == ANSWER
     CRASHES.append("once")
     with pytest.raises(Crash):
@@ -90,9 +92,7 @@ APIS = {
     "export_session": lambda a, r, u: a.export_session("s", r["path"], user_id=u),
     "fork_session": lambda a, r, u: a.fork_session(session_id="s", user_id=u),
     "checkpoint_session": lambda a, r, u: a.checkpoint_session("x", session_id="s", user_id=u),
-    "compact_session": lambda a, r, u: a.compact_session(
-        session_id="s", max_messages=0, user_id=u
-    ),
+    "compact_session": lambda a, r, u: a.compact_session(session_id="s", max_messages=0, user_id=u),
 }
 
 

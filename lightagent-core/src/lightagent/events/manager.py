@@ -120,7 +120,9 @@ class SessionManager:
         data: dict[str, Any] = {"metadata": dict(metadata or {})}
         if self.owner is not None:
             data["owner"] = dict(self.owner)
-        self.store.append(session_id, [SessionEvent("session.started", data=data)], expected_sequence=0)
+        self.store.append(
+            session_id, [SessionEvent("session.started", data=data)], expected_sequence=0
+        )
         return session_id
 
     def replay(self, session_id: str) -> SessionReplay:

@@ -186,7 +186,9 @@ class SqlSessionStore(SessionStoreBase):
                 folder.mkdir(parents=True, exist_ok=True)
                 return
             except OSError as exc:
-                raise path_error(exc, f"cannot create the folder {folder} of the session database") from exc
+                raise path_error(
+                    exc, f"cannot create the folder {folder} of the session database"
+                ) from exc
         blocker = next((p for p in [folder, *folder.parents] if p.exists()), None)
         if blocker is not None and not blocker.is_dir():
             raise StorageError(

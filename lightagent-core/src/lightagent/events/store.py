@@ -161,7 +161,10 @@ def path_error(exc: OSError, doing: str) -> StorageError:
     elif exc.errno in (errnos.ENOTDIR, errnos.EEXIST, errnos.EISDIR):
         code, hint = "LA-STORAGE", "A file or folder is in the way: move it or choose another path."
     elif exc.errno in (errnos.EACCES, errnos.EPERM, errnos.EROFS):
-        code, hint = "LA-STORAGE", "Check the permissions of the path (and that the disk is writable)."
+        code, hint = (
+            "LA-STORAGE",
+            "Check the permissions of the path (and that the disk is writable).",
+        )
     else:
         code, hint = "LA-STORAGE", "Check the disk and the path."
     where = f" ({path})" if path else ""

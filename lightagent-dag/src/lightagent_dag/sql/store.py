@@ -168,11 +168,15 @@ class SqlTaskGraphStore(StoreReads):
         try:
             parsed = sa.make_url(url)
         except sa.exc.ArgumentError as exc:
-            raise StorageError("LA-CONFIG", f"invalid task-graph store URL {text!r}: {exc}") from exc
+            raise StorageError(
+                "LA-CONFIG", f"invalid task-graph store URL {text!r}: {exc}"
+            ) from exc
         if parsed.get_backend_name() == "sqlite":
             file = Path(parsed.database or "")
             if not parsed.database or not file.is_file():
-                raise _no_such_store(text, "does not exist" if not file.exists() else "is not a file")
+                raise _no_such_store(
+                    text, "does not exist" if not file.exists() else "is not a file"
+                )
             if not _sqlite_has_table(file, "dag_meta"):
                 # Checked read-only first: opening the engine would switch a foreign file to WAL.
                 raise _no_such_store(text, "holds no task-graph store (no dag_meta table)")
