@@ -96,8 +96,8 @@ PLANTED = {
 }
 
 
-@tool
 # The parameters keep the providers' camelCase spelling on purpose.
+@tool
 def sign_in(
     accessToken: str,
     refreshToken: str,
