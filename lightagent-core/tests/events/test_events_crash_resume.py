@@ -106,11 +106,13 @@ def test_sigkill_and_resume_never_repeats_a_side_effect(tmp_path):
         sid = f"trial-{trial}"
         killed += _kill_at_random(_spawn(script, [session_db, ledger_db, sid, "start"]), rng, 0.15)
         for attempt in range(10):
-            replay = SessionManager(SqliteSessionStore(session_db)).replay(sid)
-            if replay.completed_turns == 1:
+            store = SqliteSessionStore(session_db)
+            # A kill before the first write leaves no database at all (replay would say so).
+            replay = SessionManager(store).replay(sid) if store.exists() else None
+            if replay is not None and replay.completed_turns == 1:
                 break
             mode = (
-                "resume" if replay.incomplete_turns else "start"
+                "resume" if replay is not None and replay.incomplete_turns else "start"
             )  # killed before anything was recorded
             proc = _spawn(script, [session_db, ledger_db, sid, mode])
             resumes += 1
