@@ -127,3 +127,21 @@ def test_a_run_names_a_refused_connection():
     assert "LA-STORAGE-UNAVAILABLE" in error["message"]
     assert "refused" in error["message"].lower()
     assert error["hint"] and "path or URL and its permissions" not in error["hint"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_run_names_a_refused_permission(kind):
+    # /sys refuses new entries even to root (mode bits do not stop root elsewhere).
+    sys_dir = Path("/sys")
+    probe = sys_dir / "lightagent-permission-probe"
+    try:
+        probe.mkdir()
+    except OSError:
+        pass
+    else:  # pragma: no cover - a writable /sys: nothing to test here
+        probe.rmdir()
+        pytest.skip("/sys accepts new folders here")
+    error = _failing_run(_open(kind, sys_dir))
+    assert error["code"] == "LA-SESSION"
+    text = error["message"].lower()
+    assert "permission denied" in text or "operation not permitted" in text, error["message"]

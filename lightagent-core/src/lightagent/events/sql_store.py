@@ -230,6 +230,11 @@ class SqlSessionStore(SessionStoreBase):
         return StorageError(
             "LA-STORAGE-UNAVAILABLE",
             f"The session database {_safe_url(self.url)} failed: {cause}",
+            hint=(
+                "Check the file, its folder and their permissions (and the disk)."
+                if self._file is not None
+                else None
+            ),
             details={"url": _safe_url(self.url), "error_type": type(exc).__name__},
         )
 
@@ -451,8 +456,16 @@ def _why_unopenable(file: Path) -> str:
         return f" (its folder {folder} does not exist)"
     if not folder.is_dir():
         return f" ({folder} is a file, not a folder)"
-    if not os.access(folder, os.W_OK | os.X_OK) or (file.exists() and not os.access(file, os.W_OK)):
-        return f" (permission denied on {file if file.exists() else folder})"
+    if file.exists():
+        return "" if os.access(file, os.R_OK | os.W_OK) else f" (permission denied on {file})"
+    # Only on this failure path: try to create a file where SQLite could not (root ignores
+    # mode bits, so os.access would not tell), and say what the system answered.
+    probe = folder / f".lightagent-probe-{os.getpid()}"
+    try:
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError as exc:
+        return f" ({exc.strerror or exc} in {folder})"
+    os.unlink(probe)
     return ""
 
 
