@@ -250,18 +250,38 @@ def _hookimpl_decorated(
     return None
 
 
+def _own_hookspecs(dirs: Iterable[Path], root: Path | None) -> dict[str, list[str]]:
+    """``@hookspec`` functions in the plugin's own sources: hook name -> arguments."""
+    found: dict[str, list[str]] = {}
+    for path in _files(dirs, root):
+        if path.suffix != ".py":
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for deco in node.decorator_list:
+                target = deco.func if isinstance(deco, ast.Call) else deco
+                name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+                if name == "hookspec":
+                    args = node.args
+                    found[node.name] = [
+                        a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+                    ]
+    return found
+
+
 def check_hookimpls_static(dirs: Iterable[Path], root: Path | None = None) -> list[Finding]:
-    """LAV030 / LAV031 from the source alone: ``@hookimpl`` functions against the hookspecs."""
-    import inspect
+    """LAV030 / LAV031 from the source alone: ``@hookimpl`` functions against the hookspecs
+    (the kernel's, those that moved to other distributions, and ``@hookspec`` functions the
+    plugin declares itself)."""
+    from lightagent.plugins import declared_hookspecs
 
-    from lightagent import hookspecs
-
-    marker = f"{hookspecs.PROJECT}_spec"
-    specs = {
-        name: list(inspect.signature(func).parameters)
-        for name, func in vars(hookspecs).items()
-        if callable(func) and hasattr(func, marker)
-    }
+    specs = declared_hookspecs()
+    specs.update(_own_hookspecs(dirs, root))
     out: list[Finding] = []
     for path in _files(dirs, root):
         if path.suffix != ".py":
