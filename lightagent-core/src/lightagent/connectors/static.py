@@ -250,9 +250,11 @@ def _hookimpl_decorated(
     return None
 
 
-def _own_hookspecs(dirs: Iterable[Path], root: Path | None) -> dict[str, list[str]]:
-    """``@hookspec`` functions in the plugin's own sources: hook name -> arguments."""
+def _own_hookspecs(dirs: Iterable[Path], root: Path | None) -> tuple[dict[str, list[str]], bool]:
+    """``@hookspec`` functions in the plugin's own sources (hook name -> arguments), and
+    whether it implements ``register_hookspecs`` (then only the loaded plugin can tell)."""
     found: dict[str, list[str]] = {}
+    declares = False
     for path in _files(dirs, root):
         if path.suffix != ".py":
             continue
@@ -263,6 +265,8 @@ def _own_hookspecs(dirs: Iterable[Path], root: Path | None) -> dict[str, list[st
         for node in tree.body:
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
+            if node.name == "register_hookspecs" and _hookimpl_decorated(node):
+                declares = True
             for deco in node.decorator_list:
                 target = deco.func if isinstance(deco, ast.Call) else deco
                 name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
@@ -271,7 +275,7 @@ def _own_hookspecs(dirs: Iterable[Path], root: Path | None) -> dict[str, list[st
                     found[node.name] = [
                         a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
                     ]
-    return found
+    return found, declares
 
 
 def check_hookimpls_static(dirs: Iterable[Path], root: Path | None = None) -> list[Finding]:
@@ -281,7 +285,8 @@ def check_hookimpls_static(dirs: Iterable[Path], root: Path | None = None) -> li
     from lightagent.plugins import declared_hookspecs
 
     specs = declared_hookspecs()
-    specs.update(_own_hookspecs(dirs, root))
+    own, declares = _own_hookspecs(dirs, root)
+    specs.update(own)
     out: list[Finding] = []
     for path in _files(dirs, root):
         if path.suffix != ".py":
@@ -301,11 +306,14 @@ def check_hookimpls_static(dirs: Iterable[Path], root: Path | None = None) -> li
             hook = specname or node.name
             where = f"{shown}:{line}"
             if hook not in specs:
-                out.append(
-                    Finding.make(
-                        "LAV030", f"hookimpl {node.name!r}: lightagent has no hook {hook!r}", where
+                if not declares:  # else the loaded plugin's check knows its declared hooks
+                    out.append(
+                        Finding.make(
+                            "LAV030",
+                            f"hookimpl {node.name!r}: lightagent has no hook {hook!r}",
+                            where,
+                        )
                     )
-                )
                 continue
             args = node.args
             positional = [*args.posonlyargs, *args.args]
