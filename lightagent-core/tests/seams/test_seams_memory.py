@@ -50,7 +50,9 @@ def test_memories_reach_the_model_and_the_turn_is_written(loopback_server, mode)
     texts = [r["memory"] for r in memory.retrieve("reports look", "alice")["results"]]
     assert query in texts, "the turn's user message is written after the run"
     written = memory.retrieve("reports look", "alice")["results"][0]
-    assert written["metadata"]["source"] == "user" and written["metadata"]["agent_name"] == agent.name
+    assert (
+        written["metadata"]["source"] == "user" and written["metadata"]["agent_name"] == agent.name
+    )
 
 
 def test_events_carry_the_runs_trace_ids_and_no_memory_text():
@@ -183,7 +185,11 @@ def test_hooks_can_block_rewrite_and_filter():
     blocked = LightAgent(
         model=ScriptedModel(["ok"]),
         memory=memory,
-        hooks=[lambda ctx: False if ctx.phase in ("before_memory_retrieve", "before_memory_write") else None],
+        hooks=[
+            lambda ctx: (
+                False if ctx.phase in ("before_memory_retrieve", "before_memory_write") else None
+            )
+        ],
     )
     result = blocked.run("tea", user_id="alice", result_format="object", trace=True)
     kinds = [k for k, _ in _events(result)]

@@ -33,7 +33,9 @@ def test_the_bare_type_error_is_gone():
 )
 def test_each_configuration_form_builds_the_store(tmp_path, form):
     url = f"sqlite:///{tmp_path / 'sessions.db'}"
-    spec = {"url": url, "tuple": ("sql", {"url": url}), "dict": {"provider": "sql", "url": url}}[form]
+    spec = {"url": url, "tuple": ("sql", {"url": url}), "dict": {"provider": "sql", "url": url}}[
+        form
+    ]
     agent, answer = _run_with_store(spec)
     assert answer == "ok"
     store = agent.session_binding.store

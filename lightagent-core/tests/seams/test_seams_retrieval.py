@@ -12,8 +12,17 @@ from lightagent.retrieval import InMemoryRetrieval
 from lightagent.run.recall import RETRIEVAL_HEADER
 
 DOCS = [
-    {"document_id": "deploy", "title": "Deployment", "content": "Production uses blue-green releases."},
-    {"document_id": "tea", "title": "Tea", "content": "Green tea is steamed after picking.", "tenant_id": "t2"},
+    {
+        "document_id": "deploy",
+        "title": "Deployment",
+        "content": "Production uses blue-green releases.",
+    },
+    {
+        "document_id": "tea",
+        "title": "Tea",
+        "content": "Green tea is steamed after picking.",
+        "tenant_id": "t2",
+    },
 ]
 
 
@@ -25,7 +34,11 @@ def test_the_model_gets_a_search_tool_with_citations(loopback_server):
         retrieval=InMemoryRetrieval(DOCS),
     )
     loopback_server.reply(
-        {"tool_calls": [{"name": "search_knowledge", "arguments": {"query": "blue-green releases"}}]},
+        {
+            "tool_calls": [
+                {"name": "search_knowledge", "arguments": {"query": "blue-green releases"}}
+            ]
+        },
         "We use blue-green releases [rag:deploy].",
     )
     result = agent.run("How do we deploy?", result_format="object")
@@ -67,7 +80,11 @@ def test_async_providers_and_tenant_filters_from_the_security_context():
 
     provider = AsyncSearch()
     model = ScriptedModel(
-        [{"tool_calls": [{"name": "search_knowledge", "arguments": {"query": "x", "limit": 2}}]}, "a", "b"]
+        [
+            {"tool_calls": [{"name": "search_knowledge", "arguments": {"query": "x", "limit": 2}}]},
+            "a",
+            "b",
+        ]
     )
     agent = LightAgent(
         model=model,
@@ -92,7 +109,9 @@ def test_retrieval_by_name_and_bad_configuration():
     with pytest.raises(LightAgentError) as info:
         LightAgent(model=ScriptedModel([]), retrieval=object())
     assert info.value.code == "LA-CONFIG"
-    bad = LightAgent(model=ScriptedModel(["x"]), retrieval=("in-memory", {"nope": 1}), retrieval_inject=1)
+    bad = LightAgent(
+        model=ScriptedModel(["x"]), retrieval=("in-memory", {"nope": 1}), retrieval_inject=1
+    )
     with pytest.raises(LightAgentError) as info:
         bad.run("x")
     assert info.value.code == "LA-CONFIG" and "'nope'" in info.value.message

@@ -38,7 +38,9 @@ def _calls(*names):
 
 def test_static_toolset_is_listed_once_and_called_on_the_callers_loop():
     echo = Echo()
-    agent = LightAgent(model=ScriptedModel([_calls("echo"), "a", _calls("echo"), "b"]), tools=[echo])
+    agent = LightAgent(
+        model=ScriptedModel([_calls("echo"), "a", _calls("echo"), "b"]), tools=[echo]
+    )
     assert agent.run("x") == "a"
 
     async def main():
@@ -163,7 +165,9 @@ def test_function_toolset_is_a_toolset_too():
     ts = FunctionToolset([add], namespace="math", namespace_tools=True)
     assert [d.name for d in ts.list_tools()] == ["add"]
     agent = LightAgent(
-        model=ScriptedModel([{"tool_calls": [{"name": "math__add", "arguments": {"a": 2, "b": "3"}}]}, "ok"]),
+        model=ScriptedModel(
+            [{"tool_calls": [{"name": "math__add", "arguments": {"a": 2, "b": "3"}}]}, "ok"]
+        ),
         tools=[ts],
     )
     result = agent.run("x", result_format="object")
