@@ -149,6 +149,8 @@ def build_spec(
         load_history = history is None and initial_messages is None
 
     memory = agent.memory
+    # resolved here so a bad retrieval= configuration fails the run, typed, up front
+    retrieval = agent.retrieval if agent._retrieval_spec is not None else None
     memory_filter = None
     if memory is not None:
         memory_filter = agent.memory_filter
@@ -188,7 +190,7 @@ def build_spec(
         base_registry=registry,
         memory=memory,
         memory_filter=memory_filter,
-        retrieval=agent.retrieval if agent.retrieval_inject else None,
+        retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
     )
 
