@@ -115,6 +115,8 @@ class RunContext:
     idempotency_key: str | None = None
     approval_id: str | None = None
     cancellation: Any = None
+    #: The tenant the run acts for (the agent's security context, or ``metadata["tenant_id"]``).
+    tenant_id: str | None = None
     observer_errors: list[dict[str, Any]] = field(default_factory=list)
     _seq: int = field(default=0, repr=False)
     #: Set by the async driver: events for observers with ``aon_event`` wait here.

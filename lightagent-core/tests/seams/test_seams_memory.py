@@ -227,3 +227,25 @@ def test_memory_by_registered_name_and_bad_objects():
     with pytest.raises(LightAgentError) as info:
         LightAgent(model=ScriptedModel(["x"]), memory="no-such-memory").run("x")
     assert info.value.code == "LA-CONFIG" and "no-such-memory" in info.value.message
+
+
+def test_a_filter_can_scope_the_user_id_the_backend_sees():
+    from lightagent.memory import DefaultMemoryFilter
+
+    class Namespaced(DefaultMemoryFilter):
+        def backend_user_id(self, user_id, *, context):
+            return f"tenant-a:{user_id}"
+
+        def filter_results(self, results, *, user_id, context):
+            return super().filter_results(results, user_id=f"tenant-a:{user_id}", context=context)
+
+    memory = InMemoryMemory()
+    memory.store("Alice's tenant-a note about tea.", "tenant-a:alice")
+    memory.store("Alice's other-tenant note about tea.", "alice")
+    model = ScriptedModel(["ok"])
+    agent = LightAgent(model=model, memory=memory)
+    agent.memory_filter = Namespaced()
+    agent.run("tea?", user_id="alice")
+    system = model.requests[0].messages[0]["content"]
+    assert "tenant-a note" in system and "other-tenant" not in system
+    assert "tea?" in [r["memory"] for r in memory.retrieve("tea", "tenant-a:alice")["results"]]

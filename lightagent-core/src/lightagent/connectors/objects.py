@@ -27,7 +27,9 @@ PROVIDER_PROTOCOLS: dict[str, tuple[str | None, tuple[str, ...], tuple[str, ...]
     "hook": (None, (), ("__call__", "on_phase", "on_phase_sync", "before_run", "after_run")),
     "exporter": (None, (), ("export", "on_event", "__call__")),
 }
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+_NAME = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$"
+)  # as the registry: URL schemes ("sqlite://")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 _SCOPES = {"runtime", "session", "agent"}

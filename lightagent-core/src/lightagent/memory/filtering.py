@@ -49,6 +49,10 @@ class MemoryFilter(Protocol):
         ...
 
 
+#: A filter may also define ``backend_user_id(user_id, *, context) -> str``: the id the
+#: backend sees for both retrieve and store (e.g. ``"tenant-a:alice"`` for a namespace).
+
+
 class DefaultMemoryFilter:
     """Isolation by attribution: results attributed to another user are blocked.
 

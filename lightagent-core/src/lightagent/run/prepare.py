@@ -138,6 +138,7 @@ def build_spec(
         idempotency_key=idempotency_key,
         approval_id=approval_id,
         cancellation=token,
+        tenant_id=_tenant(agent, metadata),
     )
     if agent._observers:
         ctx.observers.extend(agent._observers)
@@ -193,6 +194,13 @@ def build_spec(
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
     )
+
+
+def _tenant(agent: Any, metadata: dict[str, Any] | None) -> str | None:
+    tenant = getattr(getattr(agent.interceptor, "security_context", None), "tenant_id", None)
+    if tenant is None and metadata:
+        tenant = metadata.get("tenant_id")
+    return None if tenant is None else str(tenant)
 
 
 def _owner(agent: Any, user_id: str) -> dict[str, str]:

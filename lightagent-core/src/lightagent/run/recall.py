@@ -79,6 +79,13 @@ def _ask(phase: str, payload: dict[str, Any]) -> Generator[Any, Any, Any]:
         return PhaseOutcome("block", None, exc.message, {"code": exc.code})
 
 
+def _backend_user(spec: RunSpec) -> str:
+    """The user id the backend sees: the filter may scope it (a ``MemoryPolicy`` namespace)."""
+    scope = getattr(spec.memory_filter, "backend_user_id", None)
+    user_id = spec.ctx.user_id
+    return str(scope(user_id, context=spec.ctx)) if callable(scope) else user_id
+
+
 def memory_retrieve(
     spec: RunSpec, st: RunState, query: str, messages: list[dict[str, Any]]
 ) -> Generator[Any, Any, None]:
@@ -103,7 +110,8 @@ def memory_retrieve(
                 query = new_query
     started = time.perf_counter()
     try:
-        raw = yield RetrieveMemory(query, user_id)
+        backend_user = _backend_user(spec)
+        raw = yield RetrieveMemory(query, backend_user)
         items = memory_items(raw)
     except Exception as exc:
         _failed(spec, "memory_retrieve", exc, "LA-MEMORY")
@@ -218,7 +226,7 @@ def memory_write(
     if admission.value is not None:
         data = admission.value
     try:
-        result = yield StoreMemory(data, user_id, metadata)
+        result = yield StoreMemory(data, _backend_user(spec), metadata)
     except Exception as exc:
         _failed(spec, "memory_write", exc, "LA-MEMORY")
         return

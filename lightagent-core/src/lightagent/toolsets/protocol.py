@@ -93,10 +93,7 @@ class ToolCallContext:
         if run is None:
             return cls(idempotency_key=idempotency_key)
         metadata = getattr(run, "metadata", None) or {}
-        tenant = metadata.get("tenant_id")
-        security = metadata.get("security_context")
-        if tenant is None and security is not None:
-            tenant = getattr(security, "tenant_id", None)
+        tenant = getattr(run, "tenant_id", None) or metadata.get("tenant_id")
         return cls(
             run_id=getattr(run, "run_id", None),
             trace_id=getattr(run, "trace_id", None),
