@@ -17,6 +17,7 @@ class _LineHandler(socketserver.StreamRequestHandler):
         server = self.server
         with server.lock:
             server.opened += 1
+            server.changed.notify_all()
         try:
             for line in self.rfile:
                 self.wfile.write(line.upper())
@@ -43,6 +44,10 @@ class LineServer(socketserver.ThreadingTCPServer):
     @property
     def port(self) -> int:
         return self.server_address[1]
+
+    def wait_opened(self, count: int, timeout: float = 5.0) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: self.opened >= count, timeout)
 
     def wait_closed(self, count: int, timeout: float = 5.0) -> bool:
         with self.changed:

@@ -41,11 +41,14 @@ def test_each_configuration_form_builds_the_store(tmp_path, form):
     store = agent.session_binding.store
     assert isinstance(store, SqlSessionStore)
     assert [e.type for e in agent.get_session("s1")][:2] == ["session.started", "turn.started"]
+    store.close()
 
 
 def test_postgres_url_form_picks_the_sql_store(postgres_url):
     agent, answer = _run_with_store(postgres_url)
-    assert answer == "ok" and isinstance(agent.session_binding.store, SqlSessionStore)
+    store = agent.session_binding.store
+    assert answer == "ok" and isinstance(store, SqlSessionStore)
+    store.close()
 
 
 @pytest.mark.parametrize(

@@ -33,10 +33,11 @@ def test_entered_in_asyncio_run_then_used_by_plain_run_and_closed_from_a_thread(
 ):
     toolset = TcpShoutToolset(line_server.port)
     agent = _agent(loopback_server, toolset)
+    gc.collect()  # earlier tests' garbage must not warn inside the block below
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         asyncio.run(agent.aopen())  # the loop of asyncio.run is gone after this line
-        assert toolset.entered == 1 and line_server.opened == 1
+        assert toolset.entered == 1 and line_server.wait_opened(1)
         _shout_then_answer(loopback_server)
         assert agent.run("shout hello") == "done"
         assert _tool_message(loopback_server.requests[-1]) == "HELLO"
@@ -46,7 +47,8 @@ def test_entered_in_asyncio_run_then_used_by_plain_run_and_closed_from_a_thread(
         assert toolset.exited == 1
         assert line_server.wait_closed(1)
         gc.collect()
-    assert not [w for w in caught if issubclass(w.category, (ResourceWarning, RuntimeWarning))]
+    bad = [w for w in caught if issubclass(w.category, (ResourceWarning, RuntimeWarning))]
+    assert not bad, [f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in bad]
 
 
 def test_async_with_agent_and_arun_from_another_loop(loopback_server, line_server):
@@ -122,7 +124,7 @@ def test_concurrent_runs_share_one_connection(loopback_server, line_server):
     answers = asyncio.run(main())
     answers += [agent.run("q9")]
     assert sorted(answers) == sorted([f"got Q{i}" for i in range(6)] + ["got Q9"])
-    assert line_server.opened == 1 and toolset.entered == 1
+    assert line_server.wait_opened(1) and line_server.opened == 1 and toolset.entered == 1
     agent.close()
     assert line_server.wait_closed(1)
 
@@ -159,3 +161,16 @@ def test_remove_toolset_closes_it(loopback_server, line_server, opener):
         asyncio.run(agent.aremove_toolset(toolset))
     assert toolset.exited == 1 and agent.toolsets == []
     assert line_server.wait_closed(1)
+
+
+def test_a_dropped_unclosed_agent_closes_its_toolset_in_the_owner_task(
+    loopback_server, line_server
+):
+    toolset = TcpShoutToolset(line_server.port)
+    agent = _agent(loopback_server, toolset)
+    agent.open()
+    assert line_server.wait_opened(1)
+    del agent
+    gc.collect()
+    assert line_server.wait_closed(1), "the toolset of a collected agent was never closed"
+    assert toolset.exited == 1

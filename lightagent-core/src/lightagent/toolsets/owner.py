@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import inspect
-import threading
 import weakref
 from typing import Any
 
@@ -60,38 +59,25 @@ class ToolsetOwner:
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
-        # static state
-        self._lock = threading.Lock()
-        if self.loop_bound:
-            _live.add(self)
 
     # -- loop-bound: everything below runs on the background loop -----------------------
-    async def _owner_task(self) -> None:
-        assert self._ready is not None and self._stop is not None
-        ready, stop = self._ready, self._stop
-        try:
-            await self.toolset.__aenter__()
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-            return
-        ready.set_result(None)
-        try:
-            await stop.wait()
-        finally:
-            # Exit in the task that entered: anyio cancel scopes and task groups require it.
-            await self.toolset.__aexit__(None, None, None)
-
     async def _open_here(self) -> None:
         if self._ready is not None and (self._task is not None and not self._task.done()):
             await asyncio.shield(self._ready)
             return
         loop = asyncio.get_running_loop()
-        self._ready = loop.create_future()
-        self._stop = asyncio.Event()
-        self._task = loop.create_task(self._owner_task(), name="lightagent-toolset-owner")
+        ready: asyncio.Future[None] = loop.create_future()
+        stop = asyncio.Event()
+        self._ready, self._stop = ready, stop
+        # The task must not hold the owner: a dropped, unclosed agent is then collected,
+        # and its finalizer asks the task to exit the toolset (in the task that entered it).
+        task = loop.create_task(_own(self.toolset, ready, stop), name="lightagent-toolset-owner")
+        self._task = task
+        _tasks[task] = stop
+        task.add_done_callback(_forget)
+        weakref.finalize(self, _request_stop, loop, stop)
         try:
-            await asyncio.shield(self._ready)
+            await asyncio.shield(ready)
         except BaseException as exc:
             self.state, self.error = "failed", exc
             self._ready = None
@@ -196,15 +182,57 @@ class ToolsetOwner:
         return await maybe_await(self.toolset.call_tool(name, arguments, context))
 
 
-_live: weakref.WeakSet[ToolsetOwner] = weakref.WeakSet()
+async def _own(toolset: Any, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+    """The owner task: enter ``toolset``, wait for ``stop``, exit it, all in this one task."""
+    try:
+        await toolset.__aenter__()
+    except BaseException as exc:
+        if not ready.done():
+            ready.set_exception(exc)
+        return
+    ready.set_result(None)
+    try:
+        await stop.wait()
+    finally:
+        # Exit in the task that entered: anyio cancel scopes and task groups require it.
+        await toolset.__aexit__(None, None, None)
+
+
+#: Live owner tasks and their stop events (touched on the background loop only); the
+#: strong reference keeps a pending task from being garbage-collected mid-wait.
+_tasks: dict[asyncio.Task[None], asyncio.Event] = {}
+
+
+def _forget(task: asyncio.Task[None]) -> None:
+    _tasks.pop(task, None)
+    if not task.cancelled():
+        task.exception()  # marked retrieved: an exit error reaches whoever awaits the close
+
+
+def _request_stop(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    if not loop.is_closed():
+        try:
+            loop.call_soon_threadsafe(stop.set)
+        except RuntimeError:  # the loop closed meanwhile
+            pass
+
+
+async def _stop_all(timeout: float) -> None:
+    tasks = list(_tasks)
+    for stop in list(_tasks.values()):
+        stop.set()
+    if tasks:
+        await asyncio.wait(tasks, timeout=timeout)
 
 
 @atexit.register
 def _close_at_exit() -> None:
     """Exit loop-bound toolsets nobody closed, while the background loop still runs."""
-    for owner in list(_live):
-        if owner._task is not None:
-            try:
-                owner.close()
-            except Exception:  # best effort at interpreter exit
-                pass
+    from lightagent import bridge
+
+    if bridge._loop is None or not _tasks:
+        return
+    try:
+        bridge.run_sync(_stop_all(5.0))
+    except Exception:  # best effort at interpreter exit
+        pass

@@ -20,6 +20,7 @@ import hashlib
 import logging
 import re
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -115,7 +116,15 @@ class ToolsetView:
 
 
 class _Entry:
-    __slots__ = ("definitions", "dirty", "error", "listener", "owner", "seen_version")
+    __slots__ = (
+        "__weakref__",
+        "definitions",
+        "dirty",
+        "error",
+        "listener",
+        "owner",
+        "seen_version",
+    )
 
     def __init__(self, owner: ToolsetOwner) -> None:
         self.owner = owner
@@ -206,9 +215,13 @@ class ToolsetRouter:
             entry = _Entry(ToolsetOwner(toolset))
             subscribe = getattr(toolset, "subscribe", None)
             if callable(subscribe):
+                # weak: the toolset (kept alive by its owner task) must not keep the agent alive
+                ref = weakref.ref(entry)
 
-                def changed(entry: _Entry = entry) -> None:
-                    entry.dirty = True
+                def changed() -> None:
+                    target = ref()
+                    if target is not None:
+                        target.dirty = True
 
                 entry.listener = changed
                 subscribe(changed)
