@@ -138,7 +138,7 @@ def build_spec(
         idempotency_key=idempotency_key,
         approval_id=approval_id,
         cancellation=token,
-        tenant_id=_tenant(agent, metadata),
+        tenant_id=_tenant(agent, metadata) if agent.interceptor is not None or metadata else None,
     )
     if agent._observers:
         ctx.observers.extend(agent._observers)
@@ -149,7 +149,7 @@ def build_spec(
         ctx.observers.append(binding.observer(session_id, rid, owner=_owner(agent, user_id)))
         load_history = history is None and initial_messages is None
 
-    memory = agent.memory
+    memory = agent.memory if agent._memory_spec is not None else None
     # resolved here so a bad retrieval= configuration fails the run, typed, up front
     retrieval = agent.retrieval if agent._retrieval_spec is not None else None
     memory_filter = None
