@@ -1,5 +1,6 @@
-"""The Memory, Retrieval and ToolProvider suites pass against small, honest reference
-implementations, and fail against broken ones (run in a separate pytest process)."""
+"""The Memory, Retrieval, Toolset and ToolProvider suites pass against small, honest
+reference implementations (and the kernel's own in-memory ones), and fail against broken
+ones (run in a separate pytest process)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import textwrap
 
 import pytest
 from lightagent import tool
+from lightagent.memory import InMemoryMemory
+from lightagent.retrieval import InMemoryRetrieval
+from lightagent.toolsets import FunctionToolset
 from lightagent_contracts.suites.memory import MemoryContract
 from lightagent_contracts.suites.retrieval import RetrievalContract
 from lightagent_contracts.suites.tool_provider import ToolProviderContract
+from lightagent_contracts.suites.toolset import ToolsetContract
 
 
 def _words(text: str) -> set[str]:
@@ -49,9 +54,18 @@ class ListRetrieval:
         return self.docs.pop(document_id, None) is not None
 
     def search(self, query: str, *, limit: int = 5, **filters) -> list[dict]:
-        scored = [(len(_words(d["content"]) & _words(query)), d) for d in self.docs.values()]
-        ranked = [d for score, d in sorted(scored, key=lambda x: -x[0]) if score]
-        return [{"document_id": d["document_id"], "content": d["content"]} for d in ranked[:limit]]
+        docs = [d for d in self.docs.values() if all(d.get(k) == v for k, v in filters.items())]
+        scored = [(len(_words(d["content"]) & _words(query)), d) for d in docs]
+        ranked = [(score, d) for score, d in sorted(scored, key=lambda x: -x[0]) if score]
+        return [
+            {
+                "document_id": d["document_id"],
+                "chunk_id": d["document_id"],
+                "content": d["content"],
+                "score": float(score),
+            }
+            for score, d in ranked[:limit]
+        ]
 
 
 @tool
@@ -78,6 +92,28 @@ class TestReferenceRetrieval(RetrievalContract):
         return ListRetrieval
 
 
+class TestKernelInMemoryMemory(MemoryContract):
+    @pytest.fixture
+    def make_memory(self):
+        return InMemoryMemory
+
+
+class TestKernelInMemoryRetrieval(RetrievalContract):
+    @pytest.fixture
+    def make_retrieval(self):
+        return InMemoryRetrieval
+
+
+class TestFunctionToolset(ToolsetContract):
+    @pytest.fixture
+    def make_toolset(self):
+        return lambda: FunctionToolset([add, shout], namespace="ref", namespace_tools=True)
+
+    @pytest.fixture
+    def toolset_examples(self):
+        return [("add", {"a": 2, "b": 3}, lambda out: out == "5")]
+
+
 class TestReferenceTools(ToolProviderContract):
     @pytest.fixture
     def tools(self):
@@ -94,8 +130,11 @@ class TestReferenceTools(ToolProviderContract):
 BROKEN = '''
 import pytest
 from lightagent import tool
+from lightagent.toolsets import BaseToolset, ToolDefinition
 from lightagent_contracts.suites.memory import MemoryContract
+from lightagent_contracts.suites.retrieval import RetrievalContract
 from lightagent_contracts.suites.tool_provider import ToolProviderContract
+from lightagent_contracts.suites.toolset import ToolsetContract
 
 
 class SharedMemory:
@@ -123,6 +162,49 @@ def second(x: int) -> int:
     return x
 
 
+class Lenient(BaseToolset):
+    """Broken: answers success for tools it does not have."""
+
+    def list_tools(self):
+        return [ToolDefinition("ping", "Ping.", {"type": "object", "properties": {}})]
+
+    def call_tool(self, name, arguments, context):
+        return "pong"
+
+
+class LimitThenFilter:
+    """Broken: applies filters after the limit, so a small tenant finds nothing."""
+
+    def __init__(self):
+        self.docs = {}
+
+    def ingest(self, documents):
+        for doc in documents:
+            self.docs[doc["document_id"]] = doc
+
+    def remove(self, document_id):
+        self.docs.pop(document_id, None)
+
+    def search(self, query, *, limit=5, **filters):
+        words = set(query.lower().split())
+        hits = [d for d in self.docs.values() if words & set(d["content"].lower().split())]
+        hits = hits[:limit]
+        hits = [d for d in hits if all(d.get(k) == v for k, v in filters.items())]
+        return [dict(d, citation_id="c:" + d["document_id"], score=1.0) for d in hits]
+
+
+class TestBrokenToolset(ToolsetContract):
+    @pytest.fixture
+    def make_toolset(self):
+        return Lenient
+
+
+class TestBrokenRetrieval(RetrievalContract):
+    @pytest.fixture
+    def make_retrieval(self):
+        return LimitThenFilter
+
+
 class TestBrokenMemory(MemoryContract):
     @pytest.fixture
     def make_memory(self):
@@ -148,5 +230,9 @@ def test_broken_implementations_fail_the_suites(tmp_path):
     failed = set(re.findall(r"FAILED \S+::(\w+::\w+)", proc.stdout))
     assert failed == {
         "TestBrokenMemory::test_users_are_isolated",
+        "TestBrokenMemory::test_results_are_attributed_to_their_user",
+        "TestBrokenMemory::test_an_agent_injects_and_writes_through_it",
         "TestBrokenTools::test_names_are_valid_and_unique",
+        "TestBrokenToolset::test_unknown_tool_is_refused",
+        "TestBrokenRetrieval::test_filters_apply_before_the_limit",
     }, proc.stdout

@@ -68,6 +68,23 @@ _EXPORTS: dict[str, str] = {
     "ToolLoader": "lightagent.tools.loader",
     "AsyncToolDispatcher": "lightagent.tools.dispatch",
     "safe_expression": "lightagent.tools.builtin",
+    # toolsets
+    "Toolset": "lightagent.toolsets.protocol",
+    "BaseToolset": "lightagent.toolsets.protocol",
+    "ToolDefinition": "lightagent.toolsets.protocol",
+    "ToolCallContext": "lightagent.toolsets.protocol",
+    "ToolResult": "lightagent.toolsets.protocol",
+    "FunctionToolset": "lightagent.toolsets.function",
+    "ToolsetConflict": "lightagent.toolsets.router",
+    # memory and retrieval seams
+    "MemoryProtocol": "lightagent.memory.protocol",
+    "MemoryFilter": "lightagent.memory.filtering",
+    "DefaultMemoryFilter": "lightagent.memory.filtering",
+    "InMemoryMemory": "lightagent.memory.reference",
+    "RetrievalProtocol": "lightagent.retrieval.protocol",
+    "SearchHit": "lightagent.retrieval.protocol",
+    "SearchToolset": "lightagent.retrieval.toolset",
+    "InMemoryRetrieval": "lightagent.retrieval.reference",
     # events, sessions, trace
     "ContextBudget": "lightagent.events.compaction",
     "ContextCompactor": "lightagent.events.compaction",

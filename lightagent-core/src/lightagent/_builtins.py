@@ -27,6 +27,19 @@ def register_session_stores(register: Register) -> None:
     register("jsonl", "lightagent.events.jsonl_store:JsonlSessionStore")
     register("sqlite", "lightagent.events.sql_store:SqliteSessionStore")
     register("sql", "lightagent.events.sql_store:SqlSessionStore")
+    # URL forms: session_store="sqlite:///x.db" or "postgresql+psycopg://..."
+    register("sqlite://", "lightagent.events.sql_store:SqlSessionStore")
+    register("postgresql://", "lightagent.events.sql_store:SqlSessionStore")
+
+
+@hookimpl
+def register_memory(register: Register) -> None:
+    register("in-memory", "lightagent.memory.reference:InMemoryMemory")
+
+
+@hookimpl
+def register_retrieval(register: Register) -> None:
+    register("in-memory", "lightagent.retrieval.reference:InMemoryRetrieval")
 
 
 @hookimpl

@@ -15,29 +15,36 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from lightagent.agent_sessions import SessionMethods
+from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError
+from lightagent.providers import provider_reference
 from lightagent.results import RunResult
 from lightagent.run.options import (
     check_unavailable,
+    positive_int,
     resolve_model,
     resolve_store,
     resolve_tool,
 )
 from lightagent.run.prepare import build_spec
 from lightagent.run.spec import RunSpec
+from lightagent.toolsets.protocol import is_toolset
 
 __all__ = ["LightAgent"]
 
 
-class LightAgent(SessionMethods):
+class LightAgent(SessionMethods, ToolsetMethods):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 
     ``model`` is a model name (an :class:`~lightagent.models.openai_compat.OpenAIModel`
     is made from it, through the plugin registry's ``"openai"`` model provider, or the
-    one named by ``provider=``) or any object following the ``Model`` protocol (e.g.
-    ``ScriptedModel``). Construction has no side effects: no files, no network, no
-    plugin scan; the model is resolved on first use.
+    one named by ``provider=``), ``("provider", {configuration})``, or any object
+    following the ``Model`` protocol (e.g. ``ScriptedModel``). ``tools`` takes functions
+    and toolsets; ``memory`` a ``MemoryProtocol`` backend; ``retrieval`` a search
+    provider offered to the model as a search tool (``retrieval_inject=N`` also puts the
+    N best passages in the prompt). Construction has no side effects: no files, no
+    network, no plugin scan; providers are resolved on first use.
     """
 
     def __init__(
@@ -69,6 +76,8 @@ class LightAgent(SessionMethods):
         log_file: str | None = None,
         websocket_base_url: str | None = None,
         memory: Any = None,
+        retrieval: Any = None,
+        retrieval_inject: int | bool = False,
         memory_policy: Any = None,
         memory_namespace: str | None = None,
         tree_of_thought: bool = False,
@@ -87,7 +96,6 @@ class LightAgent(SessionMethods):
         check_unavailable(
             {
                 "websocket_base_url": websocket_base_url,
-                "memory": memory,
                 "memory_policy": memory_policy,
                 "memory_namespace": memory_namespace,
                 "tree_of_thought": tree_of_thought,
@@ -104,7 +112,7 @@ class LightAgent(SessionMethods):
                 "context_compactor": context_compactor,
             }
         )
-        if model is not None and not isinstance(model, str) and not _is_model(model):
+        if model is not None and not isinstance(model, (str, tuple, dict)) and not _is_model(model):
             raise ConfigurationError(
                 "LA-CONFIG",
                 f"model= must be a model name or an object with complete/acomplete/stream/astream, got {type(model).__name__}",
@@ -119,7 +127,7 @@ class LightAgent(SessionMethods):
         self.filter_tools = bool(filter_tools)
         self.debug = debug
         self._model_spec = model
-        self._model: Any = None if model is None or isinstance(model, str) else model
+        self._model: Any = None if model is None or isinstance(model, (str, tuple, dict)) else model
         self._client: Any = None
         self._lock = threading.Lock()
         self._system_prompt = self.instructions if not role else f"{self.instructions}\n{role}"
@@ -132,9 +140,43 @@ class LightAgent(SessionMethods):
         from lightagent.tools.registry import ToolRegistry
 
         self.tools = ToolRegistry()
+        self._toolsets: Any = None
         if tools:
-            self.tools.register_tools([resolve_tool(t) for t in tools], infer=True)
+            functions = []
+            for item in tools:
+                if _names_provider(item):
+                    item = resolve_tool(item)
+                if is_toolset(item):
+                    self.add_toolset(item)
+                else:
+                    functions.append(item)
+            self.tools.register_tools(functions, infer=True)
         self._dispatcher: Any = None
+        self._memory_spec = memory
+        self._memory: Any = None
+        if memory is not None and provider_reference(memory) is None:
+            from lightagent.agent_toolsets import _resolve_memory
+
+            self._memory = _resolve_memory(memory)
+        #: What retrieved memories and memory writes pass (a ``MemoryFilter``; None: the default).
+        self.memory_filter: Any = None
+        self._retrieval_spec = retrieval
+        self._retrieval: Any = None
+        if isinstance(retrieval_inject, bool):
+            retrieval_inject = 5 if retrieval_inject else 0
+        self.retrieval_inject = positive_int("retrieval_inject", retrieval_inject)
+        if retrieval is not None:
+            if provider_reference(retrieval) is None:
+                from lightagent.agent_toolsets import _resolve_retrieval
+
+                self._retrieval = _resolve_retrieval(retrieval)
+            self.add_toolset(_agent_search_toolset(self))
+        elif self.retrieval_inject:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                "retrieval_inject= needs retrieval=",
+                hint="Pass retrieval=<a provider with search()> as well.",
+            )
 
         control = {
             "hooks": hooks,
@@ -439,7 +481,10 @@ class LightAgent(SessionMethods):
             return self._dispatcher
 
     def __repr__(self) -> str:
-        return f"LightAgent(name={self.name!r}, model={getattr(self._model, 'name', self._model_spec)!r}, tools={len(self.tools)})"
+        return (
+            f"LightAgent(name={self.name!r}, model={getattr(self._model, 'name', self._model_spec)!r}, "
+            f"tools={len(self.tools)}, toolsets={len(self.toolsets)})"
+        )
 
 
 def _options(values: dict[str, Any]) -> dict[str, Any]:
@@ -450,6 +495,13 @@ def _options(values: dict[str, Any]) -> dict[str, Any]:
     options = {k: v for k, v in values.items() if k not in ("self", "query", "unknown")}
     options.update(values.get("unknown") or {})
     return options
+
+
+def _names_provider(item: Any) -> bool:
+    """A registered name, or ``("name", {configuration})``."""
+    return isinstance(item, str) or (
+        isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+    )
 
 
 def _is_model(obj: Any) -> bool:

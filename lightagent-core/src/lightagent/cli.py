@@ -87,6 +87,10 @@ def _plugins_command(args: argparse.Namespace) -> int:
             print(f"  distribution: {info.distribution}")
         for kind, names in info.registered.items():
             print(f"  {kind}: {', '.join(names)}")
+        if info.hookspecs:
+            print(f"  declares hooks: {', '.join(info.hookspecs)}")
+        for warning in info.warnings:
+            print(f"  deprecated: {warning}")
         if info.error:
             print(f"  error: {info.error}")
     return 0

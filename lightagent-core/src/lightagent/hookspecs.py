@@ -1,4 +1,4 @@
-"""The plugin contract: pluggy hookspecs of project ``lightagent``.
+"""The plugin contract: pluggy hookspecs of project ``lightagent``, kernel concepts only.
 
 Every ``register_*`` hook hands the plugin a ``register`` callback:
 ``register(name, provider, *, priority=0, scope="runtime")``. ``provider`` is the
@@ -6,6 +6,10 @@ object itself, a factory, or a lazy ``"module:attribute"`` string that is import
 when the provider is first resolved. Hooks only register; the registered objects do the
 work. Hookspecs change additively: an implementation receives only the arguments it
 declares, so adding one never breaks a plugin.
+
+A plugin adds hooks of its own with :func:`register_hookspecs` (as pytest plugins do with
+``pytest_addhooks``): LightFlow and LightDAG own ``register_workflows``,
+``register_verifiers`` and ``register_artifact_stores`` that way.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any, Protocol
 
 import pluggy
 
-__all__ = ["PROJECT", "REGISTER_HOOKS", "Register", "hookimpl", "hookspec"]
+__all__ = ["PROJECT", "REGISTER_HOOKS", "AddHookspecs", "Register", "hookimpl", "hookspec"]
 
 PROJECT = "lightagent"
 
@@ -35,14 +39,39 @@ def register_models(register: Register) -> None:
     """Register model providers (objects following :class:`lightagent.models.base.Model`, or factories)."""
 
 
+class AddHookspecs(Protocol):
+    """The callback :func:`register_hookspecs` receives."""
+
+    def __call__(self, specs: Any, *, kinds: dict[str, str] | None = None) -> None: ...
+
+
+@hookspec
+def register_hookspecs(add: AddHookspecs) -> None:
+    """Add this plugin's own hookspecs: ``add(module_or_class, kinds={"widget": "register_widgets"})``.
+
+    ``specs`` holds functions decorated with ``lightagent.hookspec``; ``kinds`` maps a
+    registry kind to each ``register_*`` hook among them, so what other plugins register
+    through it lands in the registry. Two plugins may declare the same hook if both
+    declare it with the same arguments.
+    """
+
+
 @hookspec
 def register_tools(register: Register) -> None:
     """Register tools (``@tool`` functions, seeds-style ``tool_info`` callables) or tool providers."""
 
 
 @hookspec
+def register_toolsets(register: Register) -> None:
+    """Register toolsets or toolset factories (``list_tools``, ``call_tool``, an async lifecycle).
+
+    A factory is called with the user's configuration: ``tools=[("name", {...})]``.
+    """
+
+
+@hookspec
 def register_memory(register: Register) -> None:
-    """Register memory backends following ``MemoryProtocol`` (``store`` and ``retrieve``)."""
+    """Register memory backends following ``MemoryProtocol`` (``store`` and ``retrieve``), or factories taking configuration."""
 
 
 @hookspec
@@ -52,22 +81,7 @@ def register_session_stores(register: Register) -> None:
 
 @hookspec
 def register_retrieval(register: Register) -> None:
-    """Register retrieval providers (``ingest``, ``search``, ``read_chunk`` …)."""
-
-
-@hookspec
-def register_workflows(register: Register) -> None:
-    """Register workflow engines (LightFlow, LightDAG, your own)."""
-
-
-@hookspec
-def register_verifiers(register: Register) -> None:
-    """Register LightDAG verifiers (``key``, ``version``, ``async verify(request)``)."""
-
-
-@hookspec
-def register_artifact_stores(register: Register) -> None:
-    """Register artifact stores (``stage``, ``read``, ``publish``)."""
+    """Register retrieval providers (``search(query, *, limit=5, **filters)``, ``ingest`` …), or factories."""
 
 
 @hookspec
@@ -95,16 +109,14 @@ def lightagent_manifest() -> Any:
     """Return this plugin's ``ConnectorManifest`` (or a dict of its fields) for validation and listing."""
 
 
-#: Provider kind -> the hook that registers it. The registry's kinds follow this table.
+#: Provider kind -> the kernel hook that registers it. Plugins add kinds with their own hooks.
 REGISTER_HOOKS: dict[str, str] = {
     "model": "register_models",
     "tool": "register_tools",
+    "toolset": "register_toolsets",
     "memory": "register_memory",
     "session_store": "register_session_stores",
     "retrieval": "register_retrieval",
-    "workflow": "register_workflows",
-    "verifier": "register_verifiers",
-    "artifact_store": "register_artifact_stores",
     "guardrail": "register_guardrails",
     "hook": "register_hooks",
     "exporter": "register_exporters",

@@ -32,12 +32,16 @@ _log = logging.getLogger("lightagent.run")
 PHASES = (
     "before_run",
     "input_guardrail",
+    "before_memory_retrieve",
+    "after_memory_retrieve",
     "before_model_request",
     "after_model_response",
     "before_tool_call",
     "tool_guardrail",
     "after_tool_result",
     "output_guardrail",
+    "before_memory_write",
+    "after_memory_write",
     "after_run",
     "on_error",
     "on_handoff",
@@ -115,6 +119,8 @@ class RunContext:
     idempotency_key: str | None = None
     approval_id: str | None = None
     cancellation: Any = None
+    #: The tenant the run acts for (the agent's security context, or ``metadata["tenant_id"]``).
+    tenant_id: str | None = None
     observer_errors: list[dict[str, Any]] = field(default_factory=list)
     _seq: int = field(default=0, repr=False)
     #: Set by the async driver: events for observers with ``aon_event`` wait here.

@@ -1,8 +1,11 @@
 """Plugin loading: entry points of group ``lightagent``, loaded once, lazily, each one guarded.
 
-A plugin that fails to import, fails to register, declares hooks the core does not
-know, or requires a ``lightagent-core`` range that excludes the running version is
-recorded with a one-line reason and skipped; it never breaks the host. Environment:
+A plugin that fails to import, fails to register, implements hooks nobody declares, or
+requires a ``lightagent-core`` range that excludes the running version is recorded with a
+one-line reason and skipped; it never breaks the host. Loading has two passes: every
+plugin first adds the hookspecs it owns (``register_hookspecs``), then every plugin is
+registered, so a plugin may implement another plugin's hooks whatever the load order.
+Environment:
 
 * ``LIGHTAGENT_LOAD_PLUGINS`` — comma-separated allow-list (set but empty: load none);
 * ``LIGHTAGENT_DISABLE_PLUGINS`` — comma-separated names to skip;
@@ -11,10 +14,13 @@ recorded with a one-line reason and skipped; it never breaks the host. Environme
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from lightagent._version import __version__
@@ -26,6 +32,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "PluginHost",
     "PluginInfo",
+    "declared_hookspecs",
     "get_host",
     "get_registry",
     "reset_host",
@@ -47,6 +54,10 @@ class PluginInfo:
     registered: dict[str, list[str]] = field(default_factory=dict)
     module: str | None = None
     builtin: bool = False
+    #: Hooks this plugin declares for others to implement (``register_hookspecs``).
+    hookspecs: list[str] = field(default_factory=list)
+    #: Deprecations it relies on (e.g. a hook that moved to another distribution).
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe form."""
@@ -59,6 +70,8 @@ class PluginInfo:
             "registered": self.registered,
             "module": self.module,
             "builtin": self.builtin,
+            "hookspecs": list(self.hookspecs),
+            "warnings": list(self.warnings),
         }
 
 
@@ -105,6 +118,12 @@ class PluginHost:
         self._objects: dict[str, Any] = {}
         self._registry: Registry | None = None
         self._loaded = False
+        from lightagent.hookspecs import REGISTER_HOOKS
+
+        #: kind -> register hook: the kernel's, plus what plugins declared.
+        self._register_hooks: dict[str, str] = dict(REGISTER_HOOKS)
+        self._spec_owners: dict[str, list[str]] = {}
+        self._legacy: set[str] = set()
 
     @property
     def strict(self) -> bool:
@@ -130,6 +149,7 @@ class PluginHost:
 
             self._pm = pluggy.PluginManager(hookspecs.PROJECT)
             self._pm.add_hookspecs(hookspecs)
+            candidates: list[tuple[PluginInfo, Any]] = []
             if self._builtins:
                 from lightagent import _builtins
 
@@ -140,12 +160,19 @@ class PluginHost:
                     module=_builtins.__name__,
                     builtin=True,
                 )
-                self._register(info, _builtins)
+                candidates.append((info, _builtins))
             for name, obj in self._extra:
                 info = PluginInfo(name, module=getattr(obj, "__name__", type(obj).__name__))
-                self._register(info, obj)
+                candidates.append((info, obj))
             if self._use_entry_points:
-                self._load_entry_points()
+                candidates.extend(self._load_entry_points())
+            for info, _obj in candidates:
+                self._infos[info.name] = info
+            # Pass 1: hooks owned by plugins; pass 2: every plugin's implementations.
+            ready = [(i, o) for i, o in candidates if self._add_hookspecs(i, o)]
+            self._add_legacy_hookspecs()
+            for info, obj in ready:
+                self._register(info, obj)
             self._loaded = True
             failed = [i for i in self._infos.values() if i.status in ("failed", "blocked")]
             if failed and self.strict:
@@ -160,9 +187,10 @@ class PluginHost:
         deny = _env_list(self._environ, "LIGHTAGENT_DISABLE_PLUGINS") or set()
         return (allow is None or name in allow) and name not in deny
 
-    def _load_entry_points(self) -> None:
+    def _load_entry_points(self) -> list[tuple[PluginInfo, Any]]:
         from importlib.metadata import entry_points
 
+        loaded: list[tuple[PluginInfo, Any]] = []
         seen: set[str] = set()
         for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             if ep.name in seen or ep.name == BUILTIN_PLUGIN:
@@ -190,7 +218,83 @@ class PluginHost:
                     raise
                 info.status, info.error = "failed", f"import failed: {_one_line(exc)}"
                 continue
-            self._register(info, obj)
+            loaded.append((info, obj))
+        return loaded
+
+    # -- plugin-owned hookspecs -----------------------------------------------------------
+    @property
+    def register_hooks(self) -> dict[str, str]:
+        """Registry kind -> the hook that registers it (kernel and plugin-declared)."""
+        self.load()
+        return dict(self._register_hooks)
+
+    def _add_hookspecs(self, info: PluginInfo, obj: Any) -> bool:
+        """Call ``obj``'s ``register_hookspecs``; False (plugin failed) when it raises."""
+        impl = _hookimpl_of(obj, "register_hookspecs")
+        if impl is None:
+            return True
+
+        def add(specs: Any, *, kinds: Mapping[str, str] | None = None) -> None:
+            self._declare(info, specs, kinds or {})
+
+        try:
+            _call_declared(impl, add=add)
+        except Exception as exc:
+            info.status, info.error = "failed", f"register_hookspecs: {_one_line(exc)}"
+            return False
+        return True
+
+    def _declare(self, info: PluginInfo, specs: Any, kinds: Mapping[str, str]) -> None:
+        new: dict[str, Any] = {}
+        for name in dir(specs):
+            if self._pm.parse_hookspec_opts(specs, name) is None:
+                continue
+            func = getattr(specs, name)
+            caller = getattr(self._pm.hook, name, None)
+            spec = getattr(caller, "spec", None)
+            if spec is not None:
+                if _argnames(spec.function) != _argnames(func):
+                    raise PluginError(
+                        "LA-PLUGIN",
+                        f"hook {name} is already declared by "
+                        f"{', '.join(self._spec_owners.get(name, ['lightagent-core']))} with "
+                        f"arguments ({', '.join(_argnames(spec.function))}), not "
+                        f"({', '.join(_argnames(func))})",
+                    )
+            else:
+                new[name] = func
+            self._spec_owners.setdefault(name, []).append(info.name)
+            info.hookspecs.append(name)
+        if new:
+            self._pm.add_hookspecs(SimpleNamespace(**new))
+        for kind, hook in kinds.items():
+            if not isinstance(kind, str) or not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", kind):
+                raise PluginError("LA-PLUGIN", f"invalid provider kind {kind!r}")
+            if getattr(getattr(self._pm.hook, hook, None), "spec", None) is None:
+                raise PluginError(
+                    "LA-PLUGIN", f"kind {kind!r} names hook {hook!r}, which is not declared"
+                )
+            current = self._register_hooks.get(kind)
+            if current is not None and current != hook:
+                raise PluginError(
+                    "LA-PLUGIN", f"kind {kind!r} is already registered through {current}"
+                )
+            self._register_hooks[kind] = hook
+
+    def _add_legacy_hookspecs(self) -> None:
+        from lightagent._legacy_hooks import LEGACY_HOOKS, legacy_specs
+
+        missing = [
+            hook
+            for hook in LEGACY_HOOKS
+            if getattr(getattr(self._pm.hook, hook, None), "spec", None) is None
+        ]
+        if not missing:
+            return
+        self._pm.add_hookspecs(legacy_specs(missing))
+        for hook in missing:
+            self._register_hooks.setdefault(LEGACY_HOOKS[hook][0], hook)
+            self._legacy.add(hook)
 
     def _register(self, info: PluginInfo, obj: Any) -> None:
         self._infos[info.name] = info
@@ -213,6 +317,16 @@ class PluginHost:
             return
         info.status = "loaded"
         self._objects[info.name] = obj
+        if self._legacy:
+            from lightagent._legacy_hooks import LEGACY_HOOKS
+
+            for hook in sorted(self._legacy):
+                if _hookimpl_of(obj, hook) is not None:
+                    owners = " or ".join(LEGACY_HOOKS[hook][1])
+                    info.warnings.append(
+                        f"{hook} is a hook of {owners} since lightagent-core 0.2; "
+                        f"depend on {owners} (the core's fallback goes in 0.3)"
+                    )
 
     def plugins(self) -> list[PluginInfo]:
         """Every plugin seen, with its status; building the registry fills in what each registered."""
@@ -231,15 +345,13 @@ class PluginHost:
         return self._registry
 
     def _build_registry(self) -> Registry:
-        from lightagent.hookspecs import REGISTER_HOOKS
-
         registry = Registry()
         for info in sorted(self._infos.values(), key=lambda i: (not i.builtin, i.name)):
             if info.status != "loaded":
                 continue
             entries: list[ProviderEntry] = []
             try:
-                for kind, hook_name in REGISTER_HOOKS.items():
+                for kind, hook_name in self._register_hooks.items():
                     self._call_impl(
                         info.name, hook_name, register=_collector(kind, info.name, entries)
                     )
@@ -256,7 +368,10 @@ class PluginHost:
     def _call_impl(self, plugin: str, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call one plugin's implementation of a hook, passing only the arguments it declares."""
         results = []
-        for impl in getattr(self._pm.hook, hook_name).get_hookimpls():
+        caller = getattr(self._pm.hook, hook_name, None)
+        if caller is None:
+            return results
+        for impl in caller.get_hookimpls():
             if impl.plugin_name != plugin:
                 continue
             results.append(impl.function(**{k: kwargs[k] for k in impl.argnames}))
@@ -285,6 +400,49 @@ class PluginHost:
         info = self._infos.get(plugin)
         if info is not None:
             info.status, info.error = "failed", _one_line(error)
+
+
+def _hookimpl_of(obj: Any, name: str) -> Any:
+    from lightagent.hookspecs import PROJECT
+
+    func = getattr(obj, name, None)
+    return func if callable(func) and hasattr(func, f"{PROJECT}_impl") else None
+
+
+def _argnames(func: Any) -> list[str]:
+    try:
+        return list(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def _call_declared(func: Any, **kwargs: Any) -> Any:
+    """Call a hook implementation with only the arguments it declares (as pluggy does)."""
+    return func(**{k: v for k, v in kwargs.items() if k in _argnames(func)})
+
+
+def declared_hookspecs(plugins: Iterable[Any] = ()) -> dict[str, list[str]]:
+    """Hook name -> arguments, for every hook a plugin may implement: the kernel's, the
+    deprecated ones that moved to other distributions, and those ``plugins`` declare."""
+    from lightagent import hookspecs
+    from lightagent._legacy_hooks import LEGACY_HOOKS, legacy_specs
+
+    marker = f"{hookspecs.PROJECT}_spec"
+    table: dict[str, list[str]] = {}
+
+    def take(specs: Any, *, kinds: Mapping[str, str] | None = None) -> None:
+        for name in dir(specs):
+            func = getattr(specs, name, None)
+            if callable(func) and hasattr(func, marker):
+                table.setdefault(name, _argnames(func))
+
+    take(hookspecs)
+    for plugin in plugins:
+        impl = _hookimpl_of(plugin, "register_hookspecs")
+        if impl is not None:
+            _call_declared(impl, add=take)
+    take(legacy_specs([h for h in LEGACY_HOOKS if h not in table]))
+    return table
 
 
 def _collector(kind: str, plugin: str, sink: list[ProviderEntry]) -> Callable[..., None]:

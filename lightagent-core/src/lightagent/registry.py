@@ -13,16 +13,15 @@ from lightagent.errors import ConfigurationError, PluginError
 
 __all__ = ["KINDS", "SCOPES", "Conflict", "ProviderEntry", "Registry", "load_ref"]
 
-#: Provider kinds, one per ``register_*`` hook (see ``lightagent.hookspecs.REGISTER_HOOKS``).
+#: The kernel's provider kinds, one per ``register_*`` hook (``lightagent.hookspecs.REGISTER_HOOKS``).
+#: Plugins add kinds with hooks of their own (``workflow``, ``verifier``, ``artifact_store`` …).
 KINDS = (
     "model",
     "tool",
+    "toolset",
     "memory",
     "session_store",
     "retrieval",
-    "workflow",
-    "verifier",
-    "artifact_store",
     "guardrail",
     "hook",
     "exporter",

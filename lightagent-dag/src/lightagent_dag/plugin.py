@@ -14,8 +14,17 @@ __all__ = [
     "lightagent_manifest",
     "register_artifact_stores",
     "register_commands",
+    "register_hookspecs",
     "register_workflows",
 ]
+
+
+@hookimpl
+def register_hookspecs(add: Any) -> None:
+    """Declare the hooks LightDAG owns: workflows, verifiers, artifact stores."""
+    from lightagent_dag import hookspecs
+
+    add(hookspecs, kinds=hookspecs.KINDS)
 
 
 @hookimpl

@@ -6,7 +6,15 @@ from typing import Any
 
 import lightagent.hookspecs
 
-__all__ = ["lightagent_manifest", "register_workflows"]
+__all__ = ["lightagent_manifest", "register_hookspecs", "register_workflows"]
+
+
+@lightagent.hookspecs.hookimpl
+def register_hookspecs(add: Any) -> None:
+    """Declare the hooks LightFlow owns (``register_workflows``)."""
+    from lightagent_flow import hookspecs
+
+    add(hookspecs, kinds=hookspecs.KINDS)
 
 
 @lightagent.hookspecs.hookimpl

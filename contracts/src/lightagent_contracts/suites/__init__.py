@@ -1,7 +1,7 @@
 """Contract test suites: base classes a provider's own test suite subclasses.
 
 Each suite documents the factory fixture the subclass provides (``make_model``,
-``tools``, ``make_memory``, ``make_retrieval``, ``make_store``, ``make_artifact_store``,
+``tools``, ``make_toolset``, ``make_memory``, ``make_retrieval``, ``make_store``, ``make_artifact_store``,
 ``make_verifier``). Standard tests may be customised but never silently dropped (see
 :class:`ContractSuite`). Names load lazily so importing one suite never imports another's
 dependencies.
@@ -17,6 +17,7 @@ _SUITES = {
     "DroppedContractTestError": "lightagent_contracts.suites._guard",
     "ModelContract": "lightagent_contracts.suites.model",
     "ToolProviderContract": "lightagent_contracts.suites.tool_provider",
+    "ToolsetContract": "lightagent_contracts.suites.toolset",
     "MemoryContract": "lightagent_contracts.suites.memory",
     "RetrievalContract": "lightagent_contracts.suites.retrieval",
     "SessionStoreContract": "lightagent_contracts.suites.session_store",

@@ -13,11 +13,17 @@ factory returning a fresh, empty provider) and, unless plain dicts are accepted,
         def make_document(self):
             return lambda content, **kw: RetrievalDocument(content=content, **kw)
 
-Results may be objects or dicts with ``content`` and ``document_id``.
+Results may be objects or dicts with ``content`` (or ``text``), ``document_id``, a
+citation (``citation_id``, or ``chunk_id`` giving ``rag:<chunk_id>``) and a ``score``;
+``search`` may be sync or async; ``**filters`` (``tenant_id`` …) narrow the results
+before ``limit`` applies. An agent offers the provider to the model as a search tool.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +36,17 @@ __all__ = ["RetrievalContract"]
 
 def _get(result: Any, key: str) -> Any:
     return result.get(key) if isinstance(result, dict) else getattr(result, key, None)
+
+
+def _search(provider: Any, query: str, **kwargs: Any) -> list[Any]:
+    result = provider.search(query, **kwargs)
+    if inspect.isawaitable(result):
+
+        async def wait() -> Any:
+            return await result
+
+        result = asyncio.run(wait())
+    return list(result)
 
 
 _DOCS = [
@@ -59,16 +76,16 @@ class RetrievalContract(ContractSuite):
         return provider
 
     def test_search_finds_the_matching_document(self, provider: Any) -> None:
-        results = list(provider.search("roasted coffea", limit=3))
+        results = _search(provider, "roasted coffea", limit=3)
         assert results, "no result for words that appear in one document"
         assert _get(results[0], "document_id") == "d-coffee"
         assert "coffea" in _get(results[0], "content")
 
     def test_limit_is_respected(self, provider: Any) -> None:
-        assert len(list(provider.search("the", limit=1))) <= 1
+        assert len(list(_search(provider, "the", limit=1))) <= 1
 
     def test_no_match_gives_an_empty_list(self, provider: Any) -> None:
-        assert list(provider.search("zyxwvut", limit=5)) == []
+        assert list(_search(provider, "zyxwvut", limit=5)) == []
 
     def test_punctuation_and_operators_are_plain_text(self, provider: Any) -> None:
         for query in [
@@ -80,12 +97,54 @@ class RetrievalContract(ContractSuite):
             "tea OR",
             "'; DROP TABLE x; --",
         ]:
-            list(provider.search(query, limit=5))  # must not raise
+            list(_search(provider, query, limit=5))  # must not raise
 
     def test_removed_documents_are_not_found(self, provider: Any) -> None:
         provider.remove("d-bread")
-        hits = [_get(r, "document_id") for r in provider.search("sourdough yeast", limit=5)]
+        hits = [_get(r, "document_id") for r in _search(provider, "sourdough yeast", limit=5)]
         assert "d-bread" not in hits
 
     def test_empty_provider_searches_cleanly(self, make_retrieval: Callable[[], Any]) -> None:
-        assert list(make_retrieval().search("anything", limit=5)) == []
+        assert list(_search(make_retrieval(), "anything", limit=5)) == []
+
+    def test_results_carry_text_citation_and_score(self, provider: Any) -> None:
+        from lightagent.retrieval.protocol import search_hits
+
+        hits = search_hits(_search(provider, "green tea picking", limit=3))
+        assert hits, "no result"
+        for hit in hits:
+            assert hit.text.strip() and hit.citation.strip()
+        assert len({h.citation for h in hits}) == len(hits), "citations must tell results apart"
+        assert hits[0].score is not None, "results carry a score"
+
+    def test_filters_apply_before_the_limit(
+        self, make_retrieval: Callable[[], Any], make_document: Callable[..., Any]
+    ) -> None:
+        provider = make_retrieval()
+        docs = [
+            make_document(
+                f"Quarterly revenue report number {i} for tenant {tenant}.",
+                title=f"Report {i}",
+                document_id=f"{tenant}-{i}",
+                tenant_id=tenant,
+            )
+            for tenant, count in (("big", 12), ("small", 1))
+            for i in range(count)
+        ]
+        provider.ingest(docs)
+        hits = _search(provider, "quarterly revenue report", limit=3, tenant_id="small")
+        assert [_get(h, "document_id") for h in hits] == ["small-0"], (
+            "a tenant filter must narrow the search before the limit, not after"
+        )
+
+    def test_an_agent_offers_it_as_a_search_tool_with_citations(self, provider: Any) -> None:
+        from lightagent import LightAgent, ScriptedModel
+
+        call = {"name": "search_knowledge", "arguments": {"query": "roasted coffea"}}
+        model = ScriptedModel([{"tool_calls": [call]}, "done"])
+        agent = LightAgent(model=model, retrieval=provider)
+        result = agent.run("what is coffee?", result_format="object")
+        assert result.error is None, result.error
+        hits = json.loads(result.tool_calls[0]["output"])
+        assert hits and all(h.get("citation") for h in hits), hits
+        assert "coffea" in hits[0]["text"]

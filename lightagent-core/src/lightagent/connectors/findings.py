@@ -55,6 +55,7 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
         "error",
         "the real plugin host does not load it (e.g. a name conflict with the core)",
     ),
+    "LAV036": ("warning", "a hookimpl uses a hook that moved to another distribution"),
     # registered objects
     "LAV040": ("error", "a registered object does not follow its protocol"),
     "LAV041": ("error", "a provider name is invalid or registered twice"),

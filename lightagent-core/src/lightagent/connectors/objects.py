@@ -16,6 +16,7 @@ __all__ = ["PROVIDER_PROTOCOLS", "check_tool_schema", "inspect_plugin", "tool_sc
 #: kind -> (protocol "module:Name" or None, methods all required, methods of which one is enough)
 PROVIDER_PROTOCOLS: dict[str, tuple[str | None, tuple[str, ...], tuple[str, ...]]] = {
     "model": ("lightagent.models.base:Model", ("complete", "acomplete", "stream", "astream"), ()),
+    "toolset": (None, ("list_tools", "call_tool"), ()),
     "memory": (None, ("store", "retrieve"), ()),
     "session_store": ("lightagent.events.store:SessionStore", (), ("append", "save", "get")),
     "retrieval": (None, ("search",), ()),
@@ -26,7 +27,9 @@ PROVIDER_PROTOCOLS: dict[str, tuple[str | None, tuple[str, ...], tuple[str, ...]
     "hook": (None, (), ("__call__", "on_phase", "on_phase_sync", "before_run", "after_run")),
     "exporter": (None, (), ("export", "on_event", "__call__")),
 }
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+_NAME = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$"
+)  # as the registry: URL schemes ("sqlite://")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 _SCOPES = {"runtime", "session", "agent"}
@@ -54,15 +57,78 @@ def _finding(
     return {"code": code, "message": message, "location": location, "level": level}
 
 
-def _spec_args() -> dict[str, list[str]]:
+def _spec_args(plugin: Any = None) -> dict[str, list[str]]:
+    """The hooks ``plugin`` may implement: the kernel's, moved ones, and those it declares."""
+    from lightagent.plugins import declared_hookspecs
+
+    return declared_hookspecs([plugin] if plugin is not None else [])
+
+
+def _kinds(plugin: Any) -> dict[str, str]:
+    """Register hook -> registry kind, including kinds ``plugin`` declares."""
+    from lightagent import hookspecs
+    from lightagent._legacy_hooks import LEGACY_HOOKS
+
+    kinds = {hook: kind for kind, hook in hookspecs.REGISTER_HOOKS.items()}
+    kinds.update({hook: kind for hook, (kind, _) in LEGACY_HOOKS.items()})
+    impl = getattr(plugin, "register_hookspecs", None)
+    if callable(impl) and hasattr(impl, f"{hookspecs.PROJECT}_impl"):
+
+        def add(specs: Any, *, kinds: dict[str, str] | None = None) -> None:
+            for kind, hook in (kinds or {}).items():
+                found[hook] = kind
+
+        found: dict[str, str] = {}
+        try:
+            impl(add)
+        except Exception:  # reported as LAV032 when the hook itself is checked
+            pass
+        kinds.update(found)
+    return kinds
+
+
+def _moved_hook(plugin: Any, plugin_name: str, hook: str) -> str | None:
+    """A LAV036 message when ``hook`` moved out of the kernel and the plugin relies on the fallback."""
+    from lightagent._legacy_hooks import LEGACY_HOOKS
+
+    if hook not in LEGACY_HOOKS:
+        return None
+    owners = LEGACY_HOOKS[hook][1]
+    if plugin_name in owners or hook in _declared_by(plugin):
+        return None
+    try:
+        from importlib.metadata import requires
+
+        from packaging.requirements import Requirement
+
+        required = {Requirement(r).name.lower() for r in requires(plugin_name) or ()}
+    except Exception:  # not installed as a distribution: nothing to check against
+        required = set()
+    if required & set(owners):
+        return None
+    return (
+        f"{hook} is a hook of {' or '.join(owners)} since lightagent-core 0.2: add "
+        f"{' or '.join(owners)} to the dependencies (the core's fallback goes in 0.3)"
+    )
+
+
+def _declared_by(plugin: Any) -> set[str]:
     from lightagent import hookspecs
 
-    specs: dict[str, list[str]] = {}
-    for name in dir(hookspecs):
-        func = getattr(hookspecs, name)
-        if callable(func) and hasattr(func, f"{hookspecs.PROJECT}_spec"):
-            specs[name] = list(inspect.signature(func).parameters)
-    return specs
+    impl = getattr(plugin, "register_hookspecs", None)
+    if not (callable(impl) and hasattr(impl, f"{hookspecs.PROJECT}_impl")):
+        return set()
+    names: set[str] = set()
+
+    def add(specs: Any, *, kinds: Any = None) -> None:
+        marker = f"{hookspecs.PROJECT}_spec"
+        names.update(n for n in dir(specs) if hasattr(getattr(specs, n, None), marker))
+
+    try:
+        impl(add)
+    except Exception:  # reported as LAV032 when the hook itself is checked
+        pass
+    return names
 
 
 def _impl_args(func: Any) -> list[str]:
@@ -353,8 +419,8 @@ def inspect_plugin(plugin: Any, *, plugin_name: str) -> dict[str, Any]:
     from lightagent import hookspecs
     from lightagent.connectors.manifest import ConnectorManifest
 
-    specs = _spec_args()
-    kinds = {hook: kind for kind, hook in hookspecs.REGISTER_HOOKS.items()}
+    specs = _spec_args(plugin)
+    kinds = _kinds(plugin)
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     out: dict[str, Any] = {
         "findings": [],
@@ -377,6 +443,9 @@ def inspect_plugin(plugin: Any, *, plugin_name: str) -> dict[str, Any]:
                 _finding("LAV030", f"hookimpl {attr!r}: lightagent has no hook {hook!r}", where)
             )
             continue
+        moved = _moved_hook(plugin, plugin_name, hook)
+        if moved is not None:
+            out["findings"].append(_finding("LAV036", moved, where))
         args = _impl_args(func)
         unknown = [a for a in args if a not in specs[hook]]
         if unknown:
@@ -393,6 +462,11 @@ def inspect_plugin(plugin: Any, *, plugin_name: str) -> dict[str, Any]:
             target: Any = _Recorder(kinds[hook], hook, out)
         elif hook == "register_commands":
             target = _CommandRecorder(out, plugin_name)
+        elif hook == "register_hookspecs":
+
+            def target(specs: Any, *, kinds: Any = None) -> None:
+                return None
+
         else:
             target = None
         call_args = {a: target for a in args}

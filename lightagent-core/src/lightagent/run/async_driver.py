@@ -13,8 +13,20 @@ from typing import Any
 from lightagent.errors import CancelledError, LightAgentError
 from lightagent.models.base import ModelResponse
 from lightagent.results import RunResult
-from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
+from lightagent.run.effects import (
+    CallModel,
+    CallPhase,
+    ListTools,
+    LoadHistory,
+    Output,
+    RetrieveMemory,
+    RunTools,
+    Search,
+    StoreMemory,
+    StreamModel,
+)
 from lightagent.run.machine import run_machine
+from lightagent.run.recall import recall_call
 from lightagent.run.spec import RunSpec
 from lightagent.run.streaming import (
     chunk_events,
@@ -39,6 +51,12 @@ async def _aperform(effect: Any, spec: RunSpec) -> Any:
         return await spec.interceptor.on_phase(spec.ctx, effect.phase, effect.payload)
     if cls is LoadHistory:
         return await spec.binding.ahistory(effect.session_id)
+    if cls is ListTools:
+        return await spec.toolsets.aview(effect.base)
+    if cls is RetrieveMemory or cls is StoreMemory or cls is Search:
+        from lightagent.bridge import call_async
+
+        return await call_async(*recall_call(spec, effect))
     if cls is StreamModel:
         final = None
         async for item in spec.model.astream(effect.request):

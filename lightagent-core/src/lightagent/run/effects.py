@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CallModel", "CallPhase", "LoadHistory", "Output", "RunTools", "StreamModel"]
+__all__ = [
+    "CallModel",
+    "CallPhase",
+    "ListTools",
+    "LoadHistory",
+    "Output",
+    "RetrieveMemory",
+    "RunTools",
+    "Search",
+    "StoreMemory",
+    "StreamModel",
+]
 
 
 class CallModel:
@@ -73,3 +84,45 @@ class LoadHistory:
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
+
+
+class ListTools:
+    """Ask the agent's toolsets for their tools (``ToolsetRouter.view``): the result is a
+    ``ToolsetView`` whose registry merges them over ``base`` (cached until a change)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+
+
+class RetrieveMemory:
+    """``memory.retrieve(query, user_id)`` (sync or async); the result is its raw answer."""
+
+    __slots__ = ("query", "user_id")
+
+    def __init__(self, query: str, user_id: str) -> None:
+        self.query = query
+        self.user_id = user_id
+
+
+class StoreMemory:
+    """``memory.store(data, user_id, metadata=...)`` (``metadata`` only if accepted)."""
+
+    __slots__ = ("data", "metadata", "user_id")
+
+    def __init__(self, data: Any, user_id: str, metadata: dict[str, Any]) -> None:
+        self.data = data
+        self.user_id = user_id
+        self.metadata = metadata
+
+
+class Search:
+    """``retrieval.search(query, limit=..., **filters)`` (sync or async); the raw results."""
+
+    __slots__ = ("filters", "limit", "query")
+
+    def __init__(self, query: str, limit: int, filters: dict[str, Any]) -> None:
+        self.query = query
+        self.limit = limit
+        self.filters = filters

@@ -23,7 +23,14 @@ from lightagent.errors import (
 from lightagent.interceptors import RunContext
 from lightagent.models.base import ModelRequest, ModelResponse
 from lightagent.results import RunResult
-from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, StreamModel
+from lightagent.run.effects import (
+    CallModel,
+    CallPhase,
+    ListTools,
+    LoadHistory,
+    Output,
+    StreamModel,
+)
 from lightagent.run.phases import (
     ask,
     blocked_or_replaced,
@@ -31,6 +38,7 @@ from lightagent.run.phases import (
     params,
     payload_value,
 )
+from lightagent.run.recall import memory_retrieve, memory_write, retrieval_context
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
 from lightagent.run.tool_round import tool_round
@@ -101,7 +109,15 @@ def run_machine(spec: RunSpec) -> Machine:
                 messages.extend(history)
         if query is not None:
             messages.append({"role": "user", "content": query})
+            if spec.memory is not None:
+                yield from memory_retrieve(spec, st, query, messages)
+            if spec.retrieval_inject:
+                yield from retrieval_context(spec, st, query, messages)
+            st.stage = "prepare"
 
+        toolsets = spec.toolsets
+        if toolsets is not None:
+            yield from _toolset_view(spec, ctx, True)
         tools, tool_choice, response_format = _select_tools(spec, ctx, query, messages, active)
 
         if spec.initial_messages is not None:
@@ -113,9 +129,16 @@ def run_machine(spec: RunSpec) -> Machine:
                 yield from tool_round(spec, st, pending, messages, positions, spec.call_keys)
 
         structured_repairs = 0
+        first_request = True
         while True:
             st.stage = "model_request"
             check_cancel(ctx)
+            if toolsets is not None and not first_request:
+                if (yield from _toolset_view(spec, ctx, False)):
+                    tools, tool_choice, response_format = _select_tools(
+                        spec, ctx, query, messages, active
+                    )
+            first_request = False
             request = ModelRequest(
                 messages=list(messages),
                 tools=tools,
@@ -265,6 +288,8 @@ def run_machine(spec: RunSpec) -> Machine:
             if spec.stream:
                 # the driver shows what its output screen held back, now that it is judged
                 yield Output("release", content)
+        if spec.memory is not None and query is not None:
+            yield from memory_write(spec, st, query, content)
         st.stage = None
     except LightAgentError as exc:
         error = exc
@@ -328,6 +353,21 @@ def run_machine(spec: RunSpec) -> Machine:
         run_id=ctx.run_id,
         messages=messages,
     )
+
+
+def _toolset_view(spec: RunSpec, ctx: RunContext, first: bool) -> Generator[Any, Any, bool]:
+    """Refresh ``spec.registry`` from the toolsets; whether it changed since the last look."""
+    view = yield ListTools(spec.base_registry)
+    changed = view.registry is not spec.registry
+    spec.registry = view.registry
+    if ctx.active and (first or changed):
+        for conflict in view.conflicts:
+            ctx.emit("toolset_conflict", conflict.to_dict())
+        for error in view.errors:
+            ctx.emit("toolset_error", error)
+        if changed and not first:
+            ctx.emit("toolsets_changed", {"tools": view.registry.names()})
+    return changed
 
 
 def _select_tools(

@@ -22,7 +22,6 @@ __all__ = [
 #: with the value that means "not used". Any other value is refused, never ignored.
 UNAVAILABLE: dict[str, Any] = {
     "websocket_base_url": None,
-    "memory": None,
     "memory_policy": None,
     "memory_namespace": None,
     "tree_of_thought": False,
@@ -96,7 +95,23 @@ def resolve_model(
     provider: str | None,
     client: Any = None,
 ) -> Any:
-    """A ``Model`` object for the agent's ``model=`` (a name, or an object following ``Model``)."""
+    """A ``Model`` object for the agent's ``model=``.
+
+    ``model`` is a model name (built by the ``"openai"`` provider, or the one ``provider=``
+    names), ``("provider", {configuration})`` / ``{"provider": ..., ...}``, or an object
+    following ``Model``.
+    """
+    from lightagent.providers import provider_reference
+
+    reference = None if isinstance(model, str) else provider_reference(model)
+    if reference is not None:
+        provider, config = reference
+        model = config.pop("model", None)
+        api_key = config.pop("api_key", api_key)
+        base_url = config.pop("base_url", base_url)
+        client = config.pop("client", client)
+    else:
+        config = {}
     if model is not None and not isinstance(model, str):
         return model
     name = model or os.environ.get("LIGHTAGENT_MODEL")
@@ -123,9 +138,19 @@ def resolve_model(
             ) from exc
         factory = OpenAIModel
     if not callable(factory) or (hasattr(factory, "complete") and not isinstance(factory, type)):
+        if config:
+            from lightagent.providers import build_provider
+
+            build_provider("model", provider or "openai", factory, config, param="model")
         return factory  # a ready Model instance was registered
     offered = {"model": name, "api_key": api_key, "base_url": base_url, "client": client}
     kwargs = _accepted(factory, {k: v for k, v in offered.items() if v is not None})
+    if config:
+        from lightagent.providers import build_provider
+
+        return build_provider(
+            "model", provider or "openai", factory, {**kwargs, **config}, param="model"
+        )
     try:
         return factory(**kwargs)
     except LightAgentError:
@@ -135,7 +160,8 @@ def resolve_model(
             "LA-CONFIG",
             f"the model provider {provider or 'openai'!r} could not be built with {sorted(kwargs)}: {exc}",
             hint="A model provider is a Model instance, or a class/factory taking keyword "
-            "arguments among model=, api_key=, base_url= (docs/agent.md).",
+            "arguments among model=, api_key=, base_url= (docs/agent.md), or pass "
+            'model=("provider", {...configuration}).',
         ) from exc
 
 
@@ -154,36 +180,41 @@ def _accepted(factory: Any, offered: dict[str, Any]) -> dict[str, Any]:
 
 
 def resolve_tool(obj: Any) -> Any:
-    """A tool for the agent: names are looked up among the plugins' tool providers."""
-    if not isinstance(obj, str):
+    """A tool or toolset for the agent.
+
+    A name is looked up among the plugins' tools, then their toolsets;
+    ``("name", {configuration})`` builds a registered toolset with that configuration.
+    """
+    from lightagent.providers import provider_reference, resolve_provider
+
+    reference = provider_reference(obj) if isinstance(obj, (str, tuple, dict)) else None
+    if reference is None:
         return obj
+    name, config = reference
     registry = _registry()
     if registry is None:
-        raise ConfigurationError("LA-CONFIG", f"tool name {obj!r} needs the plugin registry")
-    try:
-        return registry.get("tool", obj).load()
-    except PluginError as exc:
-        raise ConfigurationError(
-            "LA-CONFIG",
-            f"no tool named {obj!r} is registered",
-            hint="Pass the function itself, or install the plugin that registers it (`lightagent plugins`).",
-            details={"tool": obj},
-        ) from exc
+        raise ConfigurationError("LA-CONFIG", f"tool name {name!r} needs the plugin registry")
+    if not config and isinstance(obj, str) and ("tool", name) in registry:
+        try:
+            return registry.get("tool", name).load()
+        except PluginError as exc:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"tool {name!r} cannot be loaded: {exc.message}",
+                details={"tool": name},
+            ) from exc
+    if ("toolset", name) in registry or "://" in name:
+        return resolve_provider("toolset", obj, param="tools", registry=registry)
+    raise ConfigurationError(
+        "LA-CONFIG",
+        f"no tool or toolset named {name!r} is registered",
+        hint="Pass the function or toolset itself, or install the plugin that registers it (`lightagent plugins`).",
+        details={"tool": name},
+    )
 
 
 def resolve_store(store: Any) -> Any:
-    """A session store instance for ``session_store=`` (an instance, or a registered name)."""
-    if not isinstance(store, str):
-        return store
-    registry = _registry()
-    if registry is None:
-        raise ConfigurationError("LA-CONFIG", f"session_store={store!r} needs the plugin registry")
-    try:
-        provider = registry.get("session_store", store).load()
-    except PluginError as exc:
-        raise ConfigurationError(
-            "LA-CONFIG",
-            f"no session store named {store!r} is registered",
-            hint="Pass a SessionStore instance, or one of the names `lightagent plugins` lists.",
-        ) from exc
-    return provider() if isinstance(provider, type) else provider
+    """A session store instance for ``session_store=`` (any form of :mod:`lightagent.providers`)."""
+    from lightagent.providers import resolve_provider
+
+    return resolve_provider("session_store", store, param="session_store")

@@ -10,6 +10,7 @@ from lightagent.interceptors import RunContext
 from lightagent.run.ids import new_id
 from lightagent.run.options import check_result_format, positive_int, resolve_tool
 from lightagent.run.spec import RunSpec
+from lightagent.toolsets.protocol import is_toolset
 
 __all__ = ["RUN_OPTIONS", "build_spec"]
 
@@ -106,10 +107,22 @@ def build_spec(
     model = agent.model
     registry = agent.tools
     if tools:
-        registry = registry.with_tools(
-            [t if isinstance(t, str) and t in registry else resolve_tool(t) for t in tools]
-        )
-    dispatcher = (agent._dispatcher or agent._base_dispatcher()) if len(registry) else None
+        extra = [t if isinstance(t, str) and t in registry else resolve_tool(t) for t in tools]
+        if any(is_toolset(t) for t in extra):
+            raise ConfigurationError(
+                "LA-CONFIG",
+                "run(tools=...) takes functions; toolsets belong to the agent",
+                hint="Pass toolsets to LightAgent(tools=[...]) or agent.add_toolset(...).",
+            )
+        registry = registry.with_tools(extra)
+    toolsets = agent._toolsets
+    if toolsets is not None and not len(toolsets):
+        toolsets = None
+    dispatcher = (
+        (agent._dispatcher or agent._base_dispatcher())
+        if (len(registry) or toolsets is not None)
+        else None
+    )
 
     rid = run_id or new_id("run")
     ctx = RunContext(
@@ -125,6 +138,7 @@ def build_spec(
         idempotency_key=idempotency_key,
         approval_id=approval_id,
         cancellation=token,
+        tenant_id=_tenant(agent, metadata) if agent.interceptor is not None or metadata else None,
     )
     if agent._observers:
         ctx.observers.extend(agent._observers)
@@ -134,6 +148,17 @@ def build_spec(
         binding = agent.session_binding
         ctx.observers.append(binding.observer(session_id, rid, owner=_owner(agent, user_id)))
         load_history = history is None and initial_messages is None
+
+    memory = agent.memory if agent._memory_spec is not None else None
+    # resolved here so a bad retrieval= configuration fails the run, typed, up front
+    retrieval = agent.retrieval if agent._retrieval_spec is not None else None
+    memory_filter = None
+    if memory is not None:
+        memory_filter = agent.memory_filter
+        if memory_filter is None:
+            from lightagent.memory.filtering import DefaultMemoryFilter
+
+            memory_filter = DefaultMemoryFilter()
 
     output = None
     if output_schema is not None:
@@ -162,7 +187,20 @@ def build_spec(
         output=output,
         binding=binding,
         model_options=model_options,
+        toolsets=toolsets,
+        base_registry=registry,
+        memory=memory,
+        memory_filter=memory_filter,
+        retrieval=retrieval if agent.retrieval_inject else None,
+        retrieval_inject=agent.retrieval_inject,
     )
+
+
+def _tenant(agent: Any, metadata: dict[str, Any] | None) -> str | None:
+    tenant = getattr(getattr(agent.interceptor, "security_context", None), "tenant_id", None)
+    if tenant is None and metadata:
+        tenant = metadata.get("tenant_id")
+    return None if tenant is None else str(tenant)
 
 
 def _owner(agent: Any, user_id: str) -> dict[str, str]:

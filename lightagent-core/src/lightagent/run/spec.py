@@ -40,3 +40,16 @@ class RunSpec:
     output: Any = None
     binding: Any = None
     model_options: dict[str, Any] = field(default_factory=dict)
+    #: The agent's toolsets other than its function tools (a ``ToolsetRouter``), or None.
+    toolsets: Any = None
+    #: The function-tool registry the toolsets are merged over (``registry`` may be None).
+    base_registry: Any = None
+    #: A ``MemoryProtocol`` backend: retrieved before the first request, written after the run.
+    memory: Any = None
+    #: What retrieved memories and writes pass (``MemoryFilter``; a ``MemoryPolicy``).
+    memory_filter: Any = None
+    #: A retrieval provider for opt-in context injection (``search``).
+    retrieval: Any = None
+    #: How many retrieved passages to inject before the first request (0: none).
+    retrieval_inject: int = 0
+    retrieval_filters: Any = None

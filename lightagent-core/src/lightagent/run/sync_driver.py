@@ -13,8 +13,20 @@ from typing import Any
 from lightagent.errors import CancelledError, ModelError
 from lightagent.models.base import ModelResponse
 from lightagent.results import RunResult
-from lightagent.run.effects import CallModel, CallPhase, LoadHistory, Output, RunTools, StreamModel
+from lightagent.run.effects import (
+    CallModel,
+    CallPhase,
+    ListTools,
+    LoadHistory,
+    Output,
+    RetrieveMemory,
+    RunTools,
+    Search,
+    StoreMemory,
+    StreamModel,
+)
 from lightagent.run.machine import run_machine
+from lightagent.run.recall import recall_call
 from lightagent.run.spec import RunSpec
 from lightagent.run.streaming import (
     chunk_events,
@@ -38,6 +50,12 @@ def _perform(effect: Any, spec: RunSpec) -> Any:
         return spec.interceptor.on_phase_sync(spec.ctx, effect.phase, effect.payload)
     if cls is LoadHistory:
         return spec.binding.history(effect.session_id)
+    if cls is ListTools:
+        return spec.toolsets.view(effect.base)
+    if cls is RetrieveMemory or cls is StoreMemory or cls is Search:
+        from lightagent.bridge import call_sync
+
+        return call_sync(*recall_call(spec, effect))
     if cls is StreamModel:  # a non-streamed consumer never asks for this; collect anyway
         final = None
         for item in spec.model.stream(effect.request):

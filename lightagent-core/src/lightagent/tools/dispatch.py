@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lightagent.bridge import background_loop as _background_loop
 from lightagent.errors import CancelledError, LightAgentError, ToolError
 from lightagent.models.base import ToolCall
 from lightagent.tools.decorator import Tool
@@ -36,8 +37,6 @@ OnOutcome = Callable[["ToolOutcome"], Any]
 
 _shared_lock = threading.Lock()
 _shared_executor: concurrent.futures.ThreadPoolExecutor | None = None
-_shared_loop: asyncio.AbstractEventLoop | None = None
-_shared_loop_thread: threading.Thread | None = None
 
 
 def _default_executor() -> concurrent.futures.ThreadPoolExecutor:
@@ -51,26 +50,6 @@ def _default_executor() -> concurrent.futures.ThreadPoolExecutor:
                 max_workers=workers, thread_name_prefix="lightagent-tool"
             )
         return _shared_executor
-
-
-def _background_loop() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
-    """A long-lived event loop thread where the sync driver runs async tools.
-
-    One loop for the whole process, so async tools may keep loop-bound resources
-    (clients, pools) between calls; created only when an async tool is first run.
-    """
-    global _shared_loop, _shared_loop_thread
-    with _shared_lock:
-        alive = _shared_loop_thread is not None and _shared_loop_thread.is_alive()
-        if _shared_loop is None or _shared_loop.is_closed() or not alive:
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="lightagent-tools-loop", daemon=True
-            )
-            thread.start()
-            _shared_loop, _shared_loop_thread = loop, thread
-        assert _shared_loop_thread is not None
-        return _shared_loop, _shared_loop_thread
 
 
 @dataclass

@@ -1,0 +1,4 @@
+"""lightagent-plugin-units: an example third-party toolset plugin."""
+
+__version__ = "0.1.0"
+__all__ = ["__version__"]

@@ -1,0 +1,189 @@
+"""``LightAgent``'s toolsets, memory and retrieval, and its lifecycle (``with agent:``)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from lightagent.errors import ConfigurationError
+
+__all__ = ["ToolsetMethods"]
+
+
+class ToolsetMethods:
+    """Mixed into ``LightAgent``: toolsets beside function tools, and opening/closing them.
+
+    Toolsets open on first use (or with ``agent.open()`` / ``async with agent``); closing
+    the agent (``close()``, ``aclose()``, leaving ``with``) exits every toolset it opened,
+    from any thread or event loop.
+    """
+
+    _toolsets: Any
+    _memory_spec: Any
+    _memory: Any
+    _retrieval_spec: Any
+    _retrieval: Any
+    _lock: Any
+    tools: Any
+
+    # -- toolsets --------------------------------------------------------------------
+    @property
+    def toolsets(self) -> list[Any]:
+        """The toolsets added to this agent (its function tools are ``agent.tools``)."""
+        router = self._toolsets
+        return [owner.toolset for owner in router.owners()] if router is not None else []
+
+    def add_toolset(self, toolset: Any) -> Any:
+        """Add a toolset (an object with ``list_tools``/``call_tool``, or a registered name,
+        or ``("name", {configuration})``); its tools are offered from the next model request."""
+        from lightagent.run.options import resolve_tool
+        from lightagent.toolsets.protocol import is_toolset
+
+        resolved = resolve_tool(toolset)
+        if not is_toolset(resolved):
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"add_toolset needs a toolset (list_tools and call_tool), got {type(resolved).__name__}",
+                hint="Register single functions with LightAgent(tools=[...]) or agent.tools.register_tool().",
+            )
+        with self._lock:
+            if self._toolsets is None:
+                from lightagent.toolsets.router import ToolsetRouter
+
+                self._toolsets = ToolsetRouter()
+        self._toolsets.add(resolved)
+        return resolved
+
+    def _detach(self, toolset: Any) -> Any:
+        owner = self._toolsets.remove(toolset) if self._toolsets is not None else None
+        if owner is None:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"no such toolset on this agent: {toolset!r}"[:200],
+                hint="Pass the toolset object or its namespace.",
+            )
+        return owner
+
+    def remove_toolset(self, toolset: Any) -> None:
+        """Remove a toolset (the object or its namespace) and close it if it was opened."""
+        self._detach(toolset).close()
+
+    async def aremove_toolset(self, toolset: Any) -> None:
+        """Async :meth:`remove_toolset`."""
+        await self._detach(toolset).aclose()
+
+    # -- memory and retrieval --------------------------------------------------------
+    @property
+    def memory(self) -> Any:
+        """The memory backend (resolved from ``memory=`` on first use), or None."""
+        if self._memory is None and self._memory_spec is not None:
+            with self._lock:
+                if self._memory is None:
+                    self._memory = _resolve_memory(self._memory_spec)
+        return self._memory
+
+    @property
+    def retrieval(self) -> Any:
+        """The retrieval provider (resolved from ``retrieval=`` on first use), or None."""
+        if self._retrieval is None and self._retrieval_spec is not None:
+            with self._lock:
+                if self._retrieval is None:
+                    self._retrieval = _resolve_retrieval(self._retrieval_spec)
+        return self._retrieval
+
+    # -- lifecycle -------------------------------------------------------------------
+    def open(self) -> Any:
+        """Open every toolset now (they also open on first use); returns the agent."""
+        for owner in self._owners():
+            owner.open()
+        return self
+
+    async def aopen(self) -> Any:
+        """Async :meth:`open`."""
+        for owner in self._owners():
+            await owner.aopen()
+        return self
+
+    def close(self) -> None:
+        """Close every toolset this agent opened (any thread; the agent stays usable)."""
+        errors = []
+        for owner in reversed(self._owners()):
+            try:
+                owner.close()
+            except Exception as exc:  # close the others first
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    async def aclose(self) -> None:
+        """Async :meth:`close` (any event loop)."""
+        errors = []
+        for owner in reversed(self._owners()):
+            try:
+                await owner.aclose()
+            except Exception as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def _owners(self) -> list[Any]:
+        router = self._toolsets
+        return router.owners() if router is not None else []
+
+    def __enter__(self) -> Any:
+        return self.open()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Any:
+        return await self.aopen()
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await asyncio.shield(self.aclose())
+
+
+def _resolve_memory(spec: Any) -> Any:
+    from lightagent.providers import resolve_provider
+
+    memory = resolve_provider("memory", spec, param="memory")
+    if not (
+        callable(getattr(memory, "store", None)) and callable(getattr(memory, "retrieve", None))
+    ):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"memory= needs an object with store(data, user_id) and retrieve(query, user_id), "
+            f"got {type(memory).__name__}",
+            hint="See docs/memory.md for MemoryProtocol.",
+        )
+    return memory
+
+
+def _resolve_retrieval(spec: Any) -> Any:
+    from lightagent.providers import resolve_provider
+
+    provider = resolve_provider("retrieval", spec, param="retrieval")
+    if not callable(getattr(provider, "search", None)):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"retrieval= needs an object with search(query, *, limit=5, **filters), got {type(provider).__name__}",
+            hint="See docs/retrieval.md.",
+        )
+    return provider
+
+
+def _agent_search_toolset(agent: Any) -> Any:
+    """The agent's ``retrieval=`` as a search toolset (the provider is resolved on first use)."""
+    import weakref
+
+    from lightagent.retrieval.toolset import SearchToolset
+
+    ref = weakref.ref(agent)
+
+    class AgentSearchToolset(SearchToolset):
+        @property
+        def provider(self) -> Any:
+            owner = ref()
+            return owner.retrieval if owner is not None else None
+
+    return AgentSearchToolset(None)

@@ -1,0 +1,87 @@
+"""The filter point between a memory backend and the prompt, and before each write.
+
+Every retrieved result passes :meth:`MemoryFilter.filter_results` before the loop may
+inject it; every write passes :meth:`MemoryFilter.admit_write`. ``MemoryPolicy`` is one
+such filter; :class:`DefaultMemoryFilter` is what an agent uses without one. It fails
+closed on isolation: a result attributed to another user never reaches the prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from lightagent.memory.protocol import result_owner
+
+__all__ = ["DefaultMemoryFilter", "MemoryFilter", "MemoryFilterOutcome", "WriteAdmission"]
+
+
+@dataclass
+class MemoryFilterOutcome:
+    """Which results may be injected, and why the others may not (``{"reason", "index"}``)."""
+
+    allowed: list[dict[str, Any]]
+    blocked: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class WriteAdmission:
+    """The verdict on one write: ``allowed``, a ``reason`` when refused, a rewritten ``value``."""
+
+    allowed: bool = True
+    reason: str | None = None
+    value: Any = None
+
+
+@runtime_checkable
+class MemoryFilter(Protocol):
+    """Decides what of memory reaches the prompt and what is written."""
+
+    def filter_results(
+        self, results: list[dict[str, Any]], *, user_id: str, context: Any
+    ) -> MemoryFilterOutcome:
+        """Split ``results`` (retrieved for ``user_id``) into allowed and blocked."""
+        ...
+
+    def admit_write(self, data: Any, *, user_id: str, context: Any) -> WriteAdmission:
+        """Allow, refuse or rewrite one write."""
+        ...
+
+
+#: A filter may also define ``backend_user_id(user_id, *, context) -> str``: the id the
+#: backend sees for both retrieve and store (e.g. ``"tenant-a:alice"`` for a namespace).
+
+
+class DefaultMemoryFilter:
+    """Isolation by attribution: results attributed to another user are blocked.
+
+    ``allow_unattributed`` (default True, as in the seeds) lets results without a
+    ``user_id`` through; set it False to fail closed on those too.
+    """
+
+    def __init__(self, *, allow_unattributed: bool = True) -> None:
+        self.allow_unattributed = allow_unattributed
+
+    def filter_results(
+        self, results: list[dict[str, Any]], *, user_id: str, context: Any
+    ) -> MemoryFilterOutcome:
+        allowed: list[dict[str, Any]] = []
+        blocked: list[dict[str, Any]] = []
+        for index, item in enumerate(results):
+            owner = result_owner(item) if isinstance(item, Mapping) else None
+            if owner is None:
+                if self.allow_unattributed:
+                    allowed.append(item)
+                else:
+                    blocked.append({"index": index, "reason": "unattributed"})
+            elif owner != str(user_id):
+                blocked.append({"index": index, "reason": "other_user"})
+            else:
+                allowed.append(item)
+        return MemoryFilterOutcome(allowed, blocked)
+
+    def admit_write(self, data: Any, *, user_id: str, context: Any) -> WriteAdmission:
+        if data is None or (isinstance(data, str) and not data.strip()):
+            return WriteAdmission(False, "empty")
+        return WriteAdmission(True)

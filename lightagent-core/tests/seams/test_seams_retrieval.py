@@ -1,0 +1,133 @@
+"""Retrieval reaches the model as a search tool with citations; context injection before
+the first model request is opt-in and recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from lightagent import LightAgent, LightAgentError, ScriptedModel
+from lightagent.retrieval import InMemoryRetrieval
+from lightagent.run.recall import RETRIEVAL_HEADER
+
+DOCS = [
+    {
+        "document_id": "deploy",
+        "title": "Deployment",
+        "content": "Production uses blue-green releases.",
+    },
+    {
+        "document_id": "tea",
+        "title": "Tea",
+        "content": "Green tea is steamed after picking.",
+        "tenant_id": "t2",
+    },
+]
+
+
+def test_the_model_gets_a_search_tool_with_citations(loopback_server):
+    agent = LightAgent(
+        model="loopback-model",
+        api_key="k",
+        base_url=loopback_server.base_url,
+        retrieval=InMemoryRetrieval(DOCS),
+    )
+    loopback_server.reply(
+        {
+            "tool_calls": [
+                {"name": "search_knowledge", "arguments": {"query": "blue-green releases"}}
+            ]
+        },
+        "We use blue-green releases [rag:deploy].",
+    )
+    result = agent.run("How do we deploy?", result_format="object")
+    offered = loopback_server.requests[0]["tools"][0]["function"]
+    assert offered["name"] == "search_knowledge" and "query" in offered["parameters"]["properties"]
+    hits = json.loads(result.tool_calls[0]["output"])
+    assert hits[0]["citation"] == "rag:deploy" and "blue-green" in hits[0]["text"]
+    assert RETRIEVAL_HEADER not in loopback_server.requests[0]["messages"][0]["content"]
+    tool = agent.tools  # the search tool is a toolset tool, not a function tool
+    assert "search_knowledge" not in tool
+
+
+def test_injection_is_opt_in_and_recorded():
+    model = ScriptedModel(["ok", "ok"])
+    plain = LightAgent(model=model, retrieval=InMemoryRetrieval(DOCS))
+    plain.run("blue-green releases?")
+    assert RETRIEVAL_HEADER not in model.requests[0].messages[0]["content"]
+
+    injecting = LightAgent(model=model, retrieval=InMemoryRetrieval(DOCS), retrieval_inject=True)
+    result = injecting.run("blue-green releases?", result_format="object", trace=True)
+    system = model.requests[1].messages[0]["content"]
+    assert RETRIEVAL_HEADER in system and "[rag:deploy] Production uses blue-green" in system
+    event = next(e for e in result.trace if e["type"] == "retrieval")
+    assert event["data"]["citations"][0] == "rag:deploy" and event["data"]["injected"] is True
+    assert event["trace_id"] == result.trace_id
+
+
+class AsyncSearch:
+    def __init__(self):
+        self.filters = []
+
+    async def search(self, query, *, limit=5, **filters):
+        self.filters.append(filters)
+        return [{"text": f"about {query}", "citation_id": "doc:1", "score": 0.5}]
+
+
+def test_async_providers_and_tenant_filters_from_the_security_context():
+    from lightagent import SecurityContext
+
+    provider = AsyncSearch()
+    model = ScriptedModel(
+        [
+            {"tool_calls": [{"name": "search_knowledge", "arguments": {"query": "x", "limit": 2}}]},
+            "a",
+            "b",
+        ]
+    )
+    agent = LightAgent(
+        model=model,
+        retrieval=provider,
+        retrieval_inject=1,
+    )
+    agent.run("first", metadata={"tenant_id": "acme"})
+    assert provider.filters == [{"tenant_id": "acme"}, {"tenant_id": "acme"}]
+    asyncio.run(agent.arun("second"))
+    assert provider.filters[-1] == {}
+    assert "[doc:1] about second" in model.requests[-1].messages[0]["content"]
+    del SecurityContext
+
+
+def test_retrieval_by_name_and_bad_configuration():
+    agent = LightAgent(model=ScriptedModel(["ok"]), retrieval="in-memory")
+    agent.retrieval.ingest(DOCS)
+    agent.run("x")
+    with pytest.raises(LightAgentError) as info:
+        LightAgent(model=ScriptedModel([]), retrieval_inject=3)
+    assert info.value.code == "LA-CONFIG"
+    with pytest.raises(LightAgentError) as info:
+        LightAgent(model=ScriptedModel([]), retrieval=object())
+    assert info.value.code == "LA-CONFIG"
+    bad = LightAgent(
+        model=ScriptedModel(["x"]), retrieval=("in-memory", {"nope": 1}), retrieval_inject=1
+    )
+    with pytest.raises(LightAgentError) as info:
+        bad.run("x")
+    assert info.value.code == "LA-CONFIG" and "'nope'" in info.value.message
+
+
+def test_a_failing_search_is_recorded_and_the_run_goes_on():
+    class Down:
+        def search(self, query, *, limit=5, **filters):
+            raise TimeoutError("index unreachable")
+
+    model = ScriptedModel(
+        [{"tool_calls": [{"name": "search_knowledge", "arguments": {"query": "x"}}]}, "sorry"]
+    )
+    agent = LightAgent(model=model, retrieval=Down(), retrieval_inject=2)
+    result = agent.run("x", result_format="object", trace=True)
+    assert result.content == "sorry"
+    assert result.tool_calls[0]["error"]["code"] == "LA-RETRIEVAL"
+    stages = [e["data"]["stage"] for e in result.trace if e["type"] == "error"]
+    assert stages[0] == "retrieval"
