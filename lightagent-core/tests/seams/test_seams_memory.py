@@ -76,7 +76,7 @@ def test_memory_events_land_in_the_session_log():
     store = InMemorySessionStore()
     agent = LightAgent(model=ScriptedModel(["ok"]), memory=InMemoryMemory(), session_store=store)
     agent.run("remember tea", user_id="u1", session_id="s1")
-    events = agent.get_session("s1")
+    events = agent.get_session("s1", user_id="u1")
     kinds = [e.data.get("trace_type", e.type) for e in events]
     assert "memory_read" in kinds and "memory.written" in kinds
 
