@@ -142,7 +142,14 @@ def tool_round(
         check_cancel(ctx)
         # Only a durable log (a fail-closed observer) needs each call on record at once.
         record_each = active and any(getattr(o, "fail_closed", False) for o in ctx.observers)
-        outcomes = yield RunTools(runnable, keys, record_each)
+        if spec.dispatcher is None:
+            # A run without tools: whatever the model calls does not exist. It hears so and
+            # the run goes on, exactly as for an unknown name next to real tools.
+            from lightagent.tools.dispatch import missing_tool
+
+            outcomes = [missing_tool(call) for call in runnable]
+        else:
+            outcomes = yield RunTools(runnable, keys, record_each)
         for outcome in outcomes:
             err = outcome.error
             results[outcome.call_id] = (
