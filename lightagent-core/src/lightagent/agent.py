@@ -20,6 +20,7 @@ from lightagent.errors import ConfigurationError
 from lightagent.results import RunResult
 from lightagent.run.options import (
     check_unavailable,
+    refuse_unknown,
     resolve_model,
     resolve_store,
     resolve_tool,
@@ -83,7 +84,10 @@ class LightAgent(SessionMethods):
         budget_limits: Any = None,
         context_budget: Any = None,
         context_compactor: Any = None,
+        **unknown: Any,
     ) -> None:
+        if unknown:  # a typo is a typed error naming it, never a bare TypeError
+            refuse_unknown("LightAgent()", unknown, _init_parameters())
         check_unavailable(
             {
                 "websocket_base_url": websocket_base_url,
@@ -450,6 +454,13 @@ def _options(values: dict[str, Any]) -> dict[str, Any]:
     options = {k: v for k, v in values.items() if k not in ("self", "query", "unknown")}
     options.update(values.get("unknown") or {})
     return options
+
+
+def _init_parameters() -> list[str]:
+    import inspect
+
+    params = inspect.signature(LightAgent.__init__).parameters.values()
+    return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
 
 
 def _is_model(obj: Any) -> bool:
