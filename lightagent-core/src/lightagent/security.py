@@ -291,9 +291,15 @@ class SecurityContext:
     # -- checks -----------------------------------------------------------------------
     def allows_resource(self, resource: str | None) -> bool:
         """Whether ``resource`` is within this context's resources."""
+        return self.resource_denial(resource) is None
+
+    def resource_denial(self, resource: str | None) -> str | None:
+        """Why ``resource`` is refused in this context, or None when it is allowed."""
         if self.resources is None:
-            return True
-        return resource is not None and _matches(self.resources, resource)
+            return None
+        if resource is not None and _matches(self.resources, resource):
+            return None
+        return f"resource {resource!r} is outside this context"
 
     def expired(self, now: datetime | None = None) -> bool:
         """Whether the deadline has passed."""
