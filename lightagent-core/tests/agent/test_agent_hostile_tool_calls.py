@@ -138,6 +138,18 @@ def test_oversized_arguments_are_a_typed_error_for_that_call(loopback_server, mo
     assert text == "ok"
     (out,) = tool_messages(loopback_server)
     assert out.startswith("Error [LA-TOOL-ARGS]") and f"{MAX_ARGUMENT_CHARS:,}" in out
+    assert len(json.dumps(loopback_server.requests[1])) < 100_000  # nothing carries the megabyte
+
+
+def test_unusable_raw_arguments_are_kept_bounded_in_the_trace(loopback_server):
+    big = json.dumps({"text": "x" * (MAX_ARGUMENT_CHARS + 1)})
+    loopback_server.reply({"tool_calls": [{"name": "echo", "arguments": big}]}, "ok")
+    agent = agent_for(loopback_server, tools=[echo])
+    result = agent.run("go", result_format="object", trace=True)
+    assert result.error is None
+    assert len(json.dumps(result.trace, default=str)) < 100_000
+    raw = result.tool_calls[0]["error"]["details"]["raw_arguments"]
+    assert raw.startswith('{"text": "xxx') and "more characters not kept" in raw
 
 
 def test_arguments_at_the_depth_limit_still_run(loopback_server):

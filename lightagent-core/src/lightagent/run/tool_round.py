@@ -83,7 +83,7 @@ def tool_round(
                 "LA-TOOL-ARGS",
                 f"the arguments of {call.name} could not be parsed: {call.error}",
                 hint="Call the tool again with its arguments as one JSON object.",
-                details={"raw_arguments": call.raw_arguments},
+                details={"raw_arguments": _clipped(call.raw_arguments)},
             )
             results[call.id] = (f"Error [LA-TOOL-ARGS] {bad.message}", bad.to_dict(), 0.0)
             continue
@@ -242,6 +242,16 @@ def tool_round(
                 f"the model kept sending invalid tool calls ({st.retries} rounds, max_retry={spec.max_retry})",
                 details={"max_retry": spec.max_retry},
             )
+
+
+#: How much of unusable raw arguments an error keeps (events and logs stay bounded).
+_RAW_KEPT = 2000
+
+
+def _clipped(raw: str | None) -> str | None:
+    if raw is None or len(raw) <= _RAW_KEPT:
+        return raw
+    return f"{raw[:_RAW_KEPT]}... [{len(raw) - _RAW_KEPT:,} more characters not kept]"
 
 
 def finished_recorder(ctx: Any, keys: dict[str, str], *, flush: bool = False) -> Any:
