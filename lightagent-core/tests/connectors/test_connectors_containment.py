@@ -80,6 +80,14 @@ def test_a_detached_process_that_outlives_the_import_is_named_and_killed(armed):
     assert report.isolation is None or "subreaper" in report.isolation
 
 
+def test_a_process_that_already_exited_is_reported_too(armed, monkeypatch):
+    monkeypatch.setenv("LAV_FIXTURE_QUICK_EXIT", "1")
+    report = validate_connector(FIXTURES / "lav-fixture-orphan", timeout=30)
+    exited = [f for f in report.findings if f.code == "LAV026" and "has exited" in f.message]
+    assert exited, report.format_text()
+    assert not report.passed
+
+
 @pytest.mark.slow
 def test_processes_left_by_an_import_stopped_at_the_time_limit_are_killed(armed, monkeypatch):
     monkeypatch.setenv("LAV_FIXTURE_SLEEP_AFTER", "60")

@@ -165,8 +165,9 @@ def _audit(event, args):
 
 
 def _descendants():
-    """``[(pid, command)]`` of every process below this one (Linux ``/proc``; else none)."""
+    """``[(pid, command, exited)]`` of every process below this one (Linux ``/proc``; else none)."""
     children = {}
+    zombies = set()
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -177,10 +178,13 @@ def _descendants():
         try:
             with open(f"/proc/{name}/stat", "rb") as fh:
                 stat = fh.read().decode("utf-8", "replace")
-            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+            fields = stat[stat.rindex(")") + 2 :].split()
+            ppid = int(fields[1])
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(ppid, []).append(int(name))
+        if fields[0] == "Z":
+            zombies.add(int(name))
     found, todo = [], list(children.get(os.getpid(), ()))
     while todo:
         pid = todo.pop()
@@ -193,25 +197,27 @@ def _descendants():
                 command = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
         except OSError:
             command = ""
-        out.append((pid, " ".join(command.split()) or "?"))
+        out.append((pid, " ".join(command.split()) or "?", pid in zombies))
     return out
 
 
 def _contain():
     """Report and kill every process the plugin left behind, then reap them."""
-    for pid, command in _descendants():
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
-        event = {
-            "kind": "process",
-            "detail": f"pid {pid} ({command[:300]}) was started while loading, outlived the import and was killed",
-            "where": "",
-        }
+    for pid, command, exited in _descendants():
+        if exited:  # it ran and ended; it was started all the same
+            what = f"pid {pid} was started while loading and has exited"
+        else:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                continue
+            what = f"pid {pid} ({command[:300]}) was started while loading, outlived the import and was killed"
+        event = {"kind": "process", "detail": what, "where": ""}
         EVENTS.append(event)
         sys.stderr.write("LIGHTAGENT-SANDBOX-EVENT " + json.dumps(event) + "\n")
     sys.stderr.flush()
+    if not hasattr(os, "WNOHANG"):  # Windows: no /proc, no process tree to reap
+        return
     deadline = time.monotonic() + 2
     while time.monotonic() < deadline:  # as subreaper, orphans are ours to reap
         try:
@@ -231,8 +237,6 @@ def _stopped(signum, frame):
 signal.signal(signal.SIGTERM, _stopped)
 sys.addaudithook(_audit)
 
-import _posixsubprocess  # noqa: E402
-
 
 def _fork_exec(*args, **kwargs):
     # multiprocessing's "spawn" and "forkserver" start interpreters here with no audit event.
@@ -240,7 +244,12 @@ def _fork_exec(*args, **kwargs):
     _deny("process", f"_posixsubprocess.fork_exec({list(argv or [])[:6]!r})")
 
 
-_posixsubprocess.fork_exec = _fork_exec
+try:
+    import _posixsubprocess
+except ImportError:  # Windows starts processes through _winapi, which is audited
+    pass
+else:
+    _posixsubprocess.fork_exec = _fork_exec
 sys.dont_write_bytecode = True
 for entry in reversed(CONFIG["sys_path"]):
     sys.path.insert(0, entry)
