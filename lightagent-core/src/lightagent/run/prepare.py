@@ -70,7 +70,8 @@ def build_spec(
     kwargs.pop("use_skills", None)  # no skills subsystem in 0.1: nothing to turn on or off
     approval_id = kwargs.pop("approval_id", None)
     model_options = kwargs.pop("model_options", None) or {}
-    refuse_unknown("run()", kwargs, RUN_OPTIONS)
+    if kwargs:
+        refuse_unknown("run()", kwargs, RUN_OPTIONS)
     check_result_format(result_format, stream)
     if light_swarm is not None:
         raise ConfigurationError(
