@@ -14,6 +14,7 @@ that is not UTF-8. A relative pattern never matches an absolute name.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -76,6 +77,12 @@ def resource_problem(name: object) -> str | None:
     """Why ``name`` is not a safe resource name (or pattern base), or None when it is."""
     if not isinstance(name, str):
         return f"it is a {type(name).__name__}, not a string"
+    return _problem(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _problem(name: str) -> str | None:
+    # Pure and called for every gate check and narrowing: the same names recur.
     if not name:
         return "it is empty"
     forms = _forms(name)
