@@ -23,6 +23,7 @@ from lightagent.results import RunResult
 from lightagent.run.options import (
     check_unavailable,
     positive_int,
+    refuse_unknown,
     resolve_model,
     resolve_store,
     resolve_tool,
@@ -92,7 +93,10 @@ class LightAgent(SessionMethods, ToolsetMethods):
         budget_limits: Any = None,
         context_budget: Any = None,
         context_compactor: Any = None,
+        **unknown: Any,
     ) -> None:
+        if unknown:  # a typo is a typed error naming it, never a bare TypeError
+            refuse_unknown("LightAgent()", unknown, _init_parameters())
         check_unavailable(
             {
                 "websocket_base_url": websocket_base_url,
@@ -502,6 +506,11 @@ def _names_provider(item: Any) -> bool:
     return isinstance(item, str) or (
         isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
     )
+def _init_parameters() -> list[str]:
+    import inspect
+
+    params = inspect.signature(LightAgent.__init__).parameters.values()
+    return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
 
 
 def _is_model(obj: Any) -> bool:

@@ -22,6 +22,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from lightagent.capabilities import EFFECTS, CapabilityRisk, CapabilitySpec
+from lightagent.control.resources import covers as covers_resource
+from lightagent.control.resources import pattern_problem, resource_matches, resource_problem
 from lightagent.control.tokens import (
     APPROVAL_KEY_ENV,
     ApprovalToken,
@@ -65,20 +67,20 @@ def _covers(pattern: str, entry: str) -> bool:
     return pattern == entry
 
 
-def _matches(patterns: Iterable[str], name: str) -> bool:
-    return any(_covers(p, name) for p in patterns)
+def _matches(patterns: Iterable[str], name: str, covers: Any = _covers) -> bool:
+    return any(covers(p, name) for p in patterns)
 
 
 def _intersect(
-    parent: frozenset[str] | None, child: frozenset[str] | None
+    parent: frozenset[str] | None, child: frozenset[str] | None, covers: Any = _covers
 ) -> frozenset[str] | None:
     """Entries standing for names in both sets (``None`` = everything)."""
     if parent is None:
         return child
     if child is None:
         return parent
-    keep = {c for c in child if _matches(parent, c)}
-    keep |= {p for p in parent if _matches(child, p)}
+    keep = {c for c in child if _matches(parent, c, covers)}
+    keep |= {p for p in parent if _matches(child, p, covers)}
     return frozenset(keep)
 
 
@@ -241,7 +243,18 @@ def _as_deadline(value: Any) -> datetime | None:
 
 
 def _resources(value: Any) -> frozenset[str] | None:
-    return _names(value, "resources")
+    """Resource patterns, each checked (``..``, NUL, backslashes … are a typed error)."""
+    patterns = _names(value, "resources")
+    for pattern in patterns or ():
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"resource pattern {pattern!r} is refused: {problem}",
+                hint="Name resources with '/'-separated segments, without '.', '..' or '//'.",
+                details={"resource": pattern},
+            )
+    return patterns
 
 
 _IDENTITY = ("user_id", "tenant_id", "project_id", "session_id", "run_id")
@@ -291,9 +304,24 @@ class SecurityContext:
     # -- checks -----------------------------------------------------------------------
     def allows_resource(self, resource: str | None) -> bool:
         """Whether ``resource`` is within this context's resources."""
+        return self.resource_denial(resource) is None
+
+    def resource_denial(self, resource: str | None) -> str | None:
+        """Why ``resource`` is refused in this context, or None when it is allowed.
+
+        A name that could mean another path once normalised (``..``, ``%2e%2e``, NUL,
+        backslashes, ``//`` …) is refused even in an unrestricted context; see
+        :mod:`lightagent.control.resources`.
+        """
+        if resource is not None:
+            problem = resource_problem(resource)
+            if problem is not None:
+                return f"resource {resource!r} is refused: {problem}"
         if self.resources is None:
-            return True
-        return resource is not None and _matches(self.resources, resource)
+            return None
+        if resource is not None and resource_matches(self.resources, resource):
+            return None
+        return f"resource {resource!r} is outside this context"
 
     def expired(self, now: datetime | None = None) -> bool:
         """Whether the deadline has passed."""
@@ -340,10 +368,12 @@ class SecurityContext:
         new_resources = self.resources
         if resources is not _UNSET and resources is not None:
             wanted = _resources(resources) or frozenset()
-            new_resources = _intersect(self.resources, wanted)
+            new_resources = _intersect(self.resources, wanted, covers_resource)
             if self.resources is not None:
                 widened += [
-                    f"resource {r}" for r in sorted(wanted) if not _matches(self.resources, r)
+                    f"resource {r}"
+                    for r in sorted(wanted)
+                    if not _matches(self.resources, r, covers_resource)
                 ]
         network = self.network_allowed
         if network_allowed is not None:
@@ -422,7 +452,8 @@ class SecurityContext:
         ):
             return False
         if parent.resources is not None and (
-            self.resources is None or not all(_matches(parent.resources, r) for r in self.resources)
+            self.resources is None
+            or not all(_matches(parent.resources, r, covers_resource) for r in self.resources)
         ):
             return False
         if self.network_allowed and not parent.network_allowed:

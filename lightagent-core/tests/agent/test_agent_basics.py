@@ -106,6 +106,38 @@ def test_bad_model_object_and_run_arguments() -> None:
         agent.run("q", cancellation_token="yes")
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "unknown", "meant"),
+    [
+        ({"bogus": 1}, ["bogus"], {}),
+        ({"modle": "gpt-4.1"}, ["modle"], {"modle": "model"}),
+        ({"tool": []}, ["tool"], {"tool": "tools"}),
+        ({"sesion_store": None, "instructons": "x"}, ["instructons", "sesion_store"], None),
+    ],
+)
+def test_unknown_constructor_keywords_are_typed_with_a_did_you_mean(kwargs, unknown, meant) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        LightAgent(**kwargs)
+    error = info.value
+    assert error.code == "LA-CONFIG"
+    assert error.details["unknown"] == unknown
+    for name in unknown:
+        assert name in error.message
+    if meant is None:
+        meant = {"instructons": "instructions", "sesion_store": "session_store"}
+    assert error.details["did_you_mean"] == meant
+    for wrong, right in meant.items():
+        assert f"{right}= instead of {wrong}=" in error.hint
+
+
+def test_unknown_run_keywords_get_the_same_did_you_mean() -> None:
+    agent = LightAgent(model=ScriptedModel())
+    for call in (agent.run, agent.astream):
+        with pytest.raises(ConfigurationError) as info:
+            call("q", stram=True)
+        assert info.value.details["did_you_mean"] == {"stram": "stream"}
+
+
 def test_hooks_without_control_module_give_a_clear_error(monkeypatch) -> None:
     import sys
 

@@ -1,11 +1,19 @@
 # The validator's sandbox program. It is run as ``python -B -E -s -c <this source> <config>``
 # so that the audit hook below is armed before any plugin code can run. Standard library
 # only until the hook is installed. This is a tripwire for honest mistakes (a plugin that
-# phones home or writes files while loading), not a security boundary.
+# phones home, writes files or starts processes while loading), not a security boundary.
+#
+# Three layers: the audit hook refuses what Python announces (and the process starts it
+# does not announce, through ``_posixsubprocess.fork_exec``); on Linux the program is a
+# child subreaper in a network namespace of its own, so a process started behind Python's
+# back (libc through ctypes, a native extension) reaches no network and stays our
+# descendant; and before the program ends every descendant is reported and killed.
 import json
 import os
+import signal
 import sys
 import time
+from _thread import get_ident
 
 if __name__ != "__main__":  # only ever run as ``python -c``; importing it does nothing
     raise ImportError("lightagent.connectors._child is a program, not a module")
@@ -15,7 +23,48 @@ TMP = os.path.realpath(CONFIG["tmp"])
 ROOTS = tuple(CONFIG["roots"])
 SENTINEL = CONFIG["sentinel"]
 EVENTS = []
-_busy = [False]
+# Threads inside the hook right now: the hook ignores the events it causes itself, but
+# never another thread's (a busy flag for the whole process would skip those).
+_busy = set()
+_PR_SET_CHILD_SUBREAPER = 36
+_CLONE_NEWNET = 0x40000000
+_CLONE_NEWUSER = 0x10000000
+
+
+def _isolate():
+    """Become a child subreaper in a fresh network namespace where the OS allows it."""
+    done = {"subreaper": False, "network_namespace": False}
+    if not sys.platform.startswith("linux"):
+        return done
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+    except (ImportError, OSError):
+        return done
+    done["subreaper"] = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    if libc.unshare(_CLONE_NEWNET) == 0:
+        done["network_namespace"] = True
+        return done
+    # Without CAP_SYS_ADMIN: a user namespace mapping our own ids, then the network one.
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+        return done
+    try:
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
+            with open(f"/proc/self/{name}", "w") as fh:
+                fh.write(text)
+    except OSError:
+        pass
+    done["network_namespace"] = True
+    return done
+
+
+ISOLATION = _isolate()
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _NET = {
     "socket.connect",
@@ -85,9 +134,10 @@ def _deny(kind, detail):
 
 
 def _audit(event, args):
-    if _busy[0]:
+    me = get_ident()
+    if me in _busy:
         return
-    _busy[0] = True
+    _busy.add(me)
     try:
         if event in _NET:
             _deny(
@@ -111,10 +161,95 @@ def _audit(event, args):
         elif event in _PROC:
             _deny("process", f"{event}{tuple(args)[:2]!r}")
     finally:
-        _busy[0] = False
+        _busy.discard(me)
 
 
+def _descendants():
+    """``[(pid, command, exited)]`` of every process below this one (Linux ``/proc``; else none)."""
+    children = {}
+    zombies = set()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read().decode("utf-8", "replace")
+            fields = stat[stat.rindex(")") + 2 :].split()
+            ppid = int(fields[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+        if fields[0] == "Z":
+            zombies.add(int(name))
+    found, todo = [], list(children.get(os.getpid(), ()))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    out = []
+    for pid in sorted(found):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                command = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            command = ""
+        out.append((pid, " ".join(command.split()) or "?", pid in zombies))
+    return out
+
+
+def _contain():
+    """Report and kill every process the plugin left behind, then reap them."""
+    for pid, command, exited in _descendants():
+        if exited:  # it ran and ended; it was started all the same
+            what = f"pid {pid} was started while loading and has exited"
+        else:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                continue
+            what = f"pid {pid} ({command[:300]}) was started while loading, outlived the import and was killed"
+        event = {"kind": "process", "detail": what, "where": ""}
+        EVENTS.append(event)
+        sys.stderr.write("LIGHTAGENT-SANDBOX-EVENT " + json.dumps(event) + "\n")
+    sys.stderr.flush()
+    if not hasattr(os, "WNOHANG"):  # Windows: no /proc, no process tree to reap
+        return
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:  # as subreaper, orphans are ours to reap
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            time.sleep(0.01)
+
+
+def _stopped(signum, frame):
+    # The parent's time limit: contain what was started before going.
+    _contain()
+    os._exit(124)
+
+
+signal.signal(signal.SIGTERM, _stopped)
 sys.addaudithook(_audit)
+
+
+def _fork_exec(*args, **kwargs):
+    # multiprocessing's "spawn" and "forkserver" start interpreters here with no audit event.
+    argv = args[0] if args else kwargs.get("args")
+    _deny("process", f"_posixsubprocess.fork_exec({list(argv or [])[:6]!r})")
+
+
+try:
+    import _posixsubprocess
+except ImportError:  # Windows starts processes through _winapi, which is audited
+    pass
+else:
+    _posixsubprocess.fork_exec = _fork_exec
 sys.dont_write_bytecode = True
 for entry in reversed(CONFIG["sys_path"]):
     sys.path.insert(0, entry)
@@ -155,7 +290,7 @@ HEAVY = (
     "tensorflow",
     "scipy",
 )
-result = {"imports": [], "events": EVENTS, "plugins": []}
+result = {"imports": [], "events": EVENTS, "plugins": [], "isolation": ISOLATION}
 for ep in CONFIG["entry_points"]:
     module_name, _, attr = ep["value"].split("[", 1)[0].partition(":")
     before = set(sys.modules)
@@ -209,6 +344,7 @@ for ep in CONFIG["entry_points"]:
                 }
             )
 
+_contain()
 sys.stdout.flush()
 sys.stdout.write("\n" + SENTINEL + json.dumps(result, default=repr) + "\n")
 sys.stdout.flush()

@@ -42,7 +42,10 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
     "LAV023": ("error", "importing the plugin exceeded the time limit and was stopped"),
     "LAV024": ("error", "importing the plugin is slower than the import budget"),
     "LAV025": ("error", "importing the plugin uses more memory than the memory budget"),
-    "LAV026": ("error", "the plugin tried to start a process while loading"),
+    "LAV026": (
+        "error",
+        "the plugin tried to start a process while loading (or left one running)",
+    ),
     "LAV027": ("warning", "the plugin imports a heavy library at import time"),
     "LAV028": ("error", "the sandbox could not run"),
     # hook implementations
@@ -72,8 +75,11 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
     "LAV070": ("error", "a literal credential is present"),
     # AST scan
     "LAV080": ("error", "eval/exec/compile on dynamic code"),
-    "LAV081": ("warning", "subprocess use"),
-    "LAV082": ("warning", "os.system / os.popen / os.exec* / os.spawn*"),
+    "LAV081": (
+        "warning",
+        "subprocess / multiprocessing / ProcessPoolExecutor use (starts processes)",
+    ),
+    "LAV082": ("warning", "os.system / os.popen / os.exec* / os.spawn* / os.fork"),
     "LAV083": ("warning", "pickle / marshal / shelve deserialisation"),
     "LAV084": ("warning", "ctypes / cffi native calls"),
     "LAV085": ("warning", "a dynamic import (__import__ / importlib.import_module)"),
@@ -140,6 +146,8 @@ class ValidationReport:
     import_seconds: float | None = None
     registered: dict[str, list[str]] = field(default_factory=dict)
     manifest: dict[str, Any] | None = None
+    #: How the sandboxed import was contained (``network_namespace``, ``subreaper``); None without one.
+    isolation: dict[str, bool] | None = None
 
     @property
     def errors(self) -> list[Finding]:
@@ -181,6 +189,7 @@ class ValidationReport:
             "import_seconds": self.import_seconds,
             "registered": self.registered,
             "manifest": self.manifest,
+            "isolation": self.isolation,
             "findings": [f.to_dict() for f in self.findings],
         }
 

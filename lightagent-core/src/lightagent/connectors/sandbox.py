@@ -2,14 +2,19 @@
 
 The child program (``_child.py``) installs a :func:`sys.addaudithook` hook before any
 plugin code runs: socket connects and name lookups, writes outside a fresh temporary
-directory, and process starts raise ``PermissionError`` inside the plugin and are
-recorded. The parent enforces a wall-clock limit and reports the time measured.
+directory, and process starts (``multiprocessing``'s spawn and forkserver included) raise
+``PermissionError`` inside the plugin and are recorded. On Linux the child also runs in a
+network namespace of its own as a child subreaper, and reports and kills every process
+still below it when the import ends. It leads a process group of its own: when the
+wall-clock limit stops it, the group goes with it, and anything of the group left after
+it ended is reported and killed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -63,26 +68,28 @@ def run_sandboxed(info: ProjectInfo, *, timeout: float = 20.0) -> SandboxResult:
             NO_PROXY="*",
         )
         started = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-B", "-E", "-s", "-c", source, json.dumps(config)],
+            cwd=tmp,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group: it can be stopped whole
+        )
         try:
-            proc = subprocess.run(
-                [sys.executable, "-B", "-E", "-s", "-c", source, json.dumps(config)],
-                cwd=tmp,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            stderr = _text(exc.stderr)
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            out, err = _stop(proc)
+            stderr = _text(err)
             return SandboxResult(
                 elapsed=time.perf_counter() - started,
                 timed_out=True,
-                events=_events(stderr),
+                events=_events(stderr) + _leftovers(proc.pid),
                 stderr_tail=stderr[-2000:],
             )
         elapsed = time.perf_counter() - started
-    stdout, stderr = _text(proc.stdout), _text(proc.stderr)
+    stdout, stderr = _text(out), _text(err)
     data = None
     marker = stdout.rfind(sentinel)
     if marker >= 0:
@@ -94,9 +101,53 @@ def run_sandboxed(info: ProjectInfo, *, timeout: float = 20.0) -> SandboxResult:
         elapsed=elapsed,
         returncode=proc.returncode,
         data=data,
-        events=_events(stderr),
+        events=_events(stderr) + _leftovers(proc.pid),
         stderr_tail=stderr[-2000:],
     )
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> tuple[bytes | None, bytes | None]:
+    """Stop a child past its limit: SIGTERM (it kills what it started), then the whole group."""
+    proc.terminate()
+    try:
+        return proc.communicate(timeout=3)
+    except subprocess.TimeoutExpired:
+        pass
+    _kill_group(proc.pid)
+    try:
+        return proc.communicate(timeout=3)
+    except subprocess.TimeoutExpired:
+        # Something outside the group still holds the pipes: give up on the output.
+        proc.kill()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait()
+        return None, None
+
+
+def _kill_group(pgid: int) -> bool:
+    """SIGKILL process group ``pgid``; True when it still had members."""
+    if not hasattr(os, "killpg"):
+        return False
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _leftovers(pgid: int) -> list[dict[str, Any]]:
+    """Processes of the child's group that outlived it, killed and reported."""
+    if not _kill_group(pgid):
+        return []
+    return [
+        {
+            "kind": "process",
+            "detail": f"processes of the sandbox's group {pgid} outlived the import and were killed",
+            "where": "",
+        }
+    ]
 
 
 def _text(raw: bytes | str | None) -> str:

@@ -27,6 +27,9 @@ _ALLOW_FILE = re.compile(r"#\s*lightagent:\s*allow-file\s+([A-Z0-9, ]+)")
 
 _MODULE_CODES = {
     "subprocess": "LAV081",
+    # new interpreters that run without the importer's audit hooks
+    "multiprocessing": "LAV081",
+    "concurrent.futures.process": "LAV081",
     "pty": "LAV082",
     "pickle": "LAV083",
     "cPickle": "LAV083",
@@ -54,8 +57,14 @@ _CALL_CODES = {
     "os.popen": "LAV082",
     "asyncio.create_subprocess_exec": "LAV081",
     "asyncio.create_subprocess_shell": "LAV081",
+    "concurrent.futures.ProcessPoolExecutor": "LAV081",
 }
-_CALL_PREFIX_CODES = {"os.exec": "LAV082", "os.spawn": "LAV082", "os.posix_spawn": "LAV082"}
+_CALL_PREFIX_CODES = {
+    "os.exec": "LAV082",
+    "os.spawn": "LAV082",
+    "os.posix_spawn": "LAV082",
+    "os.fork": "LAV082",
+}
 
 
 class _Scanner(ast.NodeVisitor):

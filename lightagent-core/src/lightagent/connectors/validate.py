@@ -131,6 +131,7 @@ def _apply_sandbox(
             f"the sandbox exited with status {result.returncode}: {result.stderr_tail.strip()[-300:]}",
         )
         return
+    report.isolation = result.data.get("isolation")
     imports = result.data.get("imports", [])
     report.import_seconds = sum(r.get("seconds", 0.0) for r in imports)
     for record in imports:

@@ -17,7 +17,7 @@ from lightagent.control.specs import (
     _maybe_await,
     _specs_of,
 )
-from lightagent.errors import ConfigurationError, PluginError, PolicyError, ToolError
+from lightagent.errors import ConfigurationError, PluginError, ToolError
 
 __all__ = ["CapabilityRegistry"]
 
@@ -25,10 +25,20 @@ __all__ = ["CapabilityRegistry"]
 class CapabilityRegistry:
     """Providers by scope, with lifecycle, deterministic resolution and policy-checked invocation."""
 
-    def __init__(self, *, policy_engine: Any = None, audit: Any = None, gate: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        policy_engine: Any = None,
+        audit: Any = None,
+        gate: Any = None,
+        approval: Any = None,
+    ) -> None:
         self.policy_engine = policy_engine
         self.audit = audit
         self._gate = gate
+        #: Answers ``requires_approval`` without a token (HumanApprovalHook, review store or reviewer).
+        self.approval = approval
+        self._approver: Any = None
         self._registrations: list[Registration] = []
         self._counter = itertools.count()
         self._lock = threading.RLock()
@@ -242,11 +252,13 @@ class CapabilityRegistry:
     # -- invocation ------------------------------------------------------------------
     @property
     def gate(self) -> Any:
-        """The :class:`~lightagent.security.CapabilityGate` used for contexts (created on first use)."""
+        """The :class:`~lightagent.security.CapabilityGate` every invocation passes (created on first use)."""
         if self._gate is None:
             from lightagent.security import CapabilityGate
 
-            self._gate = CapabilityGate(self, policy_engine=self.policy_engine, audit=self.audit)
+            self._gate = CapabilityGate(
+                self, policy_engine=self.policy_engine, audit=self.audit, approval=self.approval
+            )
         return self._gate
 
     async def invoke(
@@ -257,12 +269,18 @@ class CapabilityRegistry:
         context: Any = None,
         approval_token: Any = None,
         resource: str | None = None,
+        approval_id: str | None = None,
     ) -> Any:
-        """Authorize and call ``capability``; applies the spec's timeout and output limit.
+        """Authorize and call ``capability``, enforcing its spec.
 
-        With a :class:`~lightagent.security.SecurityContext` the call passes the full
-        :class:`~lightagent.security.CapabilityGate`; otherwise only the policy engine.
-        A denial raises :class:`~lightagent.errors.PolicyError`.
+        Every call passes the :class:`~lightagent.security.CapabilityGate`: with a
+        :class:`~lightagent.security.SecurityContext` all of its checks, with any other
+        context (or none) the policy engine and approval. ``requires_approval`` (from the
+        spec or a policy) is answered by ``approval_token`` or the registry's ``approval=``
+        (``approval_id`` resumes a resolved request); with neither the call is refused
+        (``LA-APPROVAL``). ``timeout`` bounds the whole call (``LA-TOOL-TIMEOUT``);
+        ``output_limit`` cuts the result (non-text results by their JSON form). A denial
+        raises :class:`~lightagent.errors.PolicyError` / ``ApprovalError``.
         """
         found = self.resolve(capability, context)
         if found is None:
@@ -275,53 +293,97 @@ class CapabilityRegistry:
         args = dict(arguments or {})
         from lightagent.security import SecurityContext
 
-        if isinstance(context, SecurityContext):
-            decision = await self.gate.authorize(
-                spec,
-                getattr(provider, "name", ""),
-                args,
-                context,
-                approval_token=approval_token,
-                resource=resource,
-            )
-            args = dict(decision.arguments if decision.arguments is not None else args)
-        elif self.policy_engine is not None:
-            from lightagent.policy import PolicyRequest
-
-            decision = await self.policy_engine.evaluate(
-                PolicyRequest(spec, getattr(provider, "name", ""), args, context)
-            )
-            if not decision.allowed or decision.requires_approval:
-                raise PolicyError(
-                    "LA-APPROVAL" if decision.requires_approval else "LA-POLICY",
-                    decision.reason or f"policy denied {capability}",
-                    details={"capability": capability},
-                )
-            args = dict(decision.arguments if decision.arguments is not None else args)
+        decision = await self._authorize(
+            spec,
+            str(getattr(provider, "name", "")),
+            args,
+            context,
+            approval_token=approval_token,
+            resource=resource,
+            approval_id=approval_id,
+            scoped=isinstance(context, SecurityContext),
+        )
+        if decision.arguments is not None:
+            args = dict(decision.arguments)
         if not hasattr(provider, "invoke"):
             raise PluginError("LA-PROVIDER-NOT-FOUND", f"{provider!r} cannot invoke {capability!r}")
-        invoke = provider.invoke
-        if inspect.iscoroutinefunction(invoke):
-            call = invoke(capability, **args)
-        else:  # a sync provider may block: run it in a worker thread
-            call = asyncio.to_thread(invoke, capability, **args)
         try:
-            result = await asyncio.wait_for(call, spec.timeout) if spec.timeout else await call
-            if inspect.isawaitable(result):
-                result = await result
+            if spec.timeout:
+                result = await asyncio.wait_for(_call(provider, capability, args), spec.timeout)
+            else:
+                result = await _call(provider, capability, args)
         except asyncio.TimeoutError:
             raise ToolError(
                 "LA-TOOL-TIMEOUT",
                 f"capability {capability!r} exceeded {spec.timeout}s",
                 details={"capability": capability, "timeout": spec.timeout},
             ) from None
-        if (
-            spec.output_limit
-            and isinstance(result, (str, bytes))
-            and len(result) > spec.output_limit
-        ):
-            cut = len(result) - spec.output_limit
-            result = result[: spec.output_limit]
-            if isinstance(result, str):
-                result += f"\n[truncated {cut} characters]"
+        return _limited(result, spec.output_limit) if spec.output_limit else result
+
+    async def _authorize(
+        self,
+        spec: CapabilitySpec,
+        provider_name: str,
+        args: dict[str, Any],
+        context: Any,
+        *,
+        approval_token: Any,
+        resource: str | None,
+        approval_id: str | None,
+        scoped: bool,
+    ) -> Any:
+        gate = self.gate
+        approver = None
+        if self.approval is not None and getattr(gate, "approval", None) is None:
+            # A gate passed in without its own approval path uses the registry's.
+            if self._approver is None:
+                from lightagent.control.gate import _approval_hook
+
+                self._approver = _approval_hook(self.approval)
+            approver = self._approver
+        return await gate._adrive(
+            spec,
+            provider_name,
+            args,
+            context,
+            approval_token,
+            resource,
+            approval_id,
+            scoped,
+            approver,
+        )
+
+
+async def _call(provider: Any, capability: str, args: dict[str, Any]) -> Any:
+    """The provider's result, every awaitable it hands back awaited (all within the timeout)."""
+    invoke = provider.invoke
+    if inspect.iscoroutinefunction(invoke):
+        result = await invoke(capability, **args)
+    else:  # a sync provider may block: run it in a worker thread
+        result = await asyncio.to_thread(invoke, capability, **args)
+    while inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _limited(result: Any, limit: int) -> Any:
+    """``result`` cut to ``limit`` characters (bytes for bytes) with a marker saying how much went."""
+    if isinstance(result, (bytes, bytearray)):
+        if len(result) <= limit:
+            return result
+        return bytes(result[:limit]) + f"\n[truncated {len(result) - limit} bytes]".encode()
+    if result is None:
         return result
+    text = result if isinstance(result, str) else _as_text(result)
+    if len(text) <= limit:
+        return result
+    return f"{text[:limit]}\n[truncated {len(text) - limit} characters]"
+
+
+def _as_text(result: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(result, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(result)

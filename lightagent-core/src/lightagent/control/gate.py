@@ -1,7 +1,8 @@
 """``CapabilityGate``: the one decision path every sensitive operation passes.
 
 Order: deadline, resource, network, sandbox, permissions, approval token (checked), policy
-engine, then the token is consumed and an audit event is written. Denials raise typed
+engine, then approval (a checked token, or the gate's human-approval path; neither fails
+closed), the token is consumed and an audit event is written. Denials raise typed
 :class:`~lightagent.errors.PolicyError` / :class:`~lightagent.errors.ApprovalError`.
 """
 
@@ -10,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import replace
 from typing import Any
 
 from lightagent.capabilities import CapabilitySpec
+from lightagent.control.hook_types import HookContext, HookDecision
 from lightagent.control.tokens import (
     ApprovalToken,
     InMemoryTokenLedger,
@@ -25,7 +27,7 @@ from lightagent.control.tokens import (
 from lightagent.errors import ApprovalError, ConfigurationError, LightAgentError, PolicyError
 from lightagent.policy import PolicyDecision, PolicyRequest
 
-__all__ = ["CapabilityGate"]
+__all__ = ["CAPABILITY_APPROVAL_ACTION", "CapabilityGate"]
 
 _audit_log = logging.getLogger("lightagent.audit")
 
@@ -35,6 +37,9 @@ class CapabilityGate:
 
     ``audit`` is a callable ``audit(type, data)`` (``RunContext.emit`` fits); without it
     decisions go to the ``lightagent.audit`` logger. Events carry digests, never argument values.
+    ``approval`` (a :class:`~lightagent.review.HumanApprovalHook`, a review store or a
+    reviewer callable) answers approvals that arrive without an :class:`ApprovalToken`;
+    without it such a call is refused with ``LA-APPROVAL`` (fail closed).
     """
 
     def __init__(
@@ -45,6 +50,7 @@ class CapabilityGate:
         audit: Any = None,
         ledger: TokenLedger | None = None,
         key: bytes | str | None = None,
+        approval: Any = None,
     ) -> None:
         self.registry = registry
         self.policy_engine = (
@@ -53,8 +59,9 @@ class CapabilityGate:
         self.audit = audit
         self.ledger = ledger if ledger is not None else default_ledger()
         self._key = key
+        self.approval = _approval_hook(approval)
 
-    # -- the decision path ------------------------------------------------------------
+    # -- the decision path (written once; authorize and authorize_sync perform its effects)
     def _precheck(
         self,
         spec: CapabilitySpec,
@@ -62,21 +69,46 @@ class CapabilityGate:
         context: Any,
         approval_token: ApprovalToken | None,
         resource: str | None,
+        scoped: bool,
+        approver: Any = None,
     ) -> bool:
-        """Deadline, resource, network, sandbox, permissions and token binding; True if a token was checked."""
+        """Deadline, resource, network, sandbox, permissions and token binding; True if a token was checked.
+
+        ``scoped=False`` (the registry with a context that is not a SecurityContext) skips
+        the context checks: there is no context to check, only policy and approval.
+        """
         from lightagent.security import SecurityContext
 
-        if not isinstance(context, SecurityContext):
-            raise ConfigurationError(
-                "LA-CONFIG", f"CapabilityGate needs a SecurityContext, got {type(context).__name__}"
+        if scoped:
+            if not isinstance(context, SecurityContext):
+                raise ConfigurationError(
+                    "LA-CONFIG",
+                    f"CapabilityGate needs a SecurityContext, got {type(context).__name__}",
+                )
+            self._check_context(spec, context, resource)
+        if approval_token is not None:
+            if not isinstance(approval_token, ApprovalToken):
+                raise ApprovalError(
+                    "LA-APPROVAL-MISMATCH", "approval_token must be an ApprovalToken"
+                )
+            approval_token.check(
+                spec.name, dict(arguments), context, key=self._key, resource=resource
             )
+            return True
+        if spec.requires_approval and approver is None:
+            raise _no_approval(spec, f"{spec.name} requires an approval token")
+        return False
+
+    @staticmethod
+    def _check_context(spec: CapabilitySpec, context: Any, resource: str | None) -> None:
         if context.expired():
             raise PolicyError("LA-POLICY", "the deadline has passed", details={"check": "deadline"})
         if resource is not None or context.resources is not None:
-            if not context.allows_resource(resource):
+            reason = context.resource_denial(resource)
+            if reason is not None:
                 raise PolicyError(
                     "LA-POLICY",
-                    f"resource {resource!r} is outside this context",
+                    reason,
                     details={"check": "resource", "resource": resource},
                 )
         if spec.network and not context.network_allowed:
@@ -90,45 +122,73 @@ class CapabilityGate:
         reason = context.permissions.denial_reason(spec.name, spec.risk, spec.effects)
         if reason:
             raise PolicyError("LA-POLICY", reason, details={"check": "permissions"})
-        if approval_token is not None:
-            if not isinstance(approval_token, ApprovalToken):
-                raise ApprovalError(
-                    "LA-APPROVAL-MISMATCH", "approval_token must be an ApprovalToken"
-                )
-            approval_token.check(
-                spec.name, dict(arguments), context, key=self._key, resource=resource
-            )
-            return True
-        if spec.requires_approval:
-            raise ApprovalError(
-                "LA-APPROVAL",
-                f"{spec.name} requires an approval token",
-                details={"check": "approval", "capability": spec.name},
-            )
-        return False
 
-    def _finish(
+    def _decide(
         self,
-        decision: PolicyDecision,
         spec: CapabilitySpec,
         provider_name: str,
-        arguments: Mapping[str, Any],
+        args: dict[str, Any],
         context: Any,
         approval_token: ApprovalToken | None,
-        token_ok: bool,
         resource: str | None,
-    ) -> PolicyDecision:
+        approval_id: str | None,
+        scoped: bool,
+        approver: Any = None,
+    ) -> Generator[tuple[Any, ...], Any, PolicyDecision]:
+        """The decision as a generator of effects: ``policy``, ``approve`` and ``consume``."""
+        approver = approver if approver is not None else self.approval
+        token_ok = self._precheck(spec, args, context, approval_token, resource, scoped, approver)
+        decision = PolicyDecision.allow()
+        if self.policy_engine is not None:
+            decision = yield (
+                "policy",
+                self._policy_request(spec, provider_name, args, context, token_ok),
+            )
         if not decision.allowed:
             raise PolicyError(
                 "LA-POLICY", decision.reason or "denied by policy", details={"check": "policy"}
             )
-        if decision.requires_approval and not token_ok:
-            raise ApprovalError(
-                "LA-APPROVAL",
-                decision.reason or f"{spec.name} requires approval",
-                details={"check": "approval", "capability": spec.name},
-            )
-        return decision
+        if not token_ok and (spec.requires_approval or decision.requires_approval):
+            reason = decision.reason if decision.requires_approval else None
+            reason = reason or f"{spec.name} requires approval"
+            if approver is None:
+                raise _no_approval(spec, reason)
+            current = dict(decision.arguments) if decision.arguments is not None else args
+            ctx = self._approval_context(spec, current, context, approval_id)
+            verdict = yield ("approve", approver, ctx, reason)
+            edited = _approved(verdict, spec)
+            if edited is not None:
+                decision = replace(decision, arguments=edited)
+            decision = replace(decision, requires_approval=False)
+        if approval_token is not None:
+            yield ("consume", approval_token)
+        return self._allowed(decision, spec, provider_name, args, context, resource)
+
+    def _approval_context(
+        self, spec: CapabilitySpec, args: dict[str, Any], context: Any, approval_id: str | None
+    ) -> HookContext:
+        # A capability approval is bound to its own action kind, so one given for a tool
+        # call of the same name never answers it (and the other way round).
+        return HookContext(
+            phase=CAPABILITY_APPROVAL_ACTION,
+            payload={"tool_name": spec.name, "arguments": args, "call_id": None},
+            run_id=getattr(context, "run_id", None),
+            user_id=getattr(context, "user_id", None),
+            agent_name=getattr(context, "agent_id", None),
+            metadata=dict(getattr(context, "metadata", None) or {}),
+            approval_id=approval_id,
+            security_context=context,
+            emitter=self._emit,
+        )
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        if self.audit is None:
+            _audit_log.info("%s %s", kind, data.get("action_name"), extra={"audit": data})
+            return
+        try:
+            self.audit(kind, data)
+        except Exception:  # an audit sink failure is shown, never allowed to change the decision
+            _audit_log.exception("approval audit sink failed")
 
     def _allowed(
         self,
@@ -163,35 +223,16 @@ class CapabilityGate:
         *,
         approval_token: ApprovalToken | None = None,
         resource: str | None = None,
+        approval_id: str | None = None,
     ) -> PolicyDecision:
-        """Authorize one call; returns the decision (maybe with rewritten arguments) or raises PolicyError."""
-        args = dict(arguments or {})
-        try:
-            token_ok = self._precheck(spec, args, context, approval_token, resource)  # type: ignore[arg-type]
-            decision = PolicyDecision.allow()
-            if self.policy_engine is not None:
-                decision = await self.policy_engine.evaluate(
-                    self._policy_request(spec, provider_name, args, context, token_ok)
-                )
-            self._finish(
-                decision,
-                spec,
-                provider_name,
-                args,
-                context,
-                approval_token,
-                token_ok,
-                resource,  # type: ignore[arg-type]
-            )
-            if approval_token is not None:
-                if isinstance(self.ledger, InMemoryTokenLedger):
-                    approval_token.consume(self.ledger)
-                else:  # a durable ledger does I/O: keep it off the event loop
-                    await asyncio.to_thread(approval_token.consume, self.ledger)
-            return self._allowed(decision, spec, provider_name, args, context, resource)
-        except LightAgentError as exc:
-            self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
-            raise
+        """Authorize one call; returns the decision (maybe with rewritten arguments) or raises PolicyError.
+
+        ``approval_id`` names a resolved request of this gate's ``approval`` store (the
+        ``request_id`` of an earlier ``LA-APPROVAL-PENDING``).
+        """
+        return await self._adrive(
+            spec, provider_name, arguments, context, approval_token, resource, approval_id, True
+        )
 
     def authorize_sync(
         self,
@@ -202,29 +243,74 @@ class CapabilityGate:
         *,
         approval_token: ApprovalToken | None = None,
         resource: str | None = None,
+        approval_id: str | None = None,
     ) -> PolicyDecision:
         """Sync form of :meth:`authorize`."""
         args = dict(arguments or {})
+        gen = self._decide(
+            spec, provider_name, args, context, approval_token, resource, approval_id, True
+        )
         try:
-            token_ok = self._precheck(spec, args, context, approval_token, resource)  # type: ignore[arg-type]
-            decision = PolicyDecision.allow()
-            if self.policy_engine is not None:
-                decision = self.policy_engine.evaluate_sync(
-                    self._policy_request(spec, provider_name, args, context, token_ok)
-                )
-            self._finish(
-                decision,
-                spec,
-                provider_name,
-                args,
-                context,
-                approval_token,
-                token_ok,
-                resource,  # type: ignore[arg-type]
-            )
-            if approval_token is not None:
-                approval_token.consume(self.ledger)
-            return self._allowed(decision, spec, provider_name, args, context, resource)
+            value: Any = None
+            while True:
+                try:
+                    effect = gen.send(value)
+                except StopIteration as stop:
+                    return stop.value
+                kind = effect[0]
+                if kind == "policy":
+                    value = self.policy_engine.evaluate_sync(effect[1])
+                elif kind == "approve":
+                    value = effect[1].decide(effect[2], force=True, reason=effect[3])
+                else:
+                    effect[1].consume(self.ledger)
+                    value = None
+        except LightAgentError as exc:
+            self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
+            raise
+
+    async def _adrive(
+        self,
+        spec: CapabilitySpec,
+        provider_name: str,
+        arguments: Mapping[str, Any] | None,
+        context: Any,
+        approval_token: ApprovalToken | None,
+        resource: str | None,
+        approval_id: str | None,
+        scoped: bool,
+        approver: Any = None,
+    ) -> PolicyDecision:
+        args = dict(arguments or {})
+        gen = self._decide(
+            spec,
+            provider_name,
+            args,
+            context,
+            approval_token,
+            resource,
+            approval_id,
+            scoped,
+            approver,
+        )
+        try:
+            value: Any = None
+            while True:
+                try:
+                    effect = gen.send(value)
+                except StopIteration as stop:
+                    return stop.value
+                kind = effect[0]
+                if kind == "policy":
+                    value = await self.policy_engine.evaluate(effect[1])
+                elif kind == "approve":
+                    value = await effect[1].adecide(effect[2], force=True, reason=effect[3])
+                else:
+                    if isinstance(self.ledger, InMemoryTokenLedger):
+                        effect[1].consume(self.ledger)
+                    else:  # a durable ledger does I/O: keep it off the event loop
+                        await asyncio.to_thread(effect[1].consume, self.ledger)
+                    value = None
         except LightAgentError as exc:
             self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
             raise
@@ -237,6 +323,7 @@ class CapabilityGate:
         *,
         approval_token: ApprovalToken | None = None,
         resource: str | None = None,
+        approval_id: str | None = None,
     ) -> Any:
         """Authorize and invoke ``capability`` through the registry."""
         if self.registry is None:
@@ -247,6 +334,7 @@ class CapabilityGate:
             context=context,
             approval_token=approval_token,
             resource=resource,
+            approval_id=approval_id,
         )
 
     def _audit(
@@ -289,3 +377,44 @@ class CapabilityGate:
             self.audit("capability.gate", data)
         except Exception:  # an audit sink failure is shown, never allowed to change the decision
             _audit_log.exception("capability.gate audit sink failed")
+
+
+#: The approval action a capability call is bound to (tools use ``before_tool_call``).
+CAPABILITY_APPROVAL_ACTION = "capability_invoke"
+
+
+def _no_approval(spec: CapabilitySpec, reason: str) -> ApprovalError:
+    return ApprovalError(
+        "LA-APPROVAL",
+        f"{reason}, and no approval path is configured",
+        hint=(
+            "Pass approval_token= (ApprovalToken.issue), or give the registry or gate "
+            "approval= (a HumanApprovalHook, a review store or a reviewer callable)."
+        ),
+        details={"check": "approval", "capability": spec.name},
+    )
+
+
+def _approved(verdict: HookDecision, spec: CapabilitySpec) -> dict[str, Any] | None:
+    """The reviewer's arguments when they edited the call, None when they approved it as is."""
+    if verdict.action == "continue":
+        return None
+    if verdict.action == "replace" and isinstance(verdict.payload, Mapping):
+        return dict(verdict.payload.get("arguments") or {})
+    meta = dict(verdict.metadata)
+    code = str(meta.get("code") or "LA-APPROVAL")
+    reason = verdict.reason or f"{spec.name} was not approved"
+    if reason.startswith(f"[{code}] "):
+        reason = reason[len(code) + 3 :]
+    details = {"check": "approval", "capability": spec.name}
+    if meta.get("request_id"):
+        details["request_id"] = meta["request_id"]
+    raise ApprovalError(code, reason, details=details)
+
+
+def _approval_hook(approval: Any) -> Any:
+    if approval is None:
+        return None
+    from lightagent.control.runtime import _approval_hook as coerce
+
+    return coerce(approval)

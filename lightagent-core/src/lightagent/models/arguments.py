@@ -11,14 +11,112 @@ import ast
 import json
 from typing import Any
 
-__all__ = ["normalize_arguments"]
+__all__ = [
+    "MAX_ARGUMENT_CHARS",
+    "MAX_ARGUMENT_DEPTH",
+    "ArgumentLimitError",
+    "load_arguments",
+    "normalize_arguments",
+]
+
+#: Tool arguments nested deeper than this (objects and arrays, the outer object is 1) are
+#: refused with ``LA-TOOL-ARGS`` for that call; no tool sees them.
+MAX_ARGUMENT_DEPTH = 64
+#: Tool-argument text longer than this many characters is refused the same way.
+MAX_ARGUMENT_CHARS = 1_000_000
 
 _EMPTY = "{}"
 
 
+class ArgumentLimitError(json.JSONDecodeError):
+    """JSON text over :data:`MAX_ARGUMENT_DEPTH` or :data:`MAX_ARGUMENT_CHARS`.
+
+    A ``JSONDecodeError`` (so a ``ValueError``): every reader that already treats text it
+    cannot decode as "not JSON" treats over-limit text the same way, never as a crash.
+    """
+
+    def __init__(self, message: str, text: str) -> None:
+        super().__init__(message, text[:64], 0)
+        self.msg = message
+
+    def __str__(self) -> str:
+        return self.msg
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    # Iterative: a recursive walk would hit the recursion limit on exactly these values.
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if depth > limit:
+            return True
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
+_DEEP = f"tool arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels (the limit)"
+
+
+def _size_problem(text: str) -> str | None:
+    if len(text) > MAX_ARGUMENT_CHARS:
+        return f"tool arguments are {len(text):,} characters; the limit is {MAX_ARGUMENT_CHARS:,}"
+    return None
+
+
+def _depth_problem(text: str, value: Any) -> str | None:
+    # Text with at most MAX_ARGUMENT_DEPTH brackets cannot nest deeper: the common case
+    # costs two str.count calls, and only bracket-heavy values are walked.
+    if (
+        isinstance(value, (dict, list))
+        and text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH
+        and _too_deep(value, MAX_ARGUMENT_DEPTH)
+    ):
+        return _DEEP
+    return None
+
+
+def load_arguments(text: str) -> Any:
+    """``json.loads(text)`` within the argument limits; raises :class:`ArgumentLimitError`.
+
+    Over :data:`MAX_ARGUMENT_CHARS` characters or :data:`MAX_ARGUMENT_DEPTH` levels of
+    nesting is refused; text that is not JSON raises ``json.JSONDecodeError`` as usual.
+    """
+    if len(text) > MAX_ARGUMENT_CHARS:
+        raise ArgumentLimitError(_size_problem(text) or "", text)
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ArgumentLimitError(_DEEP, text) from None
+    # Inlined _depth_problem: this runs for every tool call, so the common case stays at
+    # two str.count calls on top of json.loads.
+    if (
+        text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH
+        and isinstance(value, (dict, list))
+        and _too_deep(value, MAX_ARGUMENT_DEPTH)
+    ):
+        raise ArgumentLimitError(_DEEP, text)
+    return value
+
+
+def _checked(value: dict[str, Any]) -> tuple[str, str | None] | None:
+    """A decoded (or repaired) argument object as JSON text within the limits; None when
+    it has no JSON form (a set, bytes ...)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except RecursionError:
+        return _EMPTY, _DEEP
+    except (TypeError, ValueError):
+        return None
+    problem = _size_problem(text) or _depth_problem(text, value)
+    return (_EMPTY, problem) if problem else (text, None)
+
+
 def _as_object_text(value: Any, raw: str) -> tuple[str, str | None]:
     if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False), None
+        return _checked(value) or (_EMPTY, "tool arguments have no JSON form")
     kind = "array" if isinstance(value, list) else type(value).__name__
     return _EMPTY, f"tool arguments must be a JSON object, got {kind}: {raw[:200]}"
 
@@ -45,15 +143,20 @@ def normalize_arguments(raw: Any) -> tuple[str, str | None]:
     if raw is None:
         return _EMPTY, None
     if isinstance(raw, dict):
-        return json.dumps(raw, ensure_ascii=False), None
+        return _checked(raw) or (_EMPTY, "tool arguments have no JSON form")
     if not isinstance(raw, str):
         return _as_object_text(raw, repr(raw))
+    problem = _size_problem(raw)
+    if problem is not None:
+        return _EMPTY, problem
     text = raw.strip()
     if not text or text == "null":
         return _EMPTY, None
     if text[0] == "{" and text[-1] == "}":
         try:
-            value = json.loads(text)
+            value = load_arguments(text)
+        except ArgumentLimitError as exc:
+            return _EMPTY, exc.msg
         except ValueError:
             pass
         else:
@@ -65,7 +168,9 @@ def normalize_arguments(raw: Any) -> tuple[str, str | None]:
 def _repair(text: str) -> tuple[str, str | None]:
     text = _strip_fence(text)
     try:
-        value = json.loads(text)
+        value = load_arguments(text)
+    except ArgumentLimitError as exc:
+        return _EMPTY, exc.msg  # never handed to the slower repairs below
     except ValueError as exc:
         first_error = exc
     else:
@@ -82,8 +187,7 @@ def _repair(text: str) -> tuple[str, str | None]:
             pass
         else:
             if isinstance(value, dict):
-                try:
-                    return json.dumps(value, ensure_ascii=False), None
-                except (TypeError, ValueError):
-                    pass  # e.g. a set or bytes value: not JSON-representable
+                checked = _checked(value)
+                if checked is not None:  # else e.g. a set or bytes value: no JSON form
+                    return checked
     return _EMPTY, f"tool arguments are not valid JSON ({first_error}): {text[:200]}"

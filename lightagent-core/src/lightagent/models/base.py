@@ -8,7 +8,6 @@ sync driver never spins an event loop per call.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -50,8 +49,11 @@ class ToolCall:
         }
 
     def parsed_arguments(self) -> Any:
-        """``arguments`` decoded; raises ``json.JSONDecodeError`` if it is not JSON."""
-        return json.loads(self.arguments) if self.arguments else {}
+        """``arguments`` decoded; raises ``json.JSONDecodeError`` if it is not JSON or is over
+        the argument limits (:data:`~lightagent.models.arguments.MAX_ARGUMENT_DEPTH`, ``…CHARS``)."""
+        from lightagent.models.arguments import load_arguments
+
+        return load_arguments(self.arguments) if self.arguments else {}
 
 
 @dataclass

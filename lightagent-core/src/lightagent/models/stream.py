@@ -14,7 +14,7 @@ from collections.abc import Collection
 from typing import Any
 
 from lightagent.errors import ModelError
-from lightagent.models.arguments import normalize_arguments
+from lightagent.models.arguments import load_arguments, normalize_arguments
 from lightagent.models.base import ModelResponse, ToolCall, Usage
 from lightagent.models.parse import (
     inband_error,
@@ -263,8 +263,8 @@ class StreamAssembler:
     @staticmethod
     def _complete(slot: _Slot) -> bool:
         try:
-            return isinstance(json.loads("".join(slot.parts)), dict)
-        except ValueError:
+            return isinstance(load_arguments("".join(slot.parts)), dict)
+        except ValueError:  # not (yet) JSON, or over the argument limits
             return False
 
     def _assemble(self, finish: str) -> ModelResponse:

@@ -15,11 +15,12 @@ Blocks inside a markdown fence among other text are examples, not calls: left al
 from __future__ import annotations
 
 import ast
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Collection
 from typing import Any
+
+from lightagent.models.arguments import ArgumentLimitError, load_arguments
 
 __all__ = ["MARKUP_PREFIXES", "TextToolCall", "extract_text_tool_calls", "strip_leaked_markup"]
 
@@ -41,7 +42,9 @@ _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 
 def _from_json(text: str, names: Collection[str]) -> list[TextToolCall] | None:
     try:
-        value = json.loads(text)
+        value = load_arguments(text)
+    except ArgumentLimitError:
+        return _named(text, names)  # over the limits: normalizing it tells the model so
     except ValueError:
         return _from_broken_json(text, names)
     items = value if isinstance(value, list) else [value]
@@ -67,17 +70,21 @@ def _from_broken_json(text: str, names: Collection[str]) -> list[TextToolCall] |
             value = None
         if isinstance(value, dict) and value.get("name") in names:
             return [(value["name"], value.get("arguments", value.get("parameters")))]
+    return _named(text, names)
+
+
+def _named(text: str, names: Collection[str]) -> list[TextToolCall] | None:
     match = _NAME.search(text)
     if match is None or match.group(1) not in names:
         return None
-    # The raw text is not JSON: normalizing it yields the error text sent back to the model.
+    # The raw text is not usable JSON: normalizing it yields the error text for the model.
     return [(match.group(1), text)]
 
 
 def _param_value(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError:
+        return load_arguments(text)
+    except ValueError:  # not JSON, or over the argument limits: the text itself
         return text
 
 

@@ -7,6 +7,8 @@ import json
 import os
 from typing import Any
 
+from lightagent.models.arguments import load_arguments
+
 __all__ = ["idempotency_key", "new_id"]
 
 
@@ -24,8 +26,8 @@ def idempotency_key(run_id: str, index: int, name: str, arguments: Any) -> str:
     value = arguments
     if isinstance(arguments, str):
         try:
-            value = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
+            value = load_arguments(arguments) if arguments.strip() else {}
+        except ValueError:  # not JSON, or over the argument limits: key the text itself
             value = arguments
     canonical = json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str

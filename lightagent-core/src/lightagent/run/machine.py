@@ -215,7 +215,9 @@ def run_machine(spec: RunSpec) -> Machine:
                 final = next((c for c in calls if c.name == spec_out.name), None)
                 if final is not None:
                     messages.append(assistant)
-                    parsed, problem = spec_out.validate(final.arguments)
+                    parsed, problem = (
+                        (None, final.error) if final.error else spec_out.validate(final.arguments)
+                    )
                     for call in calls:  # every call gets a result, so the transcript stays valid
                         if call is final:
                             text = problem or "Answer recorded."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from lightagent.errors import ConfigurationError, LightAgentError, PluginError
@@ -13,6 +14,7 @@ __all__ = [
     "check_result_format",
     "check_unavailable",
     "positive_int",
+    "refuse_unknown",
     "resolve_model",
     "resolve_store",
     "resolve_tool",
@@ -53,6 +55,26 @@ def check_unavailable(values: dict[str, Any]) -> None:
             hint=f"Leave {name} at its default ({default!r}); this subsystem ships in a later version or a plugin.",
             details={"parameter": name},
         )
+
+
+def refuse_unknown(where: str, unknown: Iterable[str], known: Iterable[str]) -> None:
+    """Raise ``LA-CONFIG`` naming each unknown keyword of ``where``, with the closest known one."""
+    names = sorted(unknown)
+    if not names:
+        return
+    import difflib
+
+    choices = sorted(known)
+    guesses = {n: difflib.get_close_matches(n, choices, n=1, cutoff=0.6) for n in names}
+    meant = [f"{g[0]}= instead of {n}=" for n, g in guesses.items() if g]
+    hint = f"Did you mean {'; '.join(meant)}? " if meant else ""
+    hint += f"See docs/agent.md for the {where} parameters."
+    raise ConfigurationError(
+        "LA-CONFIG",
+        f"unknown {where} argument(s): {', '.join(names)}",
+        hint=hint,
+        details={"unknown": names, "did_you_mean": {n: g[0] for n, g in guesses.items() if g}},
+    )
 
 
 def check_result_format(result_format: str, stream: bool) -> None:

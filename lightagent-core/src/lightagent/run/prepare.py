@@ -8,7 +8,7 @@ from typing import Any
 from lightagent.errors import ConfigurationError
 from lightagent.interceptors import RunContext
 from lightagent.run.ids import new_id
-from lightagent.run.options import check_result_format, positive_int, resolve_tool
+from lightagent.run.options import check_result_format, positive_int, refuse_unknown, resolve_tool
 from lightagent.run.spec import RunSpec
 from lightagent.toolsets.protocol import is_toolset
 
@@ -72,11 +72,7 @@ def build_spec(
     approval_id = kwargs.pop("approval_id", None)
     model_options = kwargs.pop("model_options", None) or {}
     if kwargs:
-        raise ConfigurationError(
-            "LA-CONFIG",
-            f"unknown run() argument(s): {', '.join(sorted(kwargs))}",
-            hint="See docs/agent.md for the run() parameters.",
-        )
+        refuse_unknown("run()", kwargs, RUN_OPTIONS)
     check_result_format(result_format, stream)
     if light_swarm is not None:
         raise ConfigurationError(

@@ -83,7 +83,7 @@ def tool_round(
                 "LA-TOOL-ARGS",
                 f"the arguments of {call.name} could not be parsed: {call.error}",
                 hint="Call the tool again with its arguments as one JSON object.",
-                details={"raw_arguments": call.raw_arguments},
+                details={"raw_arguments": _clipped(call.raw_arguments)},
             )
             results[call.id] = (f"Error [LA-TOOL-ARGS] {bad.message}", bad.to_dict(), 0.0)
             continue
@@ -142,7 +142,14 @@ def tool_round(
         check_cancel(ctx)
         # Only a durable log (a fail-closed observer) needs each call on record at once.
         record_each = active and any(getattr(o, "fail_closed", False) for o in ctx.observers)
-        outcomes = yield RunTools(runnable, keys, record_each)
+        if spec.dispatcher is None:
+            # A run without tools: whatever the model calls does not exist. It hears so and
+            # the run goes on, exactly as for an unknown name next to real tools.
+            from lightagent.tools.dispatch import missing_tool
+
+            outcomes = [missing_tool(call) for call in runnable]
+        else:
+            outcomes = yield RunTools(runnable, keys, record_each)
         for outcome in outcomes:
             err = outcome.error
             results[outcome.call_id] = (
@@ -235,6 +242,16 @@ def tool_round(
                 f"the model kept sending invalid tool calls ({st.retries} rounds, max_retry={spec.max_retry})",
                 details={"max_retry": spec.max_retry},
             )
+
+
+#: How much of unusable raw arguments an error keeps (events and logs stay bounded).
+_RAW_KEPT = 2000
+
+
+def _clipped(raw: str | None) -> str | None:
+    if raw is None or len(raw) <= _RAW_KEPT:
+        return raw
+    return f"{raw[:_RAW_KEPT]}... [{len(raw) - _RAW_KEPT:,} more characters not kept]"
 
 
 def finished_recorder(ctx: Any, keys: dict[str, str], *, flush: bool = False) -> Any:

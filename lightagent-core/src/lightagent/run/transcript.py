@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from lightagent.models.arguments import load_arguments
 from lightagent.models.base import ModelResponse, ToolCall
 
 __all__ = ["assistant_message", "loads", "pending_tool_calls", "unique_call_ids"]
@@ -86,6 +87,6 @@ def loads(arguments: Any) -> Any:
     if not isinstance(arguments, str):
         return arguments
     try:
-        return json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
+        return load_arguments(arguments) if arguments.strip() else {}
+    except ValueError:  # not JSON, or over the argument limits
         return arguments

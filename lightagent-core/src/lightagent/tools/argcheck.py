@@ -17,6 +17,9 @@ import json
 import math
 from typing import Any
 
+from lightagent.errors import ToolError
+from lightagent.models.arguments import ArgumentLimitError, load_arguments
+
 __all__ = ["check_arguments", "precoerce", "schema_types"]
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
@@ -82,7 +85,9 @@ def _coerce(value: Any, kinds: set[str]) -> Any:
             return text.lower() == "true"
         if kinds & {"array", "object"} and text[:1] in "[{":
             try:
-                decoded = json.loads(text)
+                decoded = load_arguments(text)
+            except ArgumentLimitError as exc:  # JSON inside a string counts against the limits
+                raise ToolError("LA-TOOL-ARGS", exc.msg, details={"errors": [exc.msg]}) from None
             except ValueError:
                 return value
             if any(_is_type(decoded, k) for k in kinds):

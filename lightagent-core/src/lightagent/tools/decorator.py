@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, overload
 
 from lightagent.errors import ToolError
+from lightagent.models.arguments import ArgumentLimitError, load_arguments
 from lightagent.tools.argcheck import check_arguments, schema_types
 from lightagent.tools.diagnostics import diagnose_schema, validate_tool_info
 from lightagent.tools.schema import (
@@ -72,7 +72,14 @@ def _parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
         if not arguments.strip():
             return {}
         try:
-            arguments = json.loads(arguments)
+            arguments = load_arguments(arguments)
+        except ArgumentLimitError as exc:
+            raise ToolError(
+                "LA-TOOL-ARGS",
+                f"arguments for `{name}`: {exc.msg}",
+                hint="Send smaller, flatter arguments (limits in docs/tools.md).",
+                details={"tool": name, "errors": [exc.msg]},
+            ) from None
         except ValueError as exc:
             raise ToolError(
                 "LA-TOOL-ARGS",

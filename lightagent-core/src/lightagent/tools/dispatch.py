@@ -25,12 +25,13 @@ from typing import Any
 
 from lightagent.bridge import background_loop as _background_loop
 from lightagent.errors import CancelledError, LightAgentError, ToolError
+from lightagent.models.arguments import load_arguments
 from lightagent.models.base import ToolCall
 from lightagent.tools.decorator import Tool
 from lightagent.tools.output import error_text, format_output, join_items, wrap_exception
 from lightagent.tools.registry import ToolRegistry
 
-__all__ = ["AsyncToolDispatcher", "OnOutcome", "ToolOutcome"]
+__all__ = ["AsyncToolDispatcher", "OnOutcome", "ToolOutcome", "missing_tool"]
 
 #: Called with each outcome of a call that ran, as soon as it is known (completion order).
 OnOutcome = Callable[["ToolOutcome"], Any]
@@ -72,6 +73,18 @@ class ToolOutcome:
     def to_message(self) -> dict[str, Any]:
         """The OpenAI ``tool`` message carrying this outcome."""
         return {"role": "tool", "tool_call_id": self.call_id, "content": self.output}
+
+
+def missing_tool(call: ToolCall, available: Sequence[str] = ()) -> ToolOutcome:
+    """The ``LA-TOOL-NOT-FOUND`` outcome of a call to a tool that is not offered."""
+    names = list(available)
+    listed = ", ".join(names[:20]) + (" ..." if len(names) > 20 else "")
+    error = ToolError(
+        "LA-TOOL-NOT-FOUND",
+        f"no tool named `{call.name}`; available: {listed or 'none'}",
+        details={"tool": call.name},
+    )
+    return ToolOutcome(call.id, call.name, error_text(error), error)
 
 
 def _as_call(call: Any, index: int) -> ToolCall:
@@ -249,20 +262,13 @@ class AsyncToolDispatcher:
             return ToolOutcome(call.id, call.name, error_text(error), error)
         tool = registry.get(call.name)
         if tool is None:
-            names = registry.names()
-            listed = ", ".join(names[:20]) + (" ..." if len(names) > 20 else "")
-            error = ToolError(
-                "LA-TOOL-NOT-FOUND",
-                f"no tool named `{call.name}`; available: {listed or 'none'}",
-                details={"tool": call.name},
-            )
-            return ToolOutcome(call.id, call.name, error_text(error), error)
+            return missing_tool(call, registry.names())
         try:
             kwargs, clean = tool.prepare_arguments(call.arguments)
         except LightAgentError as error:
             raw = None
             try:
-                parsed = json.loads(call.arguments) if call.arguments else {}
+                parsed = load_arguments(call.arguments) if call.arguments else {}
                 raw = parsed if isinstance(parsed, dict) else None
             except ValueError:
                 pass
