@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -68,10 +69,23 @@ def _collect(host: Any) -> CommandSet:
     return cli
 
 
+# Commands that diagnose plugins load them leniently even under LIGHTAGENT_STRICT_PLUGINS:
+# strict mode would otherwise stop the one command its error message points to.
+_LENIENT_COMMANDS = frozenset({"plugins"})
+_STRICT_ENV = "LIGHTAGENT_STRICT_PLUGINS"
+
+
+def _lenient_host() -> Any:
+    from lightagent.plugins import PluginHost
+
+    return PluginHost(environ={k: v for k, v in os.environ.items() if k != _STRICT_ENV})
+
+
 def _plugins_command(args: argparse.Namespace) -> int:
     from lightagent.plugins import get_host
 
-    infos = [i for i in get_host().plugins() if args.all or not i.builtin]
+    host = getattr(args, "_host", None) or get_host()
+    infos = [i for i in host.plugins() if args.all or not i.builtin]
     if args.json:
         print(json.dumps([i.to_dict() for i in infos], indent=2))
         return 0
@@ -89,6 +103,14 @@ def _plugins_command(args: argparse.Namespace) -> int:
             print(f"  {kind}: {', '.join(names)}")
         if info.error:
             print(f"  error: {info.error}")
+    broken = [i.name for i in infos if i.status in ("failed", "blocked")]
+    if broken and get_host().strict:
+        names = ",".join(broken)
+        print(
+            f"\n{_STRICT_ENV} is set: every other command, and the first use of the plugin "
+            f"registry, stops with LA-PLUGIN until these load: {names}. Fix or upgrade them, or skip "
+            f"them with LIGHTAGENT_DISABLE_PLUGINS={names}."
+        )
     return 0
 
 
@@ -139,7 +161,7 @@ def build_parser(
                 command.configure(child)
             except Exception as exc:
                 handler = _broken(command, exc)
-        child.set_defaults(_handler=handler)
+        child.set_defaults(_handler=handler, _host=host)
     return parser, commands
 
 
@@ -180,7 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
-        parser, _ = build_parser(argv=argv)
+        chosen = next((a for a in argv if not a.startswith("-")), None)
+        host = _lenient_host() if chosen in _LENIENT_COMMANDS else None
+        parser, _ = build_parser(host, argv=argv)
         args = parser.parse_args(argv)
         handler = getattr(args, "_handler", None)
         if handler is None:

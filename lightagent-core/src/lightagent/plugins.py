@@ -152,6 +152,7 @@ class PluginHost:
                 raise PluginError(
                     "LA-PLUGIN",
                     "; ".join(f"{i.name}: {i.error}" for i in failed),
+                    hint=_strict_hint([i.name for i in failed]),
                     details={"plugins": [i.to_dict() for i in failed]},
                 )
 
@@ -248,7 +249,9 @@ class PluginHost:
                 info.status, info.error = "failed", _one_line(exc)
                 registry.remove_plugin(info.name)
                 if self.strict:
-                    raise PluginError("LA-PLUGIN", f"{info.name}: {info.error}") from exc
+                    raise PluginError(
+                        "LA-PLUGIN", f"{info.name}: {info.error}", hint=_strict_hint([info.name])
+                    ) from exc
                 continue
             info.registered = registry.by_plugin(info.name)
         return registry
@@ -285,6 +288,15 @@ class PluginHost:
         info = self._infos.get(plugin)
         if info is not None:
             info.status, info.error = "failed", _one_line(error)
+
+
+def _strict_hint(names: list[str]) -> str:
+    listed = ",".join(names)
+    return (
+        f"LIGHTAGENT_STRICT_PLUGINS is set: fix or upgrade {listed}, skip it with "
+        f"LIGHTAGENT_DISABLE_PLUGINS={listed}, or unset LIGHTAGENT_STRICT_PLUGINS; "
+        "`lightagent plugins` shows every plugin's status, strict mode or not."
+    )
 
 
 def _collector(kind: str, plugin: str, sink: list[ProviderEntry]) -> Callable[..., None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,66 @@ def test_demo_offline() -> None:
     assert "run: succeeded" in out and "task double: verified" in out
     assert "run_start -> model_request" in out
     assert "Traceback" not in proc.stderr
+    assert "\033[" not in out  # stdout is a pipe: no colour codes
+    assert "\n== 1. " in out
+
+
+def _plain_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+
+
+def _heading_on_a_terminal(env_extra: dict[str, str]) -> bytes:
+    """What the demo's ``section()`` writes to a real pseudo-terminal."""
+    env = {**_plain_env(), **env_extra}
+    code = f"import sys; sys.path.insert(0, {str(DEMO.parent)!r}); import demo; demo.section('T')"
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        os.close(follower)
+        follower = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+    finally:
+        os.close(leader)
+        if follower != -1:
+            os.close(follower)
+
+
+def test_demo_colours_only_a_terminal_without_no_color() -> None:
+    assert b"\033[1m== T\033[0m" in _heading_on_a_terminal({})
+    plain = _heading_on_a_terminal({"NO_COLOR": "1"})
+    assert b"== T" in plain and b"\033[" not in plain
+    # FORCE_COLOR asks for colour even into a pipe; NO_COLOR still wins over it.
+    code = f"import sys; sys.path.insert(0, {str(DEMO.parent)!r}); import demo; demo.section('T')"
+    forced = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        env={**_plain_env(), "FORCE_COLOR": "1"},
+        timeout=60,
+    )
+    assert b"\033[1m== T" in forced.stdout
+    both = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        env={**_plain_env(), "FORCE_COLOR": "1", "NO_COLOR": "1"},
+        timeout=60,
+    )
+    assert b"\033[" not in both.stdout and b"== T" in both.stdout
 
 
 def _wire_model(body: dict[str, Any]) -> dict[str, Any]:
