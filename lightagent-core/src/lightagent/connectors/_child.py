@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+import types
 
 if __name__ != "__main__":  # only ever run as ``python -c``; importing it does nothing
     raise ImportError("lightagent.connectors._child is a program, not a module")
@@ -14,7 +15,7 @@ CONFIG = json.loads(sys.argv[1])
 TMP = os.path.realpath(CONFIG["tmp"])
 ROOTS = tuple(CONFIG["roots"])
 SENTINEL = CONFIG["sentinel"]
-EVENTS = []
+EVENTS: list[dict] = []
 _busy = [False]
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _NET = {
@@ -58,7 +59,7 @@ class SandboxViolation(PermissionError):
 
 
 def _where():
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
         if name.startswith(ROOTS):
@@ -125,7 +126,7 @@ import traceback  # noqa: E402
 try:
     import resource
 except ImportError:  # not on Windows: memory is then not measured
-    resource = None
+    resource = None  # type: ignore[assignment]
 
 
 def _rss_kb():

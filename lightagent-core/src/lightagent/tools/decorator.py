@@ -73,7 +73,7 @@ def _parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
             return {}
         try:
             arguments = json.loads(arguments)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ToolError(
                 "LA-TOOL-ARGS",
                 f"arguments for `{name}` are not valid JSON ({exc.msg} at position {exc.pos})",
@@ -289,7 +289,7 @@ def tool(
         docs = parse_docstring(inspect.getdoc(fn))
         schema = function_schema(fn, docs.params)
         built = Tool(
-            name=name or getattr(fn, "__name__", type(fn).__name__),
+            name=name or str(getattr(fn, "__name__", type(fn).__name__)),
             description=description if description is not None else docs.description,
             parameters=schema.parameters,
             func=fn,
@@ -333,7 +333,7 @@ def from_tool_info(func: Callable[..., Any], info: Any, *, strict: bool = True) 
     parameters = tool_info_schema(usable, accepts_kwargs=accepts_kwargs)
     description = info.get("tool_description")
     built = Tool(
-        name=name,
+        name=str(name),  # a str here: the checks above raised otherwise
         description=description if isinstance(description, str) else "",
         parameters=parameters,
         func=func,

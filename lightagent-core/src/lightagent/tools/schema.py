@@ -195,8 +195,7 @@ def function_schema(
         # ``model_config``) is legal; the alias is what the model sees.
         key = f"la_param_{index}"
         names[key] = name
-        extra = {"description": description} if description else {}
-        fields[key] = (annotation, Field(default, alias=name, **extra))
+        fields[key] = (annotation, Field(default, alias=name, description=description or None))
 
     config = ConfigDict(
         extra="allow" if accepts_kwargs else "forbid",

@@ -155,10 +155,13 @@ class SqlLightFlowStore:
         row = {**keys, **values}
         if name in ("sqlite", "postgresql"):
             if name == "sqlite":
-                from sqlalchemy.dialects.sqlite import insert
+                from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+                stmt: Any = sqlite_insert(table).values(**row)
             else:
-                from sqlalchemy.dialects.postgresql import insert
-            stmt = insert(table).values(**row)
+                from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+                stmt = pg_insert(table).values(**row)
             conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=values))
             return
         cond = self._sa.and_(*(table.c[k] == v for k, v in keys.items()))
