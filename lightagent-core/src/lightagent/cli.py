@@ -86,9 +86,20 @@ def _plugins_command(args: argparse.Namespace) -> int:
 
     host = getattr(args, "_host", None) or get_host()
     infos = [i for i in host.plugins() if args.all or not i.builtin]
+    # Under strict mode the listing still prints in full; the exit code says whether it passed.
+    broken = [i.name for i in host.plugins() if i.status in ("failed", "blocked")]
+    failed = 1 if broken and get_host().strict else 0
+    if failed:
+        names = ",".join(broken)
+        print(
+            f"lightagent plugins: {_STRICT_ENV} is set and these failed: {names}. Every other "
+            "command, and the first use of the plugin registry, stops with LA-PLUGIN until they "
+            f"load: fix or upgrade them, or skip them with LIGHTAGENT_DISABLE_PLUGINS={names}.",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps([i.to_dict() for i in infos], indent=2))
-        return 0
+        return failed
     if not infos:
         print(
             "No plugins installed. `pip install lightagent-core[flow,dag]` adds the first-party ones."
@@ -103,15 +114,7 @@ def _plugins_command(args: argparse.Namespace) -> int:
             print(f"  {kind}: {', '.join(names)}")
         if info.error:
             print(f"  error: {info.error}")
-    broken = [i.name for i in infos if i.status in ("failed", "blocked")]
-    if broken and get_host().strict:
-        names = ",".join(broken)
-        print(
-            f"\n{_STRICT_ENV} is set: every other command, and the first use of the plugin "
-            f"registry, stops with LA-PLUGIN until these load: {names}. Fix or upgrade them, or skip "
-            f"them with LIGHTAGENT_DISABLE_PLUGINS={names}."
-        )
-    return 0
+    return failed
 
 
 def _configure_plugins(parser: argparse.ArgumentParser) -> None:

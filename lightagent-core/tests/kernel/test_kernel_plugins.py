@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -187,15 +188,21 @@ def test_the_plugin_listing_works_in_strict_mode(fake_site) -> None:
     fake_site.add("lightagent-raises", "raise ImportError('nope')\n")
     strict = {"LIGHTAGENT_STRICT_PLUGINS": "1"}
     proc = fake_site.run("plugins", env=strict)
-    assert proc.returncode == 0, proc.stderr
+    # The whole listing, and an exit code CI can act on.
+    assert proc.returncode == 1, proc.stderr
     assert "lightagent-raises 0.1.0  [failed]" in proc.stdout
     assert "error: import failed: ImportError: nope" in proc.stdout
-    assert "LIGHTAGENT_DISABLE_PLUGINS=lightagent-raises" in proc.stdout
-    infos = fake_site.plugins(strict)
+    assert "lightagent-good 0.1.0  [loaded]" in proc.stdout
+    assert "LIGHTAGENT_DISABLE_PLUGINS=lightagent-raises" in proc.stderr
+    assert "Traceback" not in proc.stderr and "Run `lightagent plugins`" not in proc.stderr
+    listing = fake_site.run("plugins", "--json", env=strict)
+    assert listing.returncode == 1
+    infos = {p["name"]: p for p in json.loads(listing.stdout)}
     assert infos["lightagent-raises"]["status"] == "failed"
     assert infos["lightagent-good"]["status"] == "loaded"
     # Skipping the broken plugin, as the hint says, makes strict mode pass.
     skip = {**strict, "LIGHTAGENT_DISABLE_PLUGINS": "lightagent-raises"}
+    assert fake_site.run("plugins", env=skip).returncode == 0
     assert fake_site.run("shout", env=skip).stdout.strip() == "HELLO"
 
 
