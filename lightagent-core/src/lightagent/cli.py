@@ -90,11 +90,11 @@ def _plugins_command(args: argparse.Namespace) -> int:
     broken = [i.name for i in host.plugins() if i.status in ("failed", "blocked")]
     failed = 1 if broken and get_host().strict else 0
     if failed:
-        names = ",".join(broken)
+        listed = ",".join(broken)
         print(
-            f"lightagent plugins: {_STRICT_ENV} is set and these failed: {names}. Every other "
+            f"lightagent plugins: {_STRICT_ENV} is set and these failed: {listed}. Every other "
             "command, and the first use of the plugin registry, stops with LA-PLUGIN until they "
-            f"load: fix or upgrade them, or skip them with LIGHTAGENT_DISABLE_PLUGINS={names}.",
+            f"load: fix or upgrade them, or skip them with LIGHTAGENT_DISABLE_PLUGINS={listed}.",
             file=sys.stderr,
         )
     if args.json:
@@ -104,7 +104,7 @@ def _plugins_command(args: argparse.Namespace) -> int:
         print(
             "No plugins installed. `pip install lightagent-core[flow,dag]` adds the first-party ones."
         )
-        return 0
+        return failed
     for info in infos:
         version = f" {info.version}" if info.version else ""
         print(f"{info.name}{version}  [{info.status}]")
