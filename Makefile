@@ -12,8 +12,11 @@ PYTEST := $(PY) -m pytest
 .DEFAULT_GOAL := help
 .PHONY: help setup demo test test-slow test-all lint typecheck format bench dists check-dists clean
 
+# Colour only on a terminal, and never under NO_COLOR (https://no-color.org).
 help: ## List the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
+	@if [ -t 1 ] && [ -z "$$NO_COLOR" ]; then on='\033[36m'; off='\033[0m'; else on=''; off=''; fi; \
+	grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+	awk -v on="$$on" -v off="$$off" 'BEGIN {FS = ":.*## "}; {printf "  %s%-12s%s %s\n", on, $$1, off, $$2}'
 
 $(STAMP): $(PYPROJECTS) requirements-dev.txt Makefile
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "lightagent needs Python 3.10+")'

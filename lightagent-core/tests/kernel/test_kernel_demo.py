@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import pty
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lightagent_contracts.loopback import LoopbackServer
 
 DEMO = Path(__file__).resolve().parents[3] / "examples" / "demo.py"
@@ -121,3 +123,14 @@ def test_demo_live_against_an_openai_compatible_endpoint() -> None:
         assert "after resume: success" in proc.stdout or "first run: success" in proc.stdout
         assert server.requests and all(r["model"] == "tour-model" for r in server.requests)
         assert any(r.get("tools") for r in server.requests)
+
+
+def test_make_help_writes_no_colour_codes_into_a_pipe() -> None:
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    proc = subprocess.run(
+        [make, "-s", "help"], cwd=DEMO.parents[1], capture_output=True, timeout=60, env=_plain_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"demo " in proc.stdout and b"\033[" not in proc.stdout
