@@ -10,10 +10,13 @@ PYPROJECTS := $(foreach d,$(DISTS),$(d)/pyproject.toml)
 PYTEST := $(PY) -m pytest
 
 .DEFAULT_GOAL := help
-.PHONY: help setup demo test test-slow test-all lint format bench dists check-dists clean
+.PHONY: help setup demo test test-slow test-all lint typecheck format bench dists check-dists clean
 
+# Colour only on a terminal, and never under NO_COLOR (https://no-color.org).
 help: ## List the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
+	@if [ -t 1 ] && [ -z "$$NO_COLOR" ]; then on='\033[36m'; off='\033[0m'; else on=''; off=''; fi; \
+	grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+	awk -v on="$$on" -v off="$$off" 'BEGIN {FS = ":.*## "}; {printf "  %s%-12s%s %s\n", on, $$1, off, $$2}'
 
 $(STAMP): $(PYPROJECTS) requirements-dev.txt Makefile
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "lightagent needs Python 3.10+")'
@@ -36,9 +39,16 @@ test-slow: $(STAMP) ## The slow crash, fault-injection and load tests
 
 test-all: test test-slow ## Both of the above
 
-lint: $(STAMP) ## ruff check and format check
+lint: $(STAMP) ## ruff check, format check, then typecheck
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(MAKE) --no-print-directory typecheck
+
+MYPY_PACKAGES := lightagent lightagent_flow lightagent_dag lightagent_mcp lightagent_rag_fts \
+                 lightagent_memory_mem0 lightagent_guardrails lightagent_contracts
+typecheck: $(STAMP) ## mypy over the public packages, then examples/ against the installed ones
+	$(PY) -m mypy $(foreach p,$(MYPY_PACKAGES),-p $(p))
+	$(PY) -m mypy examples
 
 format: $(STAMP) ## ruff fix and format
 	$(PY) -m ruff check --fix .
@@ -55,5 +65,5 @@ check-dists: dists ## Install lightagent-core[flow,dag] from the wheels into a f
 	$(PY) scripts/check_dists.py dist
 
 clean: ## Remove the venv, build output and caches
-	rm -rf $(VENV) dist build .ruff_cache .pytest_cache
+	rm -rf $(VENV) dist build .ruff_cache .pytest_cache .mypy_cache
 	find . -name __pycache__ -prune -exec rm -rf {} +

@@ -28,8 +28,18 @@ LIVE = bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("LIGHTAGENT_BASE_
 MODEL = os.environ.get("LIGHTAGENT_MODEL", "gpt-4o-mini")
 
 
+def use_colour(stream: Any = sys.stdout, environ: Any = os.environ) -> bool:
+    """Bold headings only on a terminal; NO_COLOR (any value) turns them off, FORCE_COLOR on."""
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
 def section(title: str) -> None:
-    print(f"\n\033[1m== {title}\033[0m")
+    heading = f"== {title}"
+    print(f"\n\033[1m{heading}\033[0m" if use_colour() else f"\n{heading}")
 
 
 def show(label: str, value: Any) -> None:
@@ -159,7 +169,9 @@ def tour_flow(workdir: Path) -> None:
     show("first run", f"{result.status} ({result.error})" if not result.success else result.status)
     if not result.success:  # ... and resume() finishes it without re-running research/outline/facts
         result = flow.resume("note-1")
-    steps = flow.get_run("note-1")["steps"]
+    record = flow.get_run("note-1")
+    assert record is not None
+    steps = record["steps"]
     show("after resume", f"{result.status}: {result.content}")
     show("  attempts per step", {s["name"]: s["attempts"] for s in steps})
 

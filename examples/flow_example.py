@@ -52,7 +52,9 @@ if not result.success:
     print("first attempt:", result.status, "-", result.error)
     result = flow.resume("report-001")
 print(result.status, "-", result.content)
-print([(s["name"], s["status"], s["attempts"]) for s in flow.get_run("report-001")["steps"]])
+record = flow.get_run("report-001")  # the stored record, or None for an unknown run id
+assert record is not None
+print([(s["name"], s["status"], s["attempts"]) for s in record["steps"]])
 
 # --- 10. LightFlow Workflows ----------------------------------------------------------
 draft_agent = agent("draft", "Customer asked for a refund; we offered store credit.")
@@ -81,6 +83,7 @@ if validation["errors"]:
     raise ValueError(validation["errors"])
 result = flow.run("Prepare a customer support summary.", run_id="case-001", trace=True)
 record = flow.get_run("case-001")
+assert record is not None
 print(result.status, "-", result.content)
 print(
     "approval:",

@@ -20,8 +20,9 @@ def get_weather(city_name: str) -> str:
     return f"Query result: {city_name} is sunny."
 
 
-# Define tool information inside the function
-get_weather.tool_info = {
+# Define tool information inside the function (type checkers do not model attributes set on
+# a function, hence the ignore; `@tool` is the typed spelling of the same thing)
+get_weather.tool_info = {  # type: ignore[attr-defined]
     "tool_name": "get_weather",
     "tool_description": "Get current weather information for the specified city.",
     "tool_params": [

@@ -1,7 +1,9 @@
 """Install ``lightagent-core[flow,dag]`` from the built wheels into a fresh venv and check it.
 
 The workspace installs every distribution editable, which hides version-range mistakes
-between them; only wheels installed the way users install them reveal those.
+between them; only wheels installed the way users install them reveal those. Every wheel
+must carry its package's ``py.typed``, and mypy checks the examples against the installed
+wheels (so users' type checkers see our types).
 """
 
 from __future__ import annotations
@@ -11,7 +13,19 @@ import subprocess
 import sys
 import tempfile
 import venv
+import zipfile
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# Examples that need only what `lightagent-core[flow,dag]` installs.
+TYPED_EXAMPLES = [
+    "demo.py",
+    "dag_example.py",
+    "flow_example.py",
+    "hello_world.py",
+    "streaming.py",
+    "tool_example.py",
+]
 
 
 def _run(*cmd: str) -> str:
@@ -37,6 +51,10 @@ def main(wheelhouse: str) -> int:
     }
     if missing := expected - names:
         raise SystemExit(f"check-dists: no wheel for {sorted(missing)} in {wheelhouse}")
+    for wheel in wheels:
+        package = wheel.name.split("-")[0].replace("lightagent_core", "lightagent")
+        if f"{package}/py.typed" not in zipfile.ZipFile(wheel).namelist():
+            raise SystemExit(f"check-dists: {wheel.name} does not ship {package}/py.typed")
     core = next(w for w in wheels if w.name.startswith("lightagent_core-"))
     version = core.name.split("-")[1]
     with tempfile.TemporaryDirectory(prefix="lightagent-check-dists-") as tmp:
@@ -65,9 +83,22 @@ def main(wheelhouse: str) -> int:
         extra = set(status) - {"lightagent-flow", "lightagent-dag"}
         if extra:
             raise SystemExit(f"check-dists: unexpected plugins installed: {sorted(extra)}")
+        _run(
+            sys.executable,
+            "-m",
+            "mypy",
+            "--python-executable",
+            py,
+            "--cache-dir",
+            str(Path(tmp) / "mypy-cache"),
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            *(str(ROOT / "examples" / name) for name in TYPED_EXAMPLES),
+        )
     print(
         f"check-dists: lightagent-core[flow,dag]=={version} installs from wheels; "
-        f"`lightagent plugins` lists flow and dag"
+        "`lightagent plugins` lists flow and dag; every wheel ships py.typed; "
+        "the examples type-check against the wheels"
     )
     return 0
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
+from typing import cast
 
 __all__ = ["lazy_exports"]
 
@@ -23,6 +25,6 @@ def lazy_exports(package: str, exports: dict[str, str], namespace: dict[str, obj
         return value
 
     def __dir__() -> list[str]:
-        return list(namespace.get("__all__", exports))  # type: ignore[arg-type]
+        return list(cast("Iterable[str]", namespace.get("__all__", exports)))
 
     return __getattr__, __dir__

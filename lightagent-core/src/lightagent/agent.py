@@ -506,6 +506,8 @@ def _names_provider(item: Any) -> bool:
     return isinstance(item, str) or (
         isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
     )
+
+
 def _init_parameters() -> list[str]:
     import inspect
 

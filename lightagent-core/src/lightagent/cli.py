@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -68,18 +69,42 @@ def _collect(host: Any) -> CommandSet:
     return cli
 
 
+# Commands that diagnose plugins load them leniently even under LIGHTAGENT_STRICT_PLUGINS:
+# strict mode would otherwise stop the one command its error message points to.
+_LENIENT_COMMANDS = frozenset({"plugins"})
+_STRICT_ENV = "LIGHTAGENT_STRICT_PLUGINS"
+
+
+def _lenient_host() -> Any:
+    from lightagent.plugins import PluginHost
+
+    return PluginHost(environ={k: v for k, v in os.environ.items() if k != _STRICT_ENV})
+
+
 def _plugins_command(args: argparse.Namespace) -> int:
     from lightagent.plugins import get_host
 
-    infos = [i for i in get_host().plugins() if args.all or not i.builtin]
+    host = getattr(args, "_host", None) or get_host()
+    infos = [i for i in host.plugins() if args.all or not i.builtin]
+    # Under strict mode the listing still prints in full; the exit code says whether it passed.
+    broken = [i.name for i in host.plugins() if i.status in ("failed", "blocked")]
+    failed = 1 if broken and get_host().strict else 0
+    if failed:
+        listed = ",".join(broken)
+        print(
+            f"lightagent plugins: {_STRICT_ENV} is set and these failed: {listed}. Every other "
+            "command, and the first use of the plugin registry, stops with LA-PLUGIN until they "
+            f"load: fix or upgrade them, or skip them with LIGHTAGENT_DISABLE_PLUGINS={listed}.",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps([i.to_dict() for i in infos], indent=2))
-        return 0
+        return failed
     if not infos:
         print(
             "No plugins installed. `pip install lightagent-core[flow,dag]` adds the first-party ones."
         )
-        return 0
+        return failed
     for info in infos:
         version = f" {info.version}" if info.version else ""
         print(f"{info.name}{version}  [{info.status}]")
@@ -93,7 +118,7 @@ def _plugins_command(args: argparse.Namespace) -> int:
             print(f"  deprecated: {warning}")
         if info.error:
             print(f"  error: {info.error}")
-    return 0
+    return failed
 
 
 def _configure_plugins(parser: argparse.ArgumentParser) -> None:
@@ -143,7 +168,7 @@ def build_parser(
                 command.configure(child)
             except Exception as exc:
                 handler = _broken(command, exc)
-        child.set_defaults(_handler=handler)
+        child.set_defaults(_handler=handler, _host=host)
     return parser, commands
 
 
@@ -184,7 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
-        parser, _ = build_parser(argv=argv)
+        chosen = next((a for a in argv if not a.startswith("-")), None)
+        host = _lenient_host() if chosen in _LENIENT_COMMANDS else None
+        parser, _ = build_parser(host, argv=argv)
         args = parser.parse_args(argv)
         handler = getattr(args, "_handler", None)
         if handler is None:

@@ -48,7 +48,7 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-HOOK-INVALID", "validation", "A hook or its result is invalid.", "Return None, True, False, a reason string, a dict or a HookDecision."),
     ("LA-HOOK-TIMEOUT", "policy", "A policy hook did not answer in time.", "Raise PolicyHook(timeout=) or make the handler faster."),
     ("LA-GUARDRAIL-ERROR", "policy", "A guardrail failed and the request was blocked.", "Fix the guardrail; deciders fail closed."),
-    ("LA-BUDGET", "budget", "A budget was exhausted.", "Raise the limit in BudgetLimits or lower the work."),
+    ("LA-BUDGET", "budget", "A budget was exhausted.", "Raise the limit the message names (a timeout, max_tool_iterations, max_retry) or lower the work."),
     ("LA-MAX-ITERATIONS", "budget", "The tool loop reached max_tool_iterations.", "Raise max_tool_iterations or simplify the task."),
     ("LA-CANCELLED", "budget", "The run was cancelled.", "A CancellationToken was triggered; start a new run."),
     ("LA-SESSION", "storage", "The session store failed.", "The message names the cause (its code and text): fix that, then resume the run."),

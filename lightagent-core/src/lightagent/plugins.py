@@ -179,6 +179,7 @@ class PluginHost:
                 raise PluginError(
                     "LA-PLUGIN",
                     "; ".join(f"{i.name}: {i.error}" for i in failed),
+                    hint=_strict_hint([i.name for i in failed]),
                     details={"plugins": [i.to_dict() for i in failed]},
                 )
 
@@ -360,14 +361,16 @@ class PluginHost:
                 info.status, info.error = "failed", _one_line(exc)
                 registry.remove_plugin(info.name)
                 if self.strict:
-                    raise PluginError("LA-PLUGIN", f"{info.name}: {info.error}") from exc
+                    raise PluginError(
+                        "LA-PLUGIN", f"{info.name}: {info.error}", hint=_strict_hint([info.name])
+                    ) from exc
                 continue
             info.registered = registry.by_plugin(info.name)
         return registry
 
     def _call_impl(self, plugin: str, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call one plugin's implementation of a hook, passing only the arguments it declares."""
-        results = []
+        results: list[Any] = []
         caller = getattr(self._pm.hook, hook_name, None)
         if caller is None:
             return results
@@ -443,6 +446,15 @@ def declared_hookspecs(plugins: Iterable[Any] = ()) -> dict[str, list[str]]:
             _call_declared(impl, add=take)
     take(legacy_specs([h for h in LEGACY_HOOKS if h not in table]))
     return table
+
+
+def _strict_hint(names: list[str]) -> str:
+    listed = ",".join(names)
+    return (
+        f"LIGHTAGENT_STRICT_PLUGINS is set: fix or upgrade {listed}, skip it with "
+        f"LIGHTAGENT_DISABLE_PLUGINS={listed}, or unset LIGHTAGENT_STRICT_PLUGINS; "
+        "`lightagent plugins` shows every plugin's status, strict mode or not."
+    )
 
 
 def _collector(kind: str, plugin: str, sink: list[ProviderEntry]) -> Callable[..., None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import re
 import threading
@@ -227,7 +228,7 @@ class Registry:
                     winners[(k, name)] = entry
         return sorted(winners.values(), key=lambda e: (e.kind, -e.priority, e.name))
 
-    def names(self, kind: str) -> list[str]:
+    def names(self, kind: str) -> builtins.list[str]:
         """Registered names of ``kind`` in resolution order."""
         return [entry.name for entry in self.list(kind)]
 
@@ -236,7 +237,7 @@ class Registry:
         entries = self.list(kind)
         return entries[0] if entries else None
 
-    def conflicts(self) -> list[Conflict]:
+    def conflicts(self) -> builtins.list[Conflict]:
         """Shadowed registrations across scopes, and refused duplicates at the same scope."""
         with self._lock:
             found = list(self._refused)
@@ -251,7 +252,7 @@ class Registry:
                 found.append(Conflict(kind, name, entries[0], other, "shadowed"))
         return found
 
-    def by_plugin(self, plugin: str) -> dict[str, list[str]]:
+    def by_plugin(self, plugin: str) -> dict[str, builtins.list[str]]:
         """What ``plugin`` registered: kind -> names."""
         with self._lock:
             out: dict[str, list[str]] = {}

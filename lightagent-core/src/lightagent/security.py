@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lightagent.capabilities import EFFECTS, CapabilityRisk, CapabilitySpec
 from lightagent.control.resources import covers as covers_resource
@@ -112,6 +112,16 @@ class PermissionSet:
     denied: frozenset[str] = frozenset()
     max_risk: CapabilityRisk = CapabilityRisk.DESTRUCTIVE
     effects: frozenset[str] | None = None
+
+    if TYPE_CHECKING:
+        # What __post_init__ accepts: any iterable of names, ``max_risk`` as in CapabilityRisk.coerce.
+        def __init__(
+            self,
+            allowed: Iterable[str] | None = None,
+            denied: Iterable[str] = (),
+            max_risk: CapabilityRisk | int | str = CapabilityRisk.DESTRUCTIVE,
+            effects: Iterable[str] | None = None,
+        ) -> None: ...
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allowed", _names(self.allowed, "allowed"))

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lightagent_contracts.loopback import LoopbackServer
 
 DEMO = Path(__file__).resolve().parents[3] / "examples" / "demo.py"
@@ -35,6 +38,66 @@ def test_demo_offline() -> None:
     assert "run: succeeded" in out and "task double: verified" in out
     assert "run_start -> model_request" in out
     assert "Traceback" not in proc.stderr
+    assert "\033[" not in out  # stdout is a pipe: no colour codes
+    assert "\n== 1. " in out
+
+
+def _plain_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+
+
+def _heading_on_a_terminal(env_extra: dict[str, str]) -> bytes:
+    """What the demo's ``section()`` writes to a real pseudo-terminal."""
+    env = {**_plain_env(), **env_extra}
+    code = f"import sys; sys.path.insert(0, {str(DEMO.parent)!r}); import demo; demo.section('T')"
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        os.close(follower)
+        follower = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+    finally:
+        os.close(leader)
+        if follower != -1:
+            os.close(follower)
+
+
+def test_demo_colours_only_a_terminal_without_no_color() -> None:
+    assert b"\033[1m== T\033[0m" in _heading_on_a_terminal({})
+    plain = _heading_on_a_terminal({"NO_COLOR": "1"})
+    assert b"== T" in plain and b"\033[" not in plain
+    # FORCE_COLOR asks for colour even into a pipe; NO_COLOR still wins over it.
+    code = f"import sys; sys.path.insert(0, {str(DEMO.parent)!r}); import demo; demo.section('T')"
+    forced = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        env={**_plain_env(), "FORCE_COLOR": "1"},
+        timeout=60,
+    )
+    assert b"\033[1m== T" in forced.stdout
+    both = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        env={**_plain_env(), "FORCE_COLOR": "1", "NO_COLOR": "1"},
+        timeout=60,
+    )
+    assert b"\033[" not in both.stdout and b"== T" in both.stdout
 
 
 def _wire_model(body: dict[str, Any]) -> dict[str, Any]:
@@ -60,3 +123,14 @@ def test_demo_live_against_an_openai_compatible_endpoint() -> None:
         assert "after resume: success" in proc.stdout or "first run: success" in proc.stdout
         assert server.requests and all(r["model"] == "tour-model" for r in server.requests)
         assert any(r.get("tools") for r in server.requests)
+
+
+def test_make_help_writes_no_colour_codes_into_a_pipe() -> None:
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    proc = subprocess.run(
+        [make, "-s", "help"], cwd=DEMO.parents[1], capture_output=True, timeout=60, env=_plain_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"demo " in proc.stdout and b"\033[" not in proc.stdout

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import types
+from pathlib import Path
 
 import pytest
 from lightagent.errors import PluginError
@@ -170,6 +175,50 @@ def test_env_allow_and_deny_lists(fake_site) -> None:
 
 def test_strict_env_makes_the_cli_fail_clearly(fake_site) -> None:
     fake_site.add("lightagent-raises", "raise ImportError('nope')\n")
-    proc = fake_site.run("plugins", env={"LIGHTAGENT_STRICT_PLUGINS": "1"})
+    proc = fake_site.run("version", env={"LIGHTAGENT_STRICT_PLUGINS": "1"})
     assert proc.returncode == 2
     assert "LA-PLUGIN" in proc.stderr and "Traceback" not in proc.stderr
+    # The hint says what to do, not "run the command you just ran".
+    assert "LIGHTAGENT_DISABLE_PLUGINS=lightagent-raises" in proc.stderr
+    assert "unset LIGHTAGENT_STRICT_PLUGINS" in proc.stderr
+
+
+def test_the_plugin_listing_works_in_strict_mode(fake_site) -> None:
+    fake_site.add("lightagent-good", GOOD)
+    fake_site.add("lightagent-raises", "raise ImportError('nope')\n")
+    strict = {"LIGHTAGENT_STRICT_PLUGINS": "1"}
+    proc = fake_site.run("plugins", env=strict)
+    # The whole listing, and an exit code CI can act on.
+    assert proc.returncode == 1, proc.stderr
+    assert "lightagent-raises 0.1.0  [failed]" in proc.stdout
+    assert "error: import failed: ImportError: nope" in proc.stdout
+    assert "lightagent-good 0.1.0  [loaded]" in proc.stdout
+    assert "LIGHTAGENT_DISABLE_PLUGINS=lightagent-raises" in proc.stderr
+    assert "Traceback" not in proc.stderr and "Run `lightagent plugins`" not in proc.stderr
+    listing = fake_site.run("plugins", "--json", env=strict)
+    assert listing.returncode == 1
+    infos = {p["name"]: p for p in json.loads(listing.stdout)}
+    assert infos["lightagent-raises"]["status"] == "failed"
+    assert infos["lightagent-good"]["status"] == "loaded"
+    # Skipping the broken plugin, as the hint says, makes strict mode pass.
+    skip = {**strict, "LIGHTAGENT_DISABLE_PLUGINS": "lightagent-raises"}
+    assert fake_site.run("plugins", env=skip).returncode == 0
+    assert fake_site.run("shout", env=skip).stdout.strip() == "HELLO"
+
+
+def test_python_dash_m_lightagent_is_the_same_cli(fake_site) -> None:
+    fake_site.add("lightagent-shout", GOOD)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LIGHTAGENT_")}
+    env["PYTHONPATH"] = str(fake_site.root)
+    script = Path(sys.executable).with_name("lightagent")
+    outputs = []
+    for command in ([sys.executable, "-m", "lightagent"], [str(script)]):
+        runs = [
+            subprocess.run([*command, *args], capture_output=True, text=True, env=env, timeout=60)
+            for args in (["version"], ["shout"], ["plugins", "--json"], [])
+        ]
+        assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+        outputs.append([r.stdout for r in runs])
+    assert outputs[0] == outputs[1]
+    assert outputs[0][1].strip() == "HELLO"
+    assert "usage: lightagent" in outputs[0][3]

@@ -50,14 +50,14 @@ def _error(exc: BaseException) -> dict[str, Any]:
     """The error as stored (attempt, task, event): credentials redacted, fail closed."""
     from lightagent.events.redaction import REDACTION_FAILED, redact, redact_text
 
-    typed = isinstance(exc, LightAgentError)
-    code = exc.code if typed else "LA-DAG"
+    typed = exc if isinstance(exc, LightAgentError) else None
+    code = typed.code if typed is not None else "LA-DAG"
     out: dict[str, Any] = {"code": code, "type": type(exc).__name__}
     try:
         # Redact before cutting, so that a key cut in half cannot slip through.
-        out["message"] = redact_text(exc.message if typed else str(exc))[:500]
-        if typed:
-            out["details"] = redact(exc.details)
+        out["message"] = redact_text(typed.message if typed is not None else str(exc))[:500]
+        if typed is not None:
+            out["details"] = redact(typed.details)
     except Exception:
         out = {**out, "message": REDACTION_FAILED}
     return out

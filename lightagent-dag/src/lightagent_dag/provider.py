@@ -10,7 +10,7 @@ __all__ = ["LightDAGProvider"]
 
 
 def _specs() -> list[CapabilitySpec]:
-    read = {"risk": 0, "read": True}
+    read: dict[str, Any] = {"risk": 0, "read": True}
     return [
         CapabilitySpec("workflow.dag.get_run", "Read a LightDAG run", **read),
         CapabilitySpec("workflow.dag.list_tasks", "List the tasks of a LightDAG run", **read),

@@ -95,8 +95,7 @@ def normalize(result: Any) -> FlowHookDecision:
         if result.get("allowed") is True and result.get("value") is not None:
             return FlowHookDecision("replace", payload=result["value"])
         if "action" in result:
-            action = str(result["action"])
-            return _checked(action, result.get("payload"), result.get("reason"))
+            return _checked(str(result["action"]), result.get("payload"), result.get("reason"))
         if "payload" in result:
             return FlowHookDecision("replace", payload=result["payload"])
         return FlowHookDecision()

@@ -253,9 +253,8 @@ class FlowRun(StepExecution):
                 done, _ = await asyncio.wait(
                     [*running, cancel_wait], return_when=asyncio.FIRST_COMPLETED
                 )
-                for task in done:
-                    if task is not cancel_wait:
-                        self.results[running.pop(task)] = task.result()
+                for task in [t for t in running if t in done]:
+                    self.results[running.pop(task)] = task.result()
         except BaseException:
             for task in running:  # a failed commit or an outside cancel: stop, write nothing more
                 task.cancel()

@@ -119,8 +119,7 @@ def high_risk_parameter_guardrail(
         if callable(rule):
             checks[param] = rule
         else:
-            allowed = list(rule)
-            checks[param] = lambda value, allowed=allowed: value in allowed
+            checks[param] = list(rule).__contains__
     only = frozenset(tools) if tools is not None else None
 
     def high_risk_parameter(value: Any, ctx: Any = None) -> GuardrailDecision:

@@ -127,6 +127,7 @@ class ContractSuite:
     """
 
     __test__ = False
+    _contract_suite: bool  # set on each subclass by __init_subclass__ (or by a suite itself)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

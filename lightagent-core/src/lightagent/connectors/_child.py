@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import time
+import types
 from _thread import get_ident
 
 if __name__ != "__main__":  # only ever run as ``python -c``; importing it does nothing
@@ -22,10 +23,10 @@ CONFIG = json.loads(sys.argv[1])
 TMP = os.path.realpath(CONFIG["tmp"])
 ROOTS = tuple(CONFIG["roots"])
 SENTINEL = CONFIG["sentinel"]
-EVENTS = []
+EVENTS: list[dict] = []
 # Threads inside the hook right now: the hook ignores the events it causes itself, but
 # never another thread's (a busy flag for the whole process would skip those).
-_busy = set()
+_busy: set[int] = set()
 _PR_SET_CHILD_SUBREAPER = 36
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
@@ -107,7 +108,7 @@ class SandboxViolation(PermissionError):
 
 
 def _where():
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
         if name.startswith(ROOTS):
@@ -166,8 +167,8 @@ def _audit(event, args):
 
 def _descendants():
     """``[(pid, command, exited)]`` of every process below this one (Linux ``/proc``; else none)."""
-    children = {}
-    zombies = set()
+    children: dict[int, list[int]] = {}
+    zombies: set[int] = set()
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -260,7 +261,7 @@ import traceback  # noqa: E402
 try:
     import resource
 except ImportError:  # not on Windows: memory is then not measured
-    resource = None
+    resource = None  # type: ignore[assignment]
 
 
 def _rss_kb():

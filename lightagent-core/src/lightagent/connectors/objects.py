@@ -167,7 +167,7 @@ def tool_schema_of(obj: Any) -> dict[str, Any]:
     try:
         from lightagent.tools.decorator import as_tool
     except ImportError:  # the tools package is optional for this check
-        as_tool = None
+        as_tool = None  # type: ignore[assignment]
     if as_tool is not None:
         tool = as_tool(obj)
         return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
@@ -393,8 +393,8 @@ def _check_registration(
         except Exception as exc:
             out["findings"].append(_finding("LAV050", f"tool {name!r}: {exc}", where))
             return
-        for problem in check_tool_schema(schema):
-            out["findings"].append(_finding("LAV050", f"tool {name!r}: {problem}", where))
+        for issue in check_tool_schema(schema):
+            out["findings"].append(_finding("LAV050", f"tool {name!r}: {issue}", where))
         if not str(schema.get("description") or "").strip():
             out["findings"].append(_finding("LAV052", f"tool {name!r} has no description", where))
         out["tool_names"].append((str(schema.get("name") or name), where))

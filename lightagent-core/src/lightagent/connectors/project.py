@@ -54,7 +54,7 @@ def _read_toml(path: Path) -> dict:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
     with path.open("rb") as fh:
         return tomllib.load(fh)
 
@@ -242,7 +242,7 @@ def load_project(target: str | Path) -> tuple[ProjectInfo, list[Finding]]:
         path = path.parent
     if path.is_dir() and (path / "pyproject.toml").is_file():
         info = ProjectInfo(target=text, kind="path", root=path.resolve())
-        _load_path(info.root, info, findings)
+        _load_path(path.resolve(), info, findings)
         return info, findings
     info = ProjectInfo(target=text, kind="distribution")
     if not _load_distribution(text, info, findings):

@@ -80,8 +80,7 @@ def run_sandboxed(info: ProjectInfo, *, timeout: float = 20.0) -> SandboxResult:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            out, err = _stop(proc)
-            stderr = _text(err)
+            stderr = _text(_stop(proc)[1])
             return SandboxResult(
                 elapsed=time.perf_counter() - started,
                 timed_out=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import itertools
 import threading
@@ -226,7 +227,7 @@ class CapabilityRegistry:
                 out[cap] = found[1]
         return out
 
-    def conflicts(self) -> list[dict[str, Any]]:
+    def conflicts(self) -> builtins.list[dict[str, Any]]:
         """Capabilities offered by more than one provider in the same scope and owner."""
         groups: dict[tuple[str, CapabilityScope, str | None], list[Registration]] = {}
         for reg in self.registrations():

@@ -259,6 +259,7 @@ class CapabilityGate:
                     return stop.value
                 kind = effect[0]
                 if kind == "policy":
+                    assert self.policy_engine is not None  # the decider asks only when set
                     value = self.policy_engine.evaluate_sync(effect[1])
                 elif kind == "approve":
                     value = effect[1].decide(effect[2], force=True, reason=effect[3])
@@ -302,6 +303,7 @@ class CapabilityGate:
                     return stop.value
                 kind = effect[0]
                 if kind == "policy":
+                    assert self.policy_engine is not None  # the decider asks only when set
                     value = await self.policy_engine.evaluate(effect[1])
                 elif kind == "approve":
                     value = await effect[1].adecide(effect[2], force=True, reason=effect[3])

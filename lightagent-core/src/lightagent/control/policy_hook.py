@@ -88,6 +88,8 @@ class PolicyHook:
             return HookDecision()
         fn = _target(self.handler, ctx.phase)
         try:
+            if fn is None:
+                raise TypeError(f"policy hook {self.name} has no callable handler")
             if inspect.iscoroutinefunction(fn):
                 return normalize_hook_result(run_coroutine_sync(self._bounded(fn(ctx))))
             if self.timeout is None:
@@ -107,6 +109,8 @@ class PolicyHook:
             return HookDecision()
         fn = _target(self.handler, ctx.phase)
         try:
+            if fn is None:
+                raise TypeError(f"policy hook {self.name} has no callable handler")
             if inspect.iscoroutinefunction(fn):
                 result = await self._bounded(fn(ctx))
             elif self.timeout is not None:

@@ -283,7 +283,9 @@ class ControlInterceptor:
     def _policy_phase(self, ctx: HookContext) -> Generator[Any, Any, PhaseOutcome]:
         payload = ctx.payload or {}
         name = str(payload.get("tool_name"))
-        args = payload.get("arguments") if isinstance(payload.get("arguments"), dict) else {}
+        args: dict[str, Any] = (
+            payload["arguments"] if isinstance(payload.get("arguments"), dict) else {}
+        )
         context = ctx.security_context
         spec = _tool_spec(name, self.capability_registry, context)
         if context is not None:
@@ -390,7 +392,8 @@ def _named(items: Iterable[Any] | None, kind: str) -> list[Any]:
     """
     out: list[Any] = []
     for item in items or ():
-        name, kwargs = None, {}
+        name: str | None = None
+        kwargs: dict[str, Any] = {}
         if isinstance(item, str):
             name = item
         elif (

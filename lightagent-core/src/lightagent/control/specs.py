@@ -7,7 +7,7 @@ import enum
 import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lightagent.errors import ConfigurationError, PluginError
 
@@ -102,6 +102,28 @@ class CapabilitySpec:
     requires_approval: bool = False
     ui_type: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    if TYPE_CHECKING:
+        # What __post_init__ accepts: ``risk`` as a member, an int 0-3 or "L0".."L3".
+        def __init__(
+            self,
+            name: str,
+            description: str = "",
+            risk: CapabilityRisk | int | str = CapabilityRisk.READ_ONLY,
+            read: bool = False,
+            write: bool = False,
+            network: bool = False,
+            execute: bool = False,
+            persistent: bool = False,
+            cancellable: bool = False,
+            resumable: bool = False,
+            timeout: float | None = None,
+            output_limit: int | None = None,
+            requires_sandbox: bool = False,
+            requires_approval: bool = False,
+            ui_type: str | None = None,
+            metadata: Mapping[str, Any] = ...,
+        ) -> None: ...
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():

@@ -222,7 +222,7 @@ class ApprovalToken:
         if not (isinstance(ttl_seconds, (int, float)) and ttl_seconds > 0):
             raise ConfigurationError("LA-CONFIG", f"ttl_seconds must be > 0, got {ttl_seconds!r}")
         issued = time.time() if now is None else now
-        bound = {name: getattr(context, name, None) for name in _BOUND}
+        bound: dict[str, Any] = {name: getattr(context, name, None) for name in _BOUND}
         unsigned = cls(
             token_id=uuid.uuid4().hex,
             operation=operation,

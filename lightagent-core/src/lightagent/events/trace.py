@@ -120,7 +120,7 @@ def summarize_trace(
     stamps = [e["timestamp"] for e in trace if isinstance(e.get("timestamp"), (int, float))]
     for event in trace:
         kind = str(event.get("type") or "")
-        data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+        data: Mapping[str, Any] = event["data"] if isinstance(event.get("data"), Mapping) else {}
         trace_id = event.get("trace_id")
         if trace_id and trace_id not in s.trace_ids:
             s.trace_ids.append(trace_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, cast
 
 from lightagent.errors import ConfigurationError, LightAgentError, ModelError
 from lightagent.models.base import ModelRequest, ModelResponse, StreamItem
@@ -195,7 +195,8 @@ class OpenAIModel(ClientMixin):
             attempt += 1
             try:
                 if isinstance(client, openai.AsyncOpenAI):
-                    data = await client.post("/chat/completions", body=body, cast_to=object)
+                    raw = await client.post("/chat/completions", body=body, cast_to=object)
+                    data = cast("dict[str, Any]", raw)
                 else:
                     data = plain(await client.chat.completions.create(**body))
                 break
@@ -331,7 +332,7 @@ class OpenAIModel(ClientMixin):
             item = await asyncio.to_thread(next, iterator, sentinel)
             if item is sentinel:
                 return
-            yield item
+            yield cast(StreamItem, item)
 
     def _stream_error(
         self, exc: BaseException, assembler: StreamAssembler, attempt: int

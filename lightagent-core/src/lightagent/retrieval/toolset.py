@@ -15,7 +15,7 @@ __all__ = ["SearchToolset", "context_filters", "run_search"]
 
 
 def context_filters(
-    filters: Mapping[str, Any] | Callable[[ToolCallContext], Any] | None,
+    filters: Mapping[str, Any] | Callable[[ToolCallContext | None], Any] | None,
     context: ToolCallContext | None,
 ) -> dict[str, Any]:
     """The search filters for a call: the given ones, plus the caller's tenant when known."""
@@ -56,7 +56,7 @@ class SearchToolset(BaseToolset):
         description: str | None = None,
         limit: int = 5,
         max_limit: int = 20,
-        filters: Mapping[str, Any] | Callable[[ToolCallContext], Any] | None = None,
+        filters: Mapping[str, Any] | Callable[[ToolCallContext | None], Any] | None = None,
         namespace: str = "retrieval",
     ) -> None:
         super().__init__(namespace=namespace)

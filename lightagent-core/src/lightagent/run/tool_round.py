@@ -151,10 +151,10 @@ def tool_round(
         else:
             outcomes = yield RunTools(runnable, keys, record_each)
         for outcome in outcomes:
-            err = outcome.error
+            failure = outcome.error
             results[outcome.call_id] = (
                 outcome.output,
-                err.to_dict() if err is not None else None,
+                failure.to_dict() if failure is not None else None,
                 outcome.latency_ms,
             )
     repairable = False

@@ -36,19 +36,20 @@ def pending_tool_calls(
             last_calls = list(message["tool_calls"])
             answered = set()
             for call in last_calls:
-                positions[call.get("id")] = count
+                positions[call.get("id") or ""] = count
                 count += 1
         elif role == "tool":
-            answered.add(message.get("tool_call_id"))
+            answered.add(message.get("tool_call_id") or "")
     pending = []
     for index, call in enumerate(last_calls):
-        if call.get("id") in answered:
+        call_id: str = call.get("id") or ""
+        if call_id in answered:
             continue
         function = call.get("function") or {}
         arguments = function.get("arguments")
         pending.append(
             ToolCall(
-                id=call.get("id"),
+                id=call_id,
                 name=function.get("name", ""),
                 arguments=arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
                 index=index,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -80,7 +81,7 @@ def _parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
                 hint="Send smaller, flatter arguments (limits in docs/tools.md).",
                 details={"tool": name, "errors": [exc.msg]},
             ) from None
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ToolError(
                 "LA-TOOL-ARGS",
                 f"arguments for `{name}` are not valid JSON ({exc.msg} at position {exc.pos})",
@@ -296,7 +297,7 @@ def tool(
         docs = parse_docstring(inspect.getdoc(fn))
         schema = function_schema(fn, docs.params)
         built = Tool(
-            name=name or getattr(fn, "__name__", type(fn).__name__),
+            name=name or str(getattr(fn, "__name__", type(fn).__name__)),
             description=description if description is not None else docs.description,
             parameters=schema.parameters,
             func=fn,
@@ -340,7 +341,7 @@ def from_tool_info(func: Callable[..., Any], info: Any, *, strict: bool = True) 
     parameters = tool_info_schema(usable, accepts_kwargs=accepts_kwargs)
     description = info.get("tool_description")
     built = Tool(
-        name=name,
+        name=str(name),  # a str here: the checks above raised otherwise
         description=description if isinstance(description, str) else "",
         parameters=parameters,
         func=func,

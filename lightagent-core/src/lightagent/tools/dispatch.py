@@ -19,7 +19,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +91,9 @@ def _as_call(call: Any, index: int) -> ToolCall:
     if isinstance(call, ToolCall):
         return call
     if isinstance(call, Mapping):
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        function: Mapping[str, Any] = (
+            call["function"] if isinstance(call.get("function"), Mapping) else call
+        )
         arguments = function.get("arguments", "{}")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False, default=str)
@@ -323,6 +325,7 @@ class AsyncToolDispatcher:
         started = time.perf_counter()
         tool = prepared.tool
         try:
+            work: Awaitable[Any]
             if tool.is_async:
                 work = _run_async(tool, prepared.args, prepared.kwargs)
             else:
@@ -426,9 +429,9 @@ class AsyncToolDispatcher:
                 continue
             started = time.perf_counter()
             if len(normalized) == 1 and prepared.timeout is None:
-                outcomes[i] = self._run_inline(prepared, started)
+                outcome = outcomes[i] = self._run_inline(prepared, started)
                 if on_outcome is not None:
-                    on_outcome(outcomes[i])
+                    on_outcome(outcome)
                 continue
             ctx = contextvars.copy_context()
             future = self._pool().submit(

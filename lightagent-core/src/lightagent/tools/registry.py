@@ -204,7 +204,7 @@ class ToolRegistry:
         if isinstance(selection, str):
             try:
                 selection = json.loads(selection)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise ValidationError(
                     "LA-JSON", f"filter_tools got text that is not JSON: {exc.msg}"
                 ) from None

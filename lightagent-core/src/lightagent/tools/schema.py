@@ -195,7 +195,9 @@ def function_schema(
         # ``model_config``) is legal; the alias is what the model sees.
         key = f"la_param_{index}"
         names[key] = name
-        extra = {"description": description} if description else {}
+        # Only a docstring description is passed: an explicit None would override one
+        # given with Annotated[..., Field(description=...)].
+        extra: dict[str, Any] = {"description": description} if description else {}
         fields[key] = (annotation, Field(default, alias=name, **extra))
 
     config = ConfigDict(

@@ -29,7 +29,7 @@ _STOPWORDS = frozenset(
     "was we what when where which who will with would you your".split()
 )
 # Field weights: a name match says more than a description match.
-_WEIGHTS = {"name": 3.0, "title": 2.0, "description": 1.0, "params": 1.0}
+_WEIGHTS = {"name": 3, "title": 2, "description": 1, "params": 1}
 _SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 _K1 = 1.2
 _B = 0.75

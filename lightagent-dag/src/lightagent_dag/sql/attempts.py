@@ -372,6 +372,7 @@ def reject(
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence},
     ).first()
     fence_check(0 if row is None else 1, claim, outcome)
+    assert row is not None  # fence_check raised otherwise
     max_attempts = int(run.config.get("max_attempts_per_task", 3))
     if outcome == "retry" and row[0] >= max_attempts:
         outcome = "fail"

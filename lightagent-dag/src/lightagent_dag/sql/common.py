@@ -157,7 +157,7 @@ def refresh_run(store: SqlTaskGraphStore, conn: Conn, run_id: str) -> None:
     status, roots, config = row[0], loads(row[1]), loads(row[2])
     if status not in ("running", "blocked"):
         return
-    counts = dict(
+    counts: dict[str, int] = dict(
         conn.execute(
             store.q("SELECT status, COUNT(*) FROM dag_tasks WHERE run_id=:r GROUP BY status"),
             {"r": run_id},

@@ -9,6 +9,7 @@ Lease times come from the database clock, never from the worker's.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 import time
@@ -308,7 +309,7 @@ class SqlTaskGraphStore(StoreReads):
             lambda c: c.execute(self.q(sql), {"run": run_id}).scalars().all()
         )
         for rid in stalled:
-            self.transaction(lambda c, r=rid: tx.reconcile(self, c, r))
+            self.transaction(functools.partial(tx.reconcile, self, run_id=rid))
         return len(stalled)
 
     def resolve_blocker(self, run_id: str, task_id: str, reason: str | None = None) -> DAGTask:
@@ -344,7 +345,10 @@ class SqlTaskGraphStore(StoreReads):
             if isinstance(result, Claim):
                 return result
             # The task has used all its attempts: fail it (run lock first), then look again.
-            self.transaction(lambda c, r=result: tx.fail_exhausted(self, c, *r))
+            run, task, fence = result
+            self.transaction(
+                functools.partial(tx.fail_exhausted, self, run_id=run, task_id=task, fence=fence)
+            )
         return None
 
     def renew(self, claim: Claim, lease_seconds: float) -> float:

@@ -97,7 +97,7 @@ class SqlLightFlowStore:
         # Created on the first write (or a read of a store that exists), never by a read:
         # a mistyped path stays a missing store instead of becoming a new empty one.
         memory = parsed.database in (None, "", ":memory:")
-        self._file = Path(parsed.database) if self._sqlite and not memory else None
+        self._file = Path(str(parsed.database)) if self._sqlite and not memory else None
         self._ready = False
         self._ready_lock = threading.Lock()
         self._fault: FaultHook | None = None
@@ -192,10 +192,13 @@ class SqlLightFlowStore:
         row = {**keys, **values}
         if name in ("sqlite", "postgresql"):
             if name == "sqlite":
-                from sqlalchemy.dialects.sqlite import insert
+                from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+                stmt: Any = sqlite_insert(table).values(**row)
             else:
-                from sqlalchemy.dialects.postgresql import insert
-            stmt = insert(table).values(**row)
+                from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+                stmt = pg_insert(table).values(**row)
             conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=values))
             return
         cond = self._sa.and_(*(table.c[k] == v for k, v in keys.items()))
