@@ -140,8 +140,12 @@ def tool_round(
         runnable.append(call)
     if runnable:
         check_cancel(ctx)
-        # Only a durable log (a fail-closed observer) needs each call on record at once.
-        record_each = active and any(getattr(o, "fail_closed", False) for o in ctx.observers)
+        # Only a durable log (a fail-closed observer) needs each call on record at once;
+        # tracing asks for it to time each of several parallel calls.
+        record_each = active and any(
+            getattr(o, "fail_closed", False) or getattr(o, "wants_tool_finished", False)
+            for o in ctx.observers
+        )
         outcomes = yield RunTools(runnable, keys, record_each)
         for outcome in outcomes:
             err = outcome.error
