@@ -373,7 +373,9 @@ def _select_tools(
 
 def _provider(model: Any) -> str | None:
     """Who serves the model: its ``provider``, else its provider profile's name."""
-    name = getattr(model, "provider", None) or getattr(getattr(model, "profile", None), "name", None)
+    name = getattr(model, "provider", None)
+    if name is None:
+        name = getattr(getattr(model, "profile", None), "name", None)
     return name if isinstance(name, str) else None
 
 
