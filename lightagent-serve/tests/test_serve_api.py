@@ -303,3 +303,33 @@ def test_models_json_is_what_openai_clients_expect(loopback_server, serve) -> No
     body = httpx.get(f"{served.base_url}/models", headers={"Authorization": f"Bearer {KEY}"}).json()
     assert body["object"] == "list"
     assert json.loads(json.dumps(body))["data"][0]["id"] == "m1"
+
+
+def test_unknown_paths_and_methods_answer_in_openai_shape(loopback_server, serve) -> None:
+    served = serve(agent_for(loopback_server))
+    headers = {"Authorization": f"Bearer {KEY}"}
+    missing = httpx.get(f"{served.base_url}/completions", headers=headers)
+    assert missing.status_code == 404
+    assert missing.json()["error"]["type"] == "invalid_request_error"
+    wrong = httpx.get(f"{served.base_url}/chat/completions", headers=headers)
+    assert wrong.status_code == 405
+    assert "error" in wrong.json()
+
+
+def test_an_agent_that_crashes_gets_a_500_in_openai_shape(serve) -> None:
+    class Broken:
+        name = "broken"
+
+        async def arun(self, query, **options):
+            raise RuntimeError("kaput")
+
+        def astream(self, query, **options):
+            raise RuntimeError("kaput")
+
+    served = serve(Broken())
+    for stream in (False, True):
+        with pytest.raises(openai.InternalServerError) as info:
+            served.client().chat.completions.create(
+                model="broken", messages=[{"role": "user", "content": "hi"}], stream=stream
+            )
+        assert info.value.code == "LA-UNKNOWN"

@@ -22,6 +22,7 @@ from typing import Any
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import LightAgentError
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -202,7 +203,8 @@ async def _produce(
         async for event in agent.astream(query, **options):
             queue.put_nowait(event)
     except Exception as exc:  # a run that raises (bad options, a bug): still an answer
-        log.exception("streamed run failed")
+        if not isinstance(exc, LightAgentError):
+            log.exception("streamed run failed")
         queue.put_nowait(exc)
     finally:
         queue.put_nowait(_END)
@@ -286,6 +288,18 @@ async def _sse(
             token.cancel("the client disconnected")
 
 
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = getattr(exc, "status_code", 500)
+    return _error(status, str(getattr(exc, "detail", "") or exc), None)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    log.exception("request failed", exc_info=exc)
+    if isinstance(exc, LightAgentError):
+        return _run_error(exc.to_dict())
+    return _error(500, f"the server failed: {type(exc).__name__}", "LA-UNKNOWN")
+
+
 def create_app(
     agents: Mapping[str, Any], *, api_key: str | None, drain_timeout: float = 30.0
 ) -> Starlette:
@@ -308,6 +322,7 @@ def create_app(
             Route("/v1/models", server.models, methods=["GET"]),
         ],
         lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error, Exception: _server_error},
     )
     app.state.lightagent = server
     return app

@@ -43,7 +43,7 @@ def http_status(code: str | None) -> int:
 
 def error_type(status: int) -> str:
     """The OpenAI ``error.type`` for a status."""
-    if status in (400, 404, 409, 413, 422):
+    if status in (400, 404, 405, 409, 413, 422):
         return "invalid_request_error"
     if status == 401:
         return "invalid_request_error"  # what OpenAI answers for a wrong key
