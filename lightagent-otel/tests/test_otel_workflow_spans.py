@@ -159,3 +159,22 @@ def test_a_failing_dag_attempt_is_an_error_span(traced, tmp_path) -> None:
         assert span.status.status_code is StatusCode.ERROR
         assert span.attributes["lightagent.dag.outcome"] == "retry"
     assert traced.one("invoke_workflow LightDAG").status.status_code is StatusCode.ERROR
+
+
+def test_a_flow_cancelled_from_outside_still_ends_its_spans(traced) -> None:
+    import gc
+
+    import pytest
+
+    async def slow(query: str) -> str:
+        await asyncio.sleep(10)
+        return "late"
+
+    flow = LightFlow().step("wait", slow)
+    with pytest.raises(asyncio.TimeoutError):
+        asyncio.run(asyncio.wait_for(flow.arun("x"), 0.5))
+    gc.collect()
+    for name in ("invoke_workflow LightFlow", "step wait"):
+        span = traced.one(name)
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.attributes["error.type"] == "abandoned"

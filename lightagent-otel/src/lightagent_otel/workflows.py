@@ -10,6 +10,8 @@ thread are found through the ``flow_run_id``/``flow_step`` metadata LightFlow gi
 
 from __future__ import annotations
 
+import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +42,7 @@ class _Scope:
     span: Span
     context: Any
     token: Any = None
+    finalizer: Any = None
 
 
 class WorkflowSpans:
@@ -116,6 +119,8 @@ class WorkflowSpans:
         scope = self._scopes.pop(key, None)
         if scope is None:
             return
+        if scope.finalizer is not None:
+            scope.finalizer.detach()
         detach_if_current(scope.span, scope.token)
         if error is not None:
             fail(scope.span, error, ns(event))
@@ -136,6 +141,10 @@ class WorkflowSpans:
             "lightagent.flow.mode": data.get("mode"),
         }
         scope = self._start(("flow", run_id), "invoke_workflow LightFlow", parent, attrs, event)
+        try:  # a flow whose task dies before flow_end: close its spans when it is freed
+            scope.finalizer = weakref.finalize(source, self._abandon_flow, run_id)
+        except TypeError:
+            scope.finalizer = None
         if self.capture_content and data.get("query") is not None:
             message = {"role": "user", "parts": [{"type": "text", "content": data["query"]}]}
             scope.span.set_attribute(A.INPUT_MESSAGES, as_json([message]))
@@ -221,6 +230,15 @@ class WorkflowSpans:
             code = "LA-CANCELLED" if data.get("status") == "cancelled" else "LA-FLOW-AGENT-ERROR"
             error = {"code": code, "message": message}
         self._end(("flow", run_id), event, error)
+
+    def _abandon_flow(self, run_id: str) -> None:
+        event = {"timestamp": time.time()}
+        error = {"code": "abandoned", "message": "the flow run ended without flow_end"}
+        for key in [k for k in list(self._scopes) if k[0] in ("flow", "step") and k[1] == run_id]:
+            scope = self._scopes.pop(key, None)
+            if scope is not None:
+                fail(scope.span, error, ns(event))
+                scope.span.end(ns(event))
 
     # -- LightDAG --------------------------------------------------------------------
     def _dag_run_start(self, source: Any, event: dict[str, Any]) -> None:
