@@ -166,13 +166,23 @@ def test_a_flow_cancelled_from_outside_still_ends_its_spans(traced) -> None:
 
     import pytest
 
+    started = asyncio.Event()
+
     async def slow(query: str) -> str:
-        await asyncio.sleep(10)
+        started.set()
+        await asyncio.sleep(30)
         return "late"
 
     flow = LightFlow().step("wait", slow)
-    with pytest.raises(asyncio.TimeoutError):
-        asyncio.run(asyncio.wait_for(flow.arun("x"), 0.5))
+
+    async def main() -> None:
+        task = asyncio.ensure_future(flow.arun("x"))
+        await started.wait()
+        task.cancel()  # the caller gives up: no flow_end is ever emitted
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
     gc.collect()
     for name in ("invoke_workflow LightFlow", "step wait"):
         span = traced.one(name)
