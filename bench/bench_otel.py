@@ -117,6 +117,18 @@ def loop_only(
     return rows
 
 
+def busy_note(load: float) -> list[str]:
+    """A warning line when the machine was oversubscribed while measuring."""
+    cpus = os.cpu_count() or 1
+    if load <= cpus:
+        return []
+    return [
+        f"**Measured on an oversubscribed machine** (load average {load:.1f} on {cpus} CPUs): "
+        "absolute times are inflated several-fold; read the ratios, and rerun `make bench` on "
+        "a quiet machine for absolute figures.\n",
+    ]
+
+
 def main() -> None:
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 400
     on, off, shutdown = make_instrumentor()
@@ -147,6 +159,7 @@ def main() -> None:
         f"`opentelemetry-sdk` {otel_version.__version__}, `BatchSpanProcessor` with an exporter that drops "
         f"the spans; content capture off; {os.cpu_count()} CPUs, load average {load:.1f} when it ended. "
         "Per-run wall time in ms, median / p90.\n",
+        *busy_note(load),
         "| scenario | raw SDK | LightAgent | LightAgent + otel | otel / LightAgent (median) | "
         "LightAgent + otel / raw SDK (median / p90) |",
         "|---|---:|---:|---:|---:|---:|",

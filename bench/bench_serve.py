@@ -129,6 +129,18 @@ async def measure(
     return rows
 
 
+def busy_note(load: float) -> list[str]:
+    """A warning line when the machine was oversubscribed while measuring."""
+    cpus = os.cpu_count() or 1
+    if load <= cpus:
+        return []
+    return [
+        f"**Measured on an oversubscribed machine** (load average {load:.1f} on {cpus} CPUs): "
+        "absolute times are inflated several-fold; read the ratios, and rerun `make bench` on "
+        "a quiet machine for absolute figures.\n",
+    ]
+
+
 def main() -> None:
     total = int(sys.argv[1]) if len(sys.argv) > 1 else 400
     model_proc, upstream = start_server()
@@ -153,6 +165,7 @@ def main() -> None:
         f"(uvicorn {uvicorn.__version__}, Starlette {starlette.__version__}); client: `openai` "
         f"{openai.__version__} `AsyncOpenAI`; {os.cpu_count()} CPUs shared by all three processes, "
         f"load average {load:.1f} when it ended. Latency per request in ms.\n",
+        *busy_note(load),
         "| side | C | req/s | p50 ms | p95 ms | req/s vs in-process |",
         "|---|---:|---:|---:|---:|---:|",
     ]
