@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.setup-stamp
 DISTS := lightagent-core lightagent-flow lightagent-dag lightagent-mcp lightagent-rag-fts \
-         lightagent-memory-mem0 lightagent-guardrails contracts
+         lightagent-memory-mem0 lightagent-guardrails lightagent-otel lightagent-serve contracts
 PYPROJECTS := $(foreach d,$(DISTS),$(d)/pyproject.toml)
 PYTEST := $(PY) -m pytest
 

@@ -15,7 +15,19 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["import", "agent", "peers", "tools", "events", "events_peer", "flow", "dag", "dag_peer"]
+ORDER = [
+    "import",
+    "agent",
+    "peers",
+    "tools",
+    "events",
+    "events_peer",
+    "flow",
+    "dag",
+    "dag_peer",
+    "otel",
+    "serve",
+]
 
 
 def _as_section(text: str) -> str:

@@ -47,6 +47,8 @@ def main(wheelhouse: str) -> int:
         "lightagent_rag_fts",
         "lightagent_memory_mem0",
         "lightagent_guardrails",
+        "lightagent_otel",
+        "lightagent_serve",
         "lightagent_contracts",
     }
     if missing := expected - names:

@@ -39,6 +39,8 @@ DISTRIBUTIONS: dict[str, str] = {
     "lightagent-rag-fts": "lightagent_rag_fts",
     "lightagent-memory-mem0": "lightagent_memory_mem0",
     "lightagent-guardrails": "lightagent_guardrails",
+    "lightagent-otel": "lightagent_otel",
+    "lightagent-serve": "lightagent_serve",
     "lightagent-contracts": "lightagent_contracts",
 }
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"

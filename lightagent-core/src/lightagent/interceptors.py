@@ -9,12 +9,13 @@ one run only.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from lightagent.errors import PolicyError, StorageError
+from lightagent.errors import ConfigurationError, PolicyError, StorageError
 
 __all__ = [
     "CONTINUE",
@@ -24,6 +25,9 @@ __all__ = [
     "PhaseOutcome",
     "RunContext",
     "RunObserver",
+    "add_global_observer",
+    "global_observers",
+    "remove_global_observer",
 ]
 
 _log = logging.getLogger("lightagent.run")
@@ -55,7 +59,9 @@ class RunObserver(Protocol):
     """Receives every trace event of a run. Failures are recorded, never raised.
 
     An observer may also define ``async def aon_event(run, event)``; the async driver
-    awaits it instead of calling :meth:`on_event`.
+    awaits it instead of calling :meth:`on_event`. One with ``wants_tool_finished = True``
+    also gets a ``tool_finished`` event the moment each tool call returns (tracing uses
+    it to time parallel calls; durable logs get it anyway).
     """
 
     def on_event(self, run: RunContext, event: dict[str, Any]) -> None:
@@ -80,6 +86,43 @@ class PhaseOutcome:
 
 #: The shared "nothing to do" answer (never mutate it).
 CONTINUE = PhaseOutcome()
+
+# Process-wide observers (instrumentation). A tuple, replaced whole under the lock, so
+# a run reads it without locking.
+_GLOBAL_OBSERVERS: tuple[Any, ...] = ()
+_GLOBAL_LOCK = threading.Lock()
+
+
+def add_global_observer(observer: Any) -> None:
+    """Hand the events of every run started from now on, in this process, to ``observer``.
+
+    The seam for instrumentation (OpenTelemetry, metrics): each new agent run attaches
+    it as if passed to ``LightAgent(observers=...)``, and LightFlow runs and LightDAG
+    attempts call its ``on_event(source, event)`` with their events too. Failures are
+    isolated like any observer's. Adding the same object twice has no effect; runs
+    already started keep the observers they began with.
+    """
+    global _GLOBAL_OBSERVERS
+    if not callable(getattr(observer, "on_event", None)):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"a run observer needs on_event(run, event), got {type(observer).__name__}",
+        )
+    with _GLOBAL_LOCK:
+        if not any(o is observer for o in _GLOBAL_OBSERVERS):
+            _GLOBAL_OBSERVERS = (*_GLOBAL_OBSERVERS, observer)
+
+
+def remove_global_observer(observer: Any) -> None:
+    """Stop handing new runs to ``observer`` (no error when it was not added)."""
+    global _GLOBAL_OBSERVERS
+    with _GLOBAL_LOCK:
+        _GLOBAL_OBSERVERS = tuple(o for o in _GLOBAL_OBSERVERS if o is not observer)
+
+
+def global_observers() -> tuple[Any, ...]:
+    """The observers added with :func:`add_global_observer`, in the order added."""
+    return _GLOBAL_OBSERVERS
 
 
 @runtime_checkable

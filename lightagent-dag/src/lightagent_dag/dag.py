@@ -16,6 +16,7 @@ from typing import Any
 from lightagent_dag.artifacts import ArtifactStore, LocalArtifactStore
 from lightagent_dag.errors import DAGError, DAGFencedError
 from lightagent_dag.executor import AttemptRunner
+from lightagent_dag.observe import notify
 from lightagent_dag.records import DAGEvent, DAGRun, DAGRunResult, DAGTask
 from lightagent_dag.specs import DAGConfig, TaskSpec, coerce_specs
 from lightagent_dag.sql.store import SqliteTaskGraphStore, SqlTaskGraphStore
@@ -264,20 +265,36 @@ class LightDAG:
         )
         stop = asyncio.Event()
         keeper = asyncio.create_task(self._keep_scheduler_lease(run_id, epoch, stop))
+        started = {"run_id": run_id, "tenant_id": run.tenant_id, "project_id": run.project_id}
+        notify(self, "dag_run_start", started, run_id=run_id)
+        ended: dict[str, Any] = {"status": "interrupted"}
         try:
-            await self.runner().pool(
-                run_id=run_id, concurrency=concurrency or self.config.max_concurrency, stop=stop
-            )
-        finally:
-            keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await keeper
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(
-                    self.store.release_scheduler_lease, run_id, self.scheduler_id, epoch
+            try:
+                await self.runner().pool(
+                    run_id=run_id, concurrency=concurrency or self.config.max_concurrency, stop=stop
                 )
-        await asyncio.to_thread(self._mirror_events, run_id)
-        return await asyncio.to_thread(self.result, run_id)
+            finally:
+                keeper.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await keeper
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(
+                        self.store.release_scheduler_lease, run_id, self.scheduler_id, epoch
+                    )
+            await asyncio.to_thread(self._mirror_events, run_id)
+            result = await asyncio.to_thread(self.result, run_id)
+            ended = {
+                "status": result.status.value,
+                "success": result.success,
+                "reason": result.reason,
+                "errors": {
+                    k: v.get("code") if isinstance(v, dict) else str(v)
+                    for k, v in result.errors.items()
+                },
+            }
+            return result
+        finally:
+            notify(self, "dag_run_end", {**started, **ended}, run_id=run_id)
 
     async def _keep_scheduler_lease(self, run_id: str, epoch: int, stop: asyncio.Event) -> None:
         ttl = self.config.scheduler_lease_seconds

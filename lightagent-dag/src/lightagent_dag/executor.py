@@ -21,6 +21,7 @@ from lightagent.errors import LightAgentError, PolicyError, StorageError
 
 from lightagent_dag.artifacts import ArtifactStore
 from lightagent_dag.errors import DAGError, DAGFencedError, DAGLimitError
+from lightagent_dag.observe import attempt_data, notify
 from lightagent_dag.records import Claim, VerificationReport, VerificationRequest
 from lightagent_dag.specs import DAGConfig, canonical_digest
 from lightagent_dag.sql.store import SqlTaskGraphStore
@@ -159,25 +160,38 @@ class AttemptRunner:
     async def run_attempt(self, claim: Claim) -> None:
         """Run one claimed attempt to its end; fenced-out attempts stop and write nothing."""
         fenced = threading.Event()
+        # Before the body task exists: instrumentation may make its span current here,
+        # and the body (with the worker and any agent it runs) inherits that context.
+        notify(self, "dag_task_start", attempt_data(claim, self.worker_id), run_id=claim.run_id)
+        result: dict[str, Any] = {"outcome": "cancelled"}
         body = asyncio.create_task(self._attempt(claim, fenced))
         beat = asyncio.create_task(self._heartbeat(claim, fenced, body))
         if self.on_attempt:
             self.on_attempt("started", claim)
         try:
-            await body
+            result = await body
         except asyncio.CancelledError:
             if not fenced.is_set():
                 raise
         except DAGFencedError:
             fenced.set()
-        except Exception:  # a bug in our own code: never kill the pool, leave a trace
+        except Exception as exc:  # a bug in our own code: never kill the pool, leave a trace
+            result = {"outcome": "crashed", "error": _error(exc)}
             log.exception("dag worker %s: attempt %s crashed", self.worker_id, claim.attempt_id)
         finally:
             beat.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await beat
+            if fenced.is_set():
+                result = {"outcome": "fenced"}
             if self.on_attempt:
                 self.on_attempt("fenced" if fenced.is_set() else "finished", claim)
+            notify(
+                self,
+                "dag_task_end",
+                {**attempt_data(claim, self.worker_id), **result},
+                run_id=claim.run_id,
+            )
 
     async def _heartbeat(
         self, claim: Claim, fenced: threading.Event, body: asyncio.Task[None]
@@ -265,7 +279,8 @@ class AttemptRunner:
     async def _store(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
 
-    async def _attempt(self, claim: Claim, fenced: threading.Event) -> None:
+    async def _attempt(self, claim: Claim, fenced: threading.Event) -> dict[str, Any]:
+        """Run the attempt; returns ``{outcome, error?}`` for instrumentation."""
         cfg = DAGConfig.from_dict(claim.run.config)
         try:
             security = self._security_context(claim)
@@ -298,7 +313,7 @@ class AttemptRunner:
                     f"no verifier registered for key {missing[0]!r} here",
                 )
                 await self._store(self.store.reject, claim, _error(err), outcome="block")
-                return
+                return {"outcome": "blocked", "error": _error(err)}
             worker = self.workers.create(claim.task.spec.worker_key, context)
             try:
                 outcome = normalize_task_outcome(await self._execute(worker, context, cfg))
@@ -314,14 +329,17 @@ class AttemptRunner:
                 )
             if outcome.kind is TaskOutcomeKind.BLOCKED:
                 await self._store(self.store.block, claim, outcome.blocker or "blocked")
-                return
+                return {"outcome": "blocked"}
             if outcome.kind is TaskOutcomeKind.DECOMPOSITION:
                 verifier_key = claim.task.spec.decomposer_key or verifier_key
             verifier = self.verifiers[verifier_key]
             if outcome.kind is TaskOutcomeKind.DECOMPOSITION:
-                await self._decomposition(claim, cfg, outcome, verifier, security, deps)
+                verdict = await self._decomposition(claim, cfg, outcome, verifier, security, deps)
             else:
-                await self._candidate(claim, cfg, outcome, verifier, security, deps, context)
+                verdict = await self._candidate(
+                    claim, cfg, outcome, verifier, security, deps, context
+                )
+            return {"outcome": verdict}
         except DAGFencedError:
             raise
         except asyncio.CancelledError:
@@ -329,11 +347,13 @@ class AttemptRunner:
         except PolicyError as exc:
             # A permission denial does not heal by retrying.
             await self._store(self.store.reject, claim, _error(exc), outcome="fail")
+            return {"outcome": "failed", "error": _error(exc)}
         except Exception as exc:
             failed = claim.task.attempts
             await self._store(
                 self.store.reject, claim, _error(exc), outcome="retry", backoff=cfg.backoff(failed)
             )
+            return {"outcome": "retry", "error": _error(exc)}
 
     async def _execute(self, worker: Any, context: TaskContext, cfg: DAGConfig) -> Any:
         if cfg.task_timeout_seconds is None:
@@ -385,7 +405,7 @@ class AttemptRunner:
         security: Any,
         deps: Mapping[str, bytes],
         context: TaskContext,
-    ) -> None:
+    ) -> str:
         content = outcome.content_bytes()
         if len(content) > cfg.max_artifact_bytes:
             raise DAGError(
@@ -437,8 +457,9 @@ class AttemptRunner:
             and report.input_snapshot_hash == request.input_snapshot_hash
         ):
             await self._store(self.store.publish, claim, manifest, report.to_dict())
-            return
+            return "verified"
         await self._rejected(claim, cfg, report)
+        return "rejected"
 
     async def _rejected(self, claim: Claim, cfg: DAGConfig, report: VerificationReport) -> None:
         outcome = "block" if report.verdict is VerificationVerdict.INCONCLUSIVE else "retry"
@@ -464,7 +485,7 @@ class AttemptRunner:
         verifier: Any,
         security: Any,
         deps: Mapping[str, bytes],
-    ) -> None:
+    ) -> str:
         proposal = outcome.decomposition
         if not proposal.parent_task_id:
             from dataclasses import replace
@@ -488,5 +509,6 @@ class AttemptRunner:
         report = await self._verify(verifier, request)
         if report.verdict is not VerificationVerdict.PASS:
             await self._rejected(claim, cfg, report)
-            return
+            return "rejected"
         await self._store(self.store.accept_decomposition, claim, proposal, report.to_dict())
+        return "decomposed"

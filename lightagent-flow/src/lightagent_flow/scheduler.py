@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lightagent.errors import PolicyError
+from lightagent.interceptors import global_observers
 
 from lightagent_flow.execution import StepExecution, summarize
 from lightagent_flow.hooks import FlowHookRunner
@@ -101,9 +103,11 @@ class FlowRun(StepExecution):
         self.trace.append(event)
         if self.session is not None:
             self._unsent.append(event)
-        for observer in self.observers:
+        handlers = [getattr(o, "on_event", o) for o in self.observers]
+        # Process-wide instrumentation gets the RunObserver call shape: (source, event).
+        handlers.extend(functools.partial(o.on_event, self) for o in global_observers())
+        for handler in handlers:
             try:
-                handler = getattr(observer, "on_event", observer)
                 handler(event)
             except Exception as exc:
                 self._seq += 1

@@ -64,6 +64,9 @@ class ScriptedModel:
     agent's ``provider="scripted"`` builds one (queue replies with ``agent.model.add``).
     """
 
+    #: The provider name tracing reports for this model.
+    provider = "scripted"
+
     def __init__(
         self,
         replies: Iterable[Reply] | ReplyFn = (),

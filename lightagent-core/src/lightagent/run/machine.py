@@ -76,6 +76,7 @@ def run_machine(spec: RunSpec) -> Machine:
                     "idempotency_key": ctx.idempotency_key,
                     "session_id": ctx.session_id,
                     "model": getattr(spec.model, "name", None),
+                    "provider": _provider(spec.model),
                     "resumed": spec.initial_messages is not None,
                 },
             )
@@ -203,6 +204,7 @@ def run_machine(spec: RunSpec) -> Machine:
                         "reasoning_content": response.reasoning_content,
                         "message": assistant,
                         "finish_reason": response.finish_reason,
+                        "response_model": response.model,
                         "usage": response.usage.to_dict() if response.usage else None,
                         "latency_ms": round((time.perf_counter() - t0) * 1000, 3),
                         "attempts": getattr(response, "attempts", 1),
@@ -409,6 +411,14 @@ def _select_tools(
         else:
             response_format = out.response_format()
     return tools or None, tool_choice, response_format
+
+
+def _provider(model: Any) -> str | None:
+    """Who serves the model: its ``provider``, else its provider profile's name."""
+    name = getattr(model, "provider", None)
+    if name is None:
+        name = getattr(getattr(model, "profile", None), "name", None)
+    return name if isinstance(name, str) else None
 
 
 def _bump_retry(spec: RunSpec, st: RunState, phase: str) -> None:

@@ -41,6 +41,13 @@ UNAVAILABLE: dict[str, Any] = {
 }
 
 
+#: Where a refused parameter's job is done instead, when somewhere already does it.
+_HINTS = {
+    "tracetools": "Trace to Langfuse or any OpenTelemetry backend with lightagent-otel: "
+    "LightAgentInstrumentor().instrument(tracer_provider=...) (docs/observability.md).",
+}
+
+
 def check_unavailable(values: dict[str, Any]) -> None:
     """Refuse a non-default value for a parameter whose subsystem does not exist yet."""
     for name, default in UNAVAILABLE.items():
@@ -52,7 +59,10 @@ def check_unavailable(values: dict[str, Any]) -> None:
         raise ConfigurationError(
             "LA-CONFIG",
             f"LightAgent({name}=...) is not available in lightagent-core 0.1",
-            hint=f"Leave {name} at its default ({default!r}); this subsystem ships in a later version or a plugin.",
+            hint=_HINTS.get(
+                name,
+                f"Leave {name} at its default ({default!r}); this subsystem ships in a later version or a plugin.",
+            ),
             details={"parameter": name},
         )
 

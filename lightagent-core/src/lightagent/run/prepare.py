@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lightagent.errors import ConfigurationError
-from lightagent.interceptors import RunContext
+from lightagent.interceptors import RunContext, global_observers
 from lightagent.run.ids import new_id
 from lightagent.run.options import check_result_format, positive_int, refuse_unknown, resolve_tool
 from lightagent.run.spec import RunSpec
@@ -138,6 +138,9 @@ def build_spec(
     )
     if agent._observers:
         ctx.observers.extend(agent._observers)
+    instrumentation = global_observers()
+    if instrumentation:
+        ctx.observers.extend(instrumentation)
     binding = None
     load_history = False
     if session_id is not None and agent._session_store_spec is not None:

@@ -140,8 +140,12 @@ def tool_round(
         runnable.append(call)
     if runnable:
         check_cancel(ctx)
-        # Only a durable log (a fail-closed observer) needs each call on record at once.
-        record_each = active and any(getattr(o, "fail_closed", False) for o in ctx.observers)
+        # Only a durable log (a fail-closed observer) needs each call on record at once;
+        # tracing asks for it to time each of several parallel calls.
+        record_each = active and any(
+            getattr(o, "fail_closed", False) or getattr(o, "wants_tool_finished", False)
+            for o in ctx.observers
+        )
         if spec.dispatcher is None:
             # A run without tools: whatever the model calls does not exist. It hears so and
             # the run goes on, exactly as for an unknown name next to real tools.
