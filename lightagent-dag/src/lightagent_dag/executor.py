@@ -194,7 +194,7 @@ class AttemptRunner:
             )
 
     async def _heartbeat(
-        self, claim: Claim, fenced: threading.Event, body: asyncio.Task[None]
+        self, claim: Claim, fenced: threading.Event, body: asyncio.Task[Any]
     ) -> None:
         ttl = self.config.task_lease_seconds
         every = self.config.heartbeat_seconds
