@@ -11,8 +11,11 @@ from lightagent._version import __version__
 
 # No `typing` import here: it costs more than the rest of this module together.
 
-# Public name -> module that defines it. The one place that says where each name lives.
-_EXPORTS: dict[str, str] = {
+# Public name -> where it lives: the one place that says so. A string is a module of this
+# distribution; ("module", "distribution", "extra") a name another distribution provides:
+# without it installed, using the name raises MissingExtraError (LA-MISSING-EXTRA) naming
+# `pip install 'lightagent-core[extra]'`. Add a row to export a plugin's name from here.
+_EXPORTS: dict[str, str | tuple[str, str, str]] = {
     # kernel
     "hookimpl": "lightagent.hookspecs",
     "hookspec": "lightagent.hookspecs",
@@ -34,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "CancelledError": "lightagent.errors",
     "StorageError": "lightagent.errors",
     "PluginError": "lightagent.errors",
+    "MissingExtraError": "lightagent.errors",
     "ERROR_TAXONOMY": "lightagent.errors",
     "classify_exception": "lightagent.errors",
     # agent loop
@@ -144,9 +148,9 @@ _EXPORTS: dict[str, str] = {
     "InMemoryReviewStore": "lightagent.review",
     "JsonReviewStore": "lightagent.review",
     "SqlReviewStore": "lightagent.review",
-    # ecosystem
-    "ConnectorManifest": "lightagent.connectors.manifest",
-    "validate_connector": "lightagent.connectors.validate",
+    # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
+    "ConnectorManifest": "lightagent.manifest",
+    "validate_connector": ("lightagent_contracts", "lightagent-contracts", "contracts"),
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -15,6 +15,7 @@ __all__ = [
     "ConfigurationError",
     "ErrorInfo",
     "LightAgentError",
+    "MissingExtraError",
     "ModelError",
     "PluginError",
     "PolicyError",
@@ -161,6 +162,16 @@ class PluginError(LightAgentError):
 
     default_code = "LA-PLUGIN"
     family = "plugin"
+
+
+class MissingExtraError(PluginError, ImportError):
+    """An optional distribution or dependency is not installed (``LA-MISSING-EXTRA``).
+
+    Also an ``ImportError``, so ``from lightagent import Name`` fails the usual way; the
+    message and ``details["install"]`` name the ``pip install`` line.
+    """
+
+    default_code = "LA-MISSING-EXTRA"
 
 
 _STATUS_CODES = {400, 401, 403, 404, 408, 413, 429, 500, 503}
