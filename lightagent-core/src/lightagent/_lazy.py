@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from typing import Any, Union, cast
+from typing import Any, cast
 
 __all__ = ["Export", "import_extra", "lazy_exports", "missing_extra"]
 
 #: ``"module"`` or ``("module", "distribution", "extra")``.
-Export = Union[str, tuple[str, str, str]]
+Export = str | tuple[str, str, str]
 
 
 def missing_extra(what: str, distribution: str, extra: str) -> Exception:

@@ -14,7 +14,6 @@ exception, an invalid result or a timeout.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Iterable
 from dataclasses import replace
@@ -57,8 +56,8 @@ from lightagent.control.hook_types import (
     normalize_hook_result,
 )
 from lightagent.control.policy_hook import PolicyHook
+from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ConfigurationError
-from lightagent.policy import run_coroutine_sync
 
 __all__ = [
     "AFTER_FLOW_STEP",
@@ -202,33 +201,32 @@ class HookManager:
         """Whether some hook explicitly declares ``phase`` (used to decide on stream hold-back)."""
         return any(_declares(hook, phase) for hook in self.hooks)
 
-    def run(self, ctx: HookContext) -> HookDecision:
-        """Run the chain from sync code."""
+    def steps(self, ctx: HookContext) -> Decider[HookDecision]:
+        """The chain for ``ctx.phase`` as a decider (:mod:`lightagent.deciders`)."""
         fold = _Fold(ctx)
         for hook in list(self.hooks):
-            if isinstance(hook, PolicyHook):
+            decider = _hook_steps(hook, ctx.phase)
+            if decider is not None:
                 if not hook.applies(ctx.phase):
                     continue
-                decision = hook(fold.context())
-            elif _is_decider(hook):
-                if not hook.applies(ctx.phase):
-                    continue
-                try:
-                    decision = normalize_hook_result(hook(fold.context()))
-                except Exception as exc:
-                    stop = fold.failed(hook, exc)
-                    if stop is not None:
-                        return stop
-                    continue
+                if isinstance(hook, PolicyHook):  # fails closed on its own: never raises
+                    decision = yield from decider(fold.context())
+                else:
+                    try:
+                        decision = normalize_hook_result((yield from decider(fold.context())))
+                    except Exception as exc:
+                        stop = fold.failed(hook, exc)
+                        if stop is not None:
+                            return stop
+                        continue
             else:
-                fn = _target(hook, ctx.phase)
-                if fn is None:
+                twin = _is_decider(hook)  # a sync __call__ and an async acall
+                fn = hook if twin else _target(hook, ctx.phase)
+                if fn is None or (twin and not hook.applies(ctx.phase)):
                     continue
                 try:
-                    result = fn(fold.context())
-                    if inspect.isawaitable(result):
-                        result = run_coroutine_sync(_await(result))
-                    decision = normalize_hook_result(result)
+                    call = Call(fn, (fold.context(),), afn=hook.acall if twin else None)
+                    decision = normalize_hook_result((yield call))
                 except Exception as exc:
                     stop = fold.failed(hook, exc)
                     if stop is not None:
@@ -239,42 +237,19 @@ class HookManager:
                 return final
         return fold.result()
 
+    def run(self, ctx: HookContext) -> HookDecision:
+        """Run the chain from sync code."""
+        return decide(self.steps(ctx))
+
     async def arun(self, ctx: HookContext) -> HookDecision:
         """Run the chain from async code."""
-        fold = _Fold(ctx)
-        for hook in list(self.hooks):
-            if isinstance(hook, PolicyHook):
-                if not hook.applies(ctx.phase):
-                    continue
-                decision = await hook.acall(fold.context())
-            elif _is_decider(hook):
-                if not hook.applies(ctx.phase):
-                    continue
-                try:
-                    decision = normalize_hook_result(await hook.acall(fold.context()))
-                except Exception as exc:
-                    stop = fold.failed(hook, exc)
-                    if stop is not None:
-                        return stop
-                    continue
-            else:
-                fn = _target(hook, ctx.phase)
-                if fn is None:
-                    continue
-                try:
-                    result = fn(fold.context())
-                    if inspect.isawaitable(result):
-                        result = await result
-                    decision = normalize_hook_result(result)
-                except Exception as exc:
-                    stop = fold.failed(hook, exc)
-                    if stop is not None:
-                        return stop
-                    continue
-            final = fold.add(hook, decision)
-            if final is not None:
-                return final
-        return fold.result()
+        return await adecide(self.steps(ctx))
+
+
+def _hook_steps(hook: Any, phase: str) -> Any:
+    """The decider method of a hook object that is written as one (``steps(ctx)``)."""
+    steps = getattr(hook, "steps", None)
+    return steps if callable(steps) and callable(getattr(hook, "applies", None)) else None
 
 
 def _safe_text(text: str) -> str:
@@ -290,7 +265,3 @@ def _safe_text(text: str) -> str:
 def _is_decider(hook: Any) -> bool:
     """A hook object with ``applies(phase)``, sync ``__call__`` and async ``acall`` (e.g. HumanApprovalHook)."""
     return callable(getattr(hook, "acall", None)) and callable(getattr(hook, "applies", None))
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable

@@ -18,6 +18,7 @@ from lightagent.control.specs import (
     _maybe_await,
     _specs_of,
 )
+from lightagent.deciders import adecide
 from lightagent.errors import ConfigurationError, PluginError, ToolError
 
 __all__ = ["CapabilityRegistry"]
@@ -342,16 +343,18 @@ class CapabilityRegistry:
 
                 self._approver = _approval_hook(self.approval)
             approver = self._approver
-        return await gate._adrive(
-            spec,
-            provider_name,
-            args,
-            context,
-            approval_token,
-            resource,
-            approval_id,
-            scoped,
-            approver,
+        return await adecide(
+            gate.steps(
+                spec,
+                provider_name,
+                args,
+                context,
+                approval_token,
+                resource,
+                approval_id,
+                scoped,
+                approver,
+            )
         )
 
 

@@ -8,15 +8,14 @@ closed), the token is consumed and an audit event is written. Denials raise type
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from lightagent.capabilities import CapabilitySpec
 from lightagent.control.hook_types import HookContext, HookDecision
+from lightagent.control.specs import CapabilitySpec
 from lightagent.control.tokens import (
     ApprovalToken,
     InMemoryTokenLedger,
@@ -24,8 +23,9 @@ from lightagent.control.tokens import (
     canonical_digest,
     default_ledger,
 )
+from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ApprovalError, ConfigurationError, LightAgentError, PolicyError
-from lightagent.policy import PolicyDecision, PolicyRequest
+from lightagent.policy import PolicyDecision, PolicyRequest, policy_steps
 
 __all__ = ["CAPABILITY_APPROVAL_ACTION", "CapabilityGate"]
 
@@ -61,7 +61,7 @@ class CapabilityGate:
         self._key = key
         self.approval = _approval_hook(approval)
 
-    # -- the decision path (written once; authorize and authorize_sync perform its effects)
+    # -- the decision path (written once; authorize and authorize_sync drive it) --------
     def _precheck(
         self,
         spec: CapabilitySpec,
@@ -134,14 +134,15 @@ class CapabilityGate:
         approval_id: str | None,
         scoped: bool,
         approver: Any = None,
-    ) -> Generator[tuple[Any, ...], Any, PolicyDecision]:
-        """The decision as a generator of effects: ``policy``, ``approve`` and ``consume``."""
+    ) -> Decider[PolicyDecision]:
+        """The decision as a decider (:mod:`lightagent.deciders`): policies, approval and
+        the token's consumption are the calls it yields."""
         approver = approver if approver is not None else self.approval
         token_ok = self._precheck(spec, args, context, approval_token, resource, scoped, approver)
         decision = PolicyDecision.allow()
         if self.policy_engine is not None:
-            decision = yield (
-                "policy",
+            decision = yield from policy_steps(
+                self.policy_engine,
                 self._policy_request(spec, provider_name, args, context, token_ok),
             )
         if not decision.allowed:
@@ -155,13 +156,15 @@ class CapabilityGate:
                 raise _no_approval(spec, reason)
             current = dict(decision.arguments) if decision.arguments is not None else args
             ctx = self._approval_context(spec, current, context, approval_id)
-            verdict = yield ("approve", approver, ctx, reason)
+            verdict = yield from approver.steps(ctx, force=True, reason=reason)
             edited = _approved(verdict, spec)
             if edited is not None:
                 decision = replace(decision, arguments=edited)
             decision = replace(decision, requires_approval=False)
         if approval_token is not None:
-            yield ("consume", approval_token)
+            # a durable ledger does I/O: on an event loop it runs in a worker thread
+            durable = not isinstance(self.ledger, InMemoryTokenLedger)
+            yield Call(approval_token.consume, (self.ledger,), offload=durable)
         return self._allowed(decision, spec, provider_name, args, context, resource)
 
     def _approval_context(
@@ -230,8 +233,10 @@ class CapabilityGate:
         ``approval_id`` names a resolved request of this gate's ``approval`` store (the
         ``request_id`` of an earlier ``LA-APPROVAL-PENDING``).
         """
-        return await self._adrive(
-            spec, provider_name, arguments, context, approval_token, resource, approval_id, True
+        return await adecide(
+            self.steps(
+                spec, provider_name, arguments, context, approval_token, resource, approval_id
+            )
         )
 
     def authorize_sync(
@@ -246,73 +251,40 @@ class CapabilityGate:
         approval_id: str | None = None,
     ) -> PolicyDecision:
         """Sync form of :meth:`authorize`."""
-        args = dict(arguments or {})
-        gen = self._decide(
-            spec, provider_name, args, context, approval_token, resource, approval_id, True
+        return decide(
+            self.steps(
+                spec, provider_name, arguments, context, approval_token, resource, approval_id
+            )
         )
-        try:
-            value: Any = None
-            while True:
-                try:
-                    effect = gen.send(value)
-                except StopIteration as stop:
-                    return stop.value
-                kind = effect[0]
-                if kind == "policy":
-                    assert self.policy_engine is not None  # the decider asks only when set
-                    value = self.policy_engine.evaluate_sync(effect[1])
-                elif kind == "approve":
-                    value = effect[1].decide(effect[2], force=True, reason=effect[3])
-                else:
-                    effect[1].consume(self.ledger)
-                    value = None
-        except LightAgentError as exc:
-            self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
-            raise
 
-    async def _adrive(
+    def steps(
         self,
         spec: CapabilitySpec,
-        provider_name: str,
-        arguments: Mapping[str, Any] | None,
-        context: Any,
-        approval_token: ApprovalToken | None,
-        resource: str | None,
-        approval_id: str | None,
-        scoped: bool,
+        provider_name: str = "",
+        arguments: Mapping[str, Any] | None = None,
+        context: Any = None,
+        approval_token: ApprovalToken | None = None,
+        resource: str | None = None,
+        approval_id: str | None = None,
+        scoped: bool = True,
         approver: Any = None,
-    ) -> PolicyDecision:
+    ) -> Decider[PolicyDecision]:
+        """:meth:`authorize` as a decider; a denial is audited, then raised."""
         args = dict(arguments or {})
-        gen = self._decide(
-            spec,
-            provider_name,
-            args,
-            context,
-            approval_token,
-            resource,
-            approval_id,
-            scoped,
-            approver,
-        )
         try:
-            value: Any = None
-            while True:
-                try:
-                    effect = gen.send(value)
-                except StopIteration as stop:
-                    return stop.value
-                kind = effect[0]
-                if kind == "policy":
-                    assert self.policy_engine is not None  # the decider asks only when set
-                    value = await self.policy_engine.evaluate(effect[1])
-                elif kind == "approve":
-                    value = await effect[1].adecide(effect[2], force=True, reason=effect[3])
-                else:
-                    if isinstance(self.ledger, InMemoryTokenLedger):
-                        effect[1].consume(self.ledger)
-                    else:  # a durable ledger does I/O: keep it off the event loop
-                        await asyncio.to_thread(effect[1].consume, self.ledger)
-                    value = None
+            return (
+                yield from self._decide(
+                    spec,
+                    provider_name,
+                    args,
+                    context,
+                    approval_token,
+                    resource,
+                    approval_id,
+                    scoped,
+                    approver,
+                )
+            )
         except LightAgentError as exc:
             self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
             raise

@@ -1,9 +1,9 @@
 """The loop's interceptor: hooks, guardrails, policy and human approval on one decision path.
 
 :func:`build_interceptor` is what ``LightAgent`` calls (seam S3). The phase logic is
-written once as a generator of effects (run hooks, run a guardrail stage, evaluate policy,
-pass the security gate, ask for approval); a sync and an async driver perform them, so
-``run`` never starts an event loop and ``arun`` never blocks one on our account.
+written once as a decider (:mod:`lightagent.deciders`) composed of the hooks', guardrails',
+policy's, gate's and approval's own deciders; the sync and the async driver of that module
+perform its calls, so ``arun`` never blocks the event loop on our account.
 
 Every decision leaves an event through ``run.emit``: ``hook_decision`` for each hook,
 guardrail and policy verdict that is not a plain continue, ``approval_*`` for approvals
@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Generator, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 from lightagent.capabilities import CapabilityRisk, CapabilitySpec
 from lightagent.control.stream import OutputScreen
+from lightagent.deciders import Decider, adecide, decide
 from lightagent.errors import ConfigurationError, LightAgentError
 from lightagent.guardrails import GuardrailManager, GuardrailOutcome
 from lightagent.hooks import HookContext, HookDecision, HookManager
 from lightagent.interceptors import PhaseOutcome
-from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest
+from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest, policy_steps
 from lightagent.review.models import argument_digest
 
 __all__ = ["ControlInterceptor", "build_interceptor"]
@@ -108,60 +109,11 @@ class ControlInterceptor:
 
     def on_phase_sync(self, run: Any, phase: str, payload: dict[str, Any]) -> PhaseOutcome:
         """Decide on ``phase`` from the sync driver."""
-        gen = self._phase(run, phase, payload)
-        value: Any = None
-        while True:
-            try:
-                effect = gen.send(value)
-            except StopIteration as stop:
-                return stop.value
-            value = self._perform_sync(effect)
+        return decide(self._phase(run, phase, payload))
 
     async def on_phase(self, run: Any, phase: str, payload: dict[str, Any]) -> PhaseOutcome:
         """Decide on ``phase`` from the async driver."""
-        gen = self._phase(run, phase, payload)
-        value: Any = None
-        while True:
-            try:
-                effect = gen.send(value)
-            except StopIteration as stop:
-                return stop.value
-            value = await self._perform_async(effect)
-
-    # -- effects --------------------------------------------------------------------------
-    def _perform_sync(self, effect: tuple[Any, ...]) -> Any:
-        kind = effect[0]
-        if kind == "hooks":
-            return self.hooks.run(effect[1])
-        if kind == "guard":
-            return self.guardrails.run(effect[1], effect[2], effect[3])
-        if kind == "policy":
-            return self.policy_engine.evaluate_sync(effect[1])
-        if kind == "gate":
-            try:
-                return effect[1].authorize_sync(*effect[2:])
-            except LightAgentError as exc:
-                return exc
-        if kind == "approve":
-            return self.approval.decide(effect[1], force=True, reason=effect[2])
-        raise AssertionError(kind)  # pragma: no cover
-
-    async def _perform_async(self, effect: tuple[Any, ...]) -> Any:
-        kind = effect[0]
-        if kind == "hooks":
-            return await self.hooks.arun(effect[1])
-        if kind == "guard":
-            return await self.guardrails.arun(effect[1], effect[2], effect[3])
-        if kind == "policy":
-            return await self.policy_engine.evaluate(effect[1])
-        if kind == "gate":
-            try:
-                return await effect[1].authorize(*effect[2:])
-            except LightAgentError as exc:
-                return exc
-        if kind == "approve":
-            return await self.approval.adecide(effect[1], force=True, reason=effect[2])
-        raise AssertionError(kind)  # pragma: no cover
+        return await adecide(self._phase(run, phase, payload))
 
     # -- per-run state --------------------------------------------------------------------
     def _state(self, run: Any) -> dict[str, Any]:
@@ -191,9 +143,7 @@ class ControlInterceptor:
         )
 
     # -- the phase logic (sans-IO) --------------------------------------------------------
-    def _phase(
-        self, run: Any, phase: str, payload: dict[str, Any]
-    ) -> Generator[Any, Any, PhaseOutcome]:
+    def _phase(self, run: Any, phase: str, payload: dict[str, Any]) -> Decider[PhaseOutcome]:
         ctx = self._hook_ctx(run, phase, payload)
         stage = _GUARD_STAGE.get(phase)
         if stage is not None:
@@ -241,13 +191,13 @@ class ControlInterceptor:
             or ctx.security_context is not None
         )
 
-    def _hook_phase(self, ctx: HookContext) -> Generator[Any, Any, PhaseOutcome]:
+    def _hook_phase(self, ctx: HookContext) -> Decider[PhaseOutcome]:
         if not self.hooks.hooks:
             return _CONTINUE
-        decision: HookDecision = yield ("hooks", ctx)
+        decision: HookDecision = yield from self.hooks.steps(ctx)
         return _to_outcome(decision, ctx.phase)
 
-    def _guard_phase(self, ctx: HookContext, stage: str) -> Generator[Any, Any, PhaseOutcome]:
+    def _guard_phase(self, ctx: HookContext, stage: str) -> Decider[PhaseOutcome]:
         guards = getattr(self.guardrails, f"{stage}_guardrails")
         if not guards:
             return _CONTINUE
@@ -258,7 +208,7 @@ class ControlInterceptor:
             value = payload.get("content")
         else:
             value = {"tool_name": payload.get("tool_name"), "arguments": payload.get("arguments")}
-        result: GuardrailOutcome = yield ("guard", stage, value, ctx)
+        result: GuardrailOutcome = yield from self.guardrails.steps(stage, value, ctx)
         hook = f"{stage}_guardrails"
         for event in result.events:
             ctx.emit(
@@ -280,7 +230,7 @@ class ControlInterceptor:
         new_args = result.value.get("arguments") if isinstance(result.value, dict) else result.value
         return PhaseOutcome("replace", {**payload, "arguments": new_args})
 
-    def _policy_phase(self, ctx: HookContext) -> Generator[Any, Any, PhaseOutcome]:
+    def _policy_phase(self, ctx: HookContext) -> Decider[PhaseOutcome]:
         payload = ctx.payload or {}
         name = str(payload.get("tool_name"))
         args: dict[str, Any] = (
@@ -299,15 +249,9 @@ class ControlInterceptor:
             # Policies run on their own step below (once); the gate checks the context and audits.
             gate = CapabilityGate(self.capability_registry, audit=ctx.emitter)
             gate.policy_engine = None
-            denied = yield (
-                "gate",
-                gate,
-                replace(spec, requires_approval=False),
-                "tools",
-                args,
-                bound,
-            )
-            if isinstance(denied, LightAgentError):
+            try:
+                yield from gate.steps(replace(spec, requires_approval=False), "tools", args, bound)
+            except LightAgentError as denied:
                 self._policy_event(ctx, "block", denied.message, "capability_gate")
                 return PhaseOutcome("block", None, denied.message, {"code": denied.code})
         if self.policy_engine is None:
@@ -315,7 +259,7 @@ class ControlInterceptor:
                 return (yield from self._approve(ctx, f"{spec.name} requires approval"))
             return _CONTINUE
         request = PolicyRequest(spec, "tools", dict(args), context or _RunView(ctx))
-        decision: PolicyDecision = yield ("policy", request)
+        decision: PolicyDecision = yield from policy_steps(self.policy_engine, request)
         if decision.action != "allow":
             self._policy_event(ctx, decision.action, decision.reason, "policy_engine")
         if not decision.allowed:
@@ -330,7 +274,7 @@ class ControlInterceptor:
                 return approved
         return out
 
-    def _approve(self, ctx: HookContext, reason: str | None) -> Generator[Any, Any, PhaseOutcome]:
+    def _approve(self, ctx: HookContext, reason: str | None) -> Decider[PhaseOutcome]:
         payload = ctx.payload or {}
         key = (
             payload.get("call_id"),
@@ -342,7 +286,7 @@ class ControlInterceptor:
             text = f"[LA-APPROVAL] {payload.get('tool_name')} requires approval ({reason or 'policy'}) and no approval= is configured"
             self._policy_event(ctx, "block", text, "approval")
             return PhaseOutcome("block", None, text, {"code": "LA-APPROVAL"})
-        decision: HookDecision = yield ("approve", ctx, reason)
+        decision: HookDecision = yield from self.approval.steps(ctx, force=True, reason=reason)
         return _to_outcome(decision, ctx.phase)
 
     @staticmethod
