@@ -51,6 +51,7 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "idempotency_key": "lightagent.loop",
     "LightAgent": "lightagent.agent",
     "RunResult": "lightagent.results",
+    "RunOptions": "lightagent.run.run_options",
     "StreamEvent": "lightagent.results",
     "CancellationToken": "lightagent.cancellation",
     # models

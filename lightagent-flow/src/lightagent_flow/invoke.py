@@ -77,6 +77,15 @@ def _kwargs_for(fn: Callable[..., Any], offered: dict[str, Any]) -> dict[str, An
         names, var_kw = _accepted(fn)
     except TypeError:  # unhashable callable
         names, var_kw = frozenset(), False
+    if "options" in names and var_kw:
+        # A LightAgent-style run(query, *, options: RunOptions, **kwargs): every run option
+        # the flow offers goes in the one typed object.
+        from lightagent import RunOptions
+        from lightagent.run.run_options import RUN_OPTION_NAMES
+
+        return {
+            "options": RunOptions(**{k: v for k, v in offered.items() if k in RUN_OPTION_NAMES})
+        }
     return {k: v for k, v in offered.items() if k in names or (var_kw and k in _STANDARD_KW)}
 
 

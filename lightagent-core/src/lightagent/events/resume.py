@@ -28,6 +28,7 @@ from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, group_turns, resolve_request
 from lightagent.events.store import SessionStore, validate_session_id
+from lightagent.run.run_options import RunOptions
 
 __all__ = ["ResumePlan", "UnknownCall", "aresume", "plan_resume", "resume", "resume_steps"]
 
@@ -271,12 +272,12 @@ def _act_for_owner(plan: ResumePlan, caller: dict[str, str]) -> None:
         )
 
 
-def _caller(agent: Any, run_kwargs: dict[str, Any]) -> dict[str, str]:
+def _caller(agent: Any, user_id: str) -> dict[str, str]:
     """Who the resume acts for: ``user_id`` (``"default_user"``, as in ``run()``) and the
     agent's tenant and project. The resumed run records as the same caller."""
     from lightagent.events.ownership import owner_of
 
-    return owner_of(agent, run_kwargs.setdefault("user_id", "default_user"))
+    return owner_of(agent, user_id)
 
 
 def _audit(kind: str, plan: ResumePlan, call: UnknownCall, extra: dict[str, Any]) -> SessionEvent:
@@ -326,6 +327,7 @@ def resume_steps(
     approve: Approve | None = None,
     store: SessionStore | None = None,
     lease_seconds: float = 300.0,
+    options: RunOptions | None = None,
     **run_kwargs: Any,
 ) -> Decider[Any]:
     """Continue an interrupted run, as a decider (:mod:`lightagent.deciders`); a completed
@@ -338,20 +340,23 @@ def resume_steps(
     The resume claims the run with a ``run.resumed`` event appended on condition that
     the log is as it was read; while a resume of the run has been active within
     ``lease_seconds``, another one is refused with ``LA-RESUME-ACTIVE`` (pass
-    ``lease_seconds=0`` to take over from a resume known to have died). ``reconcile``
+    ``lease_seconds=0`` to take over from a resume known to have died). The run options
+    come as ``options=`` and keywords, as for ``run()``. ``reconcile``
     and ``approve`` may be sync or async; store reads and writes are blocking I/O (on an
     event loop they run in a worker thread).
     """
     validate_session_id(session_id)
+    opts = RunOptions.of(options, run_kwargs, where="resume()")
     store = _store_of(agent, store)
-    caller = _caller(agent, run_kwargs)
+    caller = _caller(agent, opts.user_id)
     plan: ResumePlan = yield Call(
         _claimed_plan, (store, session_id, run_id, caller, lease_seconds), offload=True
     )
     if plan.status in ("completed", "failed"):
-        return _finished(plan, run_kwargs.get("result_format", "str"))
-    if plan.idempotency_key is not None:  # later rounds' tool keys match the first attempt's
-        run_kwargs.setdefault("idempotency_key", plan.idempotency_key)
+        return _finished(plan, opts.result_format)
+    changes: dict[str, Any] = {"session_id": session_id}
+    if plan.idempotency_key is not None and opts.idempotency_key is None:
+        changes["idempotency_key"] = plan.idempotency_key  # later rounds' keys match the first's
     outputs: dict[str, Any] = {}
     approved: dict[str, bool] = {}
     for call in plan.unknown:
@@ -363,16 +368,17 @@ def resume_steps(
     if audit:
         yield Call(store.append, (session_id, audit), offload=True)
     if plan.status == "restart":
-        options: dict[str, Any] = {"history": plan.history, "query": plan.query}
+        changes["history"] = plan.history
+        drive: dict[str, Any] = {"query": plan.query}
     else:
-        options = {
+        drive = {
             "initial_messages": plan.messages,
             "skip_calls": plan.done,
             "call_keys": _first_keys(plan),
         }
-    options.update(run_id=run_id, session_id=session_id, **run_kwargs)
+    drive.update(run_id=run_id, options=opts.replace(**changes))
     # The run itself: the sync driver from resume(), the async one from aresume().
-    return (yield Call(agent._drive, kwargs=options, afn=agent._adrive))
+    return (yield Call(agent._drive, kwargs=drive, afn=agent._adrive))
 
 
 def resume(agent: Any, run_id: str, **kwargs: Any) -> Any:
