@@ -17,6 +17,7 @@ from typing import Any
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
+from lightagent.models.adapt import as_model, is_model
 from lightagent.providers import provider_reference
 from lightagent.results import RunResult
 from lightagent.run.options import (
@@ -85,10 +86,10 @@ class LightAgent(SessionMethods, ToolsetMethods):
             unknown = check_unavailable(unknown)
             if unknown:
                 refuse_unknown("LightAgent()", unknown, [*_init_parameters(), *UNAVAILABLE])
-        if model is not None and not isinstance(model, (str, tuple, dict)) and not _is_model(model):
+        if model is not None and not isinstance(model, (str, tuple, dict)) and not is_model(model):
             raise ConfigurationError(
                 "LA-CONFIG",
-                f"model= must be a model name or an object with complete/acomplete/stream/astream, got {type(model).__name__}",
+                f"model= must be a model name or an object with acomplete() or complete(), got {type(model).__name__}",
                 hint='Pass model="gpt-4o-mini" (with api_key=/base_url=) or a Model object such as ScriptedModel.',
             )
         self.name: str = name or f"LightAgent{random.randint(10_000_000, 99_999_999)}"
@@ -100,7 +101,9 @@ class LightAgent(SessionMethods, ToolsetMethods):
         self.filter_tools = bool(filter_tools)
         self.debug = debug
         self._model_spec = model
-        self._model: Any = None if model is None or isinstance(model, (str, tuple, dict)) else model
+        self._model: Any = (
+            None if model is None or isinstance(model, (str, tuple, dict)) else as_model(model)
+        )
         self._client: Any = None
         self._lock = threading.Lock()
         self._system_prompt = self.instructions if not role else f"{self.instructions}\n{role}"
@@ -177,12 +180,14 @@ class LightAgent(SessionMethods, ToolsetMethods):
         if model is None:
             with self._lock:
                 if self._model is None:
-                    self._model = resolve_model(
-                        self._model_spec,
-                        api_key=self.api_key,
-                        base_url=self.base_url,
-                        provider=self.provider,
-                        client=self._client,
+                    self._model = as_model(
+                        resolve_model(
+                            self._model_spec,
+                            api_key=self.api_key,
+                            base_url=self.base_url,
+                            provider=self.provider,
+                            client=self._client,
+                        )
                     )
                 model = self._model
         return model
@@ -412,13 +417,6 @@ def _init_parameters() -> list[str]:
 
     params = inspect.signature(LightAgent.__init__).parameters.values()
     return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
-
-
-def _is_model(obj: Any) -> bool:
-    return all(
-        callable(getattr(obj, attr, None))
-        for attr in ("complete", "acomplete", "stream", "astream")
-    )
 
 
 def _build_interceptor(control: dict[str, Any]) -> Any:
