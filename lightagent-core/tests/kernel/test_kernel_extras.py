@@ -90,3 +90,23 @@ def test_the_kit_registers_the_author_commands():
     _, commands = build_parser(argv=["plugins"])
     for name in ("validate-connector", "new-plugin"):
         assert commands.commands[name].plugin == "lightagent-contracts"
+
+
+def test_guardrails_without_their_distribution_name_the_extra():
+    proc = _run(
+        "import sys; sys.modules['lightagent_guardrails'] = None\n"
+        "from lightagent import LightAgent, ScriptedModel\n"
+        "agent = LightAgent(model=ScriptedModel(['hi']))\n"
+        "print(agent.run('no guardrails: no plugin needed'))\n"
+        "try:\n"
+        "    LightAgent(model=ScriptedModel(), input_guardrails=[lambda q: None])\n"
+        "except ImportError as exc:\n"
+        "    print(exc.code, exc.details['install'], exc.message, sep='|')\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.strip().splitlines()
+    assert first == "hi"
+    code, install, message = second.split("|")
+    assert code == "LA-MISSING-EXTRA"
+    assert install == "pip install 'lightagent-core[guardrails]'"
+    assert "input_guardrails=" in message and "lightagent-guardrails" in message

@@ -17,19 +17,19 @@ import threading
 import weakref
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
-from lightagent.capabilities import CapabilityRisk, CapabilitySpec
+from lightagent._lazy import import_extra
+from lightagent.control.specs import CapabilityRisk, CapabilitySpec
 from lightagent.control.stream import OutputScreen
 from lightagent.deciders import Decider, adecide, decide
 from lightagent.errors import ConfigurationError, LightAgentError
-from lightagent.guardrails import GuardrailManager, GuardrailOutcome
 from lightagent.hooks import HookContext, HookDecision, HookManager
 from lightagent.interceptors import PhaseOutcome
 from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest, policy_steps
 from lightagent.review.models import argument_digest
 
-__all__ = ["ControlInterceptor", "build_interceptor"]
+__all__ = ["ControlInterceptor", "GuardrailRunner", "build_interceptor"]
 
 _CONTINUE = PhaseOutcome()
 _GUARD_STAGE = {"input_guardrail": "input", "tool_guardrail": "tool", "output_guardrail": "output"}
@@ -64,7 +64,7 @@ class ControlInterceptor:
         if not isinstance(hooks, HookManager):
             hooks = HookManager(_named(hooks, "hook"))
         self.hooks = hooks
-        self.guardrails = GuardrailManager(
+        self.guardrails = _guardrails(
             input_guardrails=_named(input_guardrails, "guardrail"),
             tool_guardrails=_named(tool_guardrails, "guardrail"),
             output_guardrails=_named(output_guardrails, "guardrail"),
@@ -208,7 +208,7 @@ class ControlInterceptor:
             value = payload.get("content")
         else:
             value = {"tool_name": payload.get("tool_name"), "arguments": payload.get("arguments")}
-        result: GuardrailOutcome = yield from self.guardrails.steps(stage, value, ctx)
+        result = yield from self.guardrails.steps(stage, value, ctx)
         hook = f"{stage}_guardrails"
         for event in result.events:
             ctx.emit(
@@ -326,6 +326,49 @@ def _to_outcome(decision: HookDecision, phase: str) -> PhaseOutcome:
     if action == "continue":
         return PhaseOutcome("continue", None, None, meta) if meta else _CONTINUE
     return PhaseOutcome(action, payload, decision.reason, meta)
+
+
+class GuardrailRunner(Protocol):
+    """What the interceptor needs of guardrails (``lightagent_guardrails.GuardrailManager``).
+
+    Guardrails are a capability on the kernel's guardrail phases: the runner holds each
+    stage's guardrails (objects with ``is_async`` and ``incremental``) and decides on a
+    stage with :meth:`steps`, a decider (:mod:`lightagent.deciders`) whose outcome has
+    ``allowed``, ``reason``, ``value``, ``changed``, ``guardrail`` and ``events``.
+    """
+
+    input_guardrails: list[Any]
+    tool_guardrails: list[Any]
+    output_guardrails: list[Any]
+
+    def steps(self, stage: str, value: Any, ctx: Any = None) -> Decider[Any]:
+        """One stage's verdict, as a decider."""
+        ...
+
+    def run(self, stage: str, value: Any, ctx: Any = None) -> Any:
+        """One stage's verdict, from sync code (the stream's hold-back uses it)."""
+        ...
+
+
+class _NoGuardrails:
+    """The runner of an agent without guardrails: every stage is empty."""
+
+    input_guardrails: list[Any] = []
+    tool_guardrails: list[Any] = []
+    output_guardrails: list[Any] = []
+
+
+def _guardrails(**stages: list[Any]) -> GuardrailRunner | _NoGuardrails:
+    """The guardrail runner of lightagent-guardrails, or the empty one without guardrails.
+
+    Asking for guardrails without that distribution is ``LA-MISSING-EXTRA`` naming
+    ``pip install 'lightagent-core[guardrails]'``.
+    """
+    if not any(stages.values()):
+        return _NoGuardrails()
+    given = ", ".join(f"{name}=" for name, value in stages.items() if value)
+    module = import_extra("lightagent_guardrails", "lightagent-guardrails", "guardrails", given)
+    return module.GuardrailManager(**stages)  # type: ignore[no-any-return]
 
 
 def _named(items: Iterable[Any] | None, kind: str) -> list[Any]:

@@ -1,5 +1,10 @@
 """Guardrails: deciders on the user input, each tool call and the final output.
 
+A capability on the kernel's guardrail phases (``input_guardrail``, ``tool_guardrail``,
+``output_guardrail``): ``LightAgent(input_guardrails=[...])`` and the others build a
+:class:`GuardrailManager` from here, and the kernel's interceptor runs its decider
+(:meth:`GuardrailManager.steps`) on those phases.
+
 A guardrail is ``fn(value, ctx)`` (or ``fn(value)``), sync or async, returning ``None`` /
 ``True`` (allow), ``False`` (block), a string (block with that reason), a dict
 ``{allowed, reason, value}`` or a :class:`GuardrailDecision`. A ``value`` rewrites the
