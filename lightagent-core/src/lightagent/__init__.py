@@ -108,6 +108,7 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "SessionInfo": "lightagent.events.store",
     "SessionEvent": "lightagent.events.model",
     "SessionStore": "lightagent.events.store",
+    "SessionStoreBase": "lightagent.events.store",
     "InMemorySessionStore": "lightagent.events.memory_store",
     "JsonlSessionStore": "lightagent.events.jsonl_store",
     "SqlSessionStore": "lightagent.events.sql_store",

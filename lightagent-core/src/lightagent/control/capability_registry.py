@@ -256,7 +256,7 @@ class CapabilityRegistry:
     def gate(self) -> Any:
         """The :class:`~lightagent.security.CapabilityGate` every invocation passes (created on first use)."""
         if self._gate is None:
-            from lightagent.security import CapabilityGate
+            from lightagent.control.gate import CapabilityGate
 
             self._gate = CapabilityGate(
                 self, policy_engine=self.policy_engine, audit=self.audit, approval=self.approval
@@ -293,7 +293,7 @@ class CapabilityRegistry:
             )
         provider, spec = found
         args = dict(arguments or {})
-        from lightagent.security import SecurityContext
+        from lightagent.control.context import SecurityContext
 
         decision = await self._authorize(
             spec,
@@ -339,9 +339,9 @@ class CapabilityRegistry:
         if self.approval is not None and getattr(gate, "approval", None) is None:
             # A gate passed in without its own approval path uses the registry's.
             if self._approver is None:
-                from lightagent.control.gate import _approval_hook
+                from lightagent.review.hook import approval_hook
 
-                self._approver = _approval_hook(self.approval)
+                self._approver = approval_hook(self.approval)
             approver = self._approver
         return await adecide(
             gate.steps(

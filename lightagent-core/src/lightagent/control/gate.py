@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from lightagent.control.hook_types import HookContext, HookDecision
 from lightagent.control.specs import CapabilitySpec
 from lightagent.control.tokens import (
     ApprovalToken,
@@ -25,7 +24,9 @@ from lightagent.control.tokens import (
 )
 from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ApprovalError, ConfigurationError, LightAgentError, PolicyError
+from lightagent.hooks.types import HookContext, HookDecision
 from lightagent.policy import PolicyDecision, PolicyRequest, policy_steps
+from lightagent.review.hook import approval_hook
 
 __all__ = ["CAPABILITY_APPROVAL_ACTION", "CapabilityGate"]
 
@@ -59,7 +60,7 @@ class CapabilityGate:
         self.audit = audit
         self.ledger = ledger if ledger is not None else default_ledger()
         self._key = key
-        self.approval = _approval_hook(approval)
+        self.approval = approval_hook(approval)
 
     # -- the decision path (written once; authorize and authorize_sync drive it) --------
     def _precheck(
@@ -77,7 +78,7 @@ class CapabilityGate:
         ``scoped=False`` (the registry with a context that is not a SecurityContext) skips
         the context checks: there is no context to check, only policy and approval.
         """
-        from lightagent.security import SecurityContext
+        from lightagent.control.context import SecurityContext
 
         if scoped:
             if not isinstance(context, SecurityContext):
@@ -384,11 +385,3 @@ def _approved(verdict: HookDecision, spec: CapabilitySpec) -> dict[str, Any] | N
     if meta.get("request_id"):
         details["request_id"] = meta["request_id"]
     raise ApprovalError(code, reason, details=details)
-
-
-def _approval_hook(approval: Any) -> Any:
-    if approval is None:
-        return None
-    from lightagent.control.runtime import _approval_hook as coerce
-
-    return coerce(approval)

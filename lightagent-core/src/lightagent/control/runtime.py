@@ -27,6 +27,7 @@ from lightagent.errors import ConfigurationError, LightAgentError
 from lightagent.hooks import HookContext, HookDecision, HookManager
 from lightagent.interceptors import PhaseOutcome
 from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest, policy_steps
+from lightagent.review.hook import approval_hook
 from lightagent.review.models import argument_digest
 
 __all__ = ["ControlInterceptor", "GuardrailRunner", "build_interceptor"]
@@ -84,7 +85,7 @@ class ControlInterceptor:
             policy_engine = getattr(capability_registry, "policy_engine", None)
         self.policy_engine = policy_engine
         self.capability_registry = capability_registry
-        self.approval = _approval_hook(approval)
+        self.approval = approval_hook(approval)
         self.security_context = security_context
         self._states: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
         self._states_lock = threading.Lock()
@@ -244,7 +245,7 @@ class ControlInterceptor:
                 if getattr(context, "run_id", None) is None
                 else context
             )
-            from lightagent.security import CapabilityGate
+            from lightagent.control.gate import CapabilityGate
 
             # Policies run on their own step below (once); the gate checks the context and audits.
             gate = CapabilityGate(self.capability_registry, audit=ctx.emitter)
@@ -405,26 +406,6 @@ def _named(items: Iterable[Any] | None, kind: str) -> list[Any]:
                 hint=f'Pass ("{name}", {{...}}) with its factory arguments, or build it yourself.',
             ) from None
     return out
-
-
-def _approval_hook(approval: Any) -> Any:
-    if approval is None or approval is False:
-        return None
-    from lightagent.review.hook import HumanApprovalHook
-
-    if isinstance(approval, HumanApprovalHook):
-        return approval
-    if approval is True:
-        return HumanApprovalHook(tools=())
-    if callable(getattr(approval, "create_request", None)):
-        # A bare store: used for approvals that policy, capabilities or screens require.
-        return HumanApprovalHook(store=approval, tools=())
-    if callable(approval):
-        return HumanApprovalHook(reviewer=approval, tools=())
-    raise ConfigurationError(
-        "LA-CONFIG",
-        f"approval= must be a HumanApprovalHook, a review store or a reviewer callable, got {type(approval).__name__}",
-    )
 
 
 def build_interceptor(

@@ -16,7 +16,7 @@ from typing import Any
 
 from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ApprovalError, ConfigurationError
-from lightagent.hooks import HookContext, HookDecision
+from lightagent.hooks.types import HookContext, HookDecision
 from lightagent.review.models import (
     ApprovalDecision,
     ApprovalRequest,
@@ -24,7 +24,7 @@ from lightagent.review.models import (
     argument_digest,
 )
 
-__all__ = ["HumanApprovalHook", "record_feedback"]
+__all__ = ["HumanApprovalHook", "approval_hook", "record_feedback"]
 
 _PHASES = frozenset({"before_tool_call", "on_handoff"})
 
@@ -281,6 +281,26 @@ class HumanApprovalHook:
             f"[LA-APPROVAL] {request.action_name} was rejected by the reviewer: {decision.reason or 'rejected'}",
             meta,
         )
+
+
+def approval_hook(approval: Any) -> HumanApprovalHook | None:
+    """The approval path for ``approval=``: a :class:`HumanApprovalHook`, ``True`` (a new
+    in-memory one), a review store, a reviewer callable, or None/False (none)."""
+    if approval is None or approval is False:
+        return None
+    if isinstance(approval, HumanApprovalHook):
+        return approval
+    if approval is True:
+        return HumanApprovalHook(tools=())
+    if callable(getattr(approval, "create_request", None)):
+        # A bare store: used for approvals that policy, capabilities or screens require.
+        return HumanApprovalHook(store=approval, tools=())
+    if callable(approval):
+        return HumanApprovalHook(reviewer=approval, tools=())
+    raise ConfigurationError(
+        "LA-CONFIG",
+        f"approval= must be a HumanApprovalHook, a review store or a reviewer callable, got {type(approval).__name__}",
+    )
 
 
 def record_feedback(run: Any, feedback: HumanFeedback, store: Any = None) -> dict[str, Any]:

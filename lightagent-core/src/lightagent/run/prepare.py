@@ -13,7 +13,7 @@ from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
 from lightagent.toolsets.protocol import is_toolset
 
-__all__ = ["build_spec"]
+__all__ = ["build_spec", "owner_of"]
 
 
 def build_spec(
@@ -114,7 +114,7 @@ def build_spec(
     load_history = False
     if session_id is not None and agent._session_store_spec is not None:
         binding = agent.session_binding
-        ctx.observers.append(binding.observer(session_id, rid, owner=_owner(agent, user_id)))
+        ctx.observers.append(binding.observer(session_id, rid, owner=owner_of(agent, user_id)))
         load_history = history is None and initial_messages is None
 
     memory = agent.memory if agent._memory_spec is not None else None
@@ -171,8 +171,13 @@ def _tenant(agent: Any, metadata: dict[str, Any] | None) -> str | None:
     return None if tenant is None else str(tenant)
 
 
-def _owner(agent: Any, user_id: str) -> dict[str, str]:
-    """Who a session run acts for: the user, and the tenant/project of the agent's context."""
-    from lightagent.events.ownership import owner_of
-
-    return owner_of(agent, user_id)
+def owner_of(agent: Any, user_id: Any) -> dict[str, str]:
+    """Who ``agent`` acts for on behalf of ``user_id``: the user, and the tenant and project
+    of the agent's ``security_context`` (when it names them)."""
+    owner = {"user_id": str(user_id)}
+    security = getattr(getattr(agent, "interceptor", None), "security_context", None)
+    for key in ("tenant_id", "project_id"):
+        value = getattr(security, key, None)
+        if value:
+            owner[key] = str(value)
+    return owner

@@ -6,7 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lightagent.control.hook_types import (
+from lightagent.deciders import Call, Decider, adecide, decide
+from lightagent.errors import ConfigurationError
+from lightagent.hooks.types import (
     HookContext,
     HookDecision,
     _check_phases,
@@ -14,8 +16,6 @@ from lightagent.control.hook_types import (
     hook_name,
     normalize_hook_result,
 )
-from lightagent.deciders import Call, Decider, adecide, decide
-from lightagent.errors import ConfigurationError
 
 __all__ = ["PolicyHook"]
 
