@@ -67,36 +67,43 @@ Decider = Generator[Call, Any, T]
 
 def decide(decider: Decider[T]) -> T:
     """Run ``decider`` from sync code (async callbacks run on a private loop)."""
-    value: Any = None
-    error: BaseException | None = None
+    outcome: tuple[Any, BaseException | None] = (None, None)
     while True:
-        try:
-            call = decider.send(value) if error is None else decider.throw(error)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        value, error = None, None
-        try:
-            value = _perform(call)
-        except Exception as exc:
-            error = exc
+        done, call = _advance(decider, outcome)
+        if done:
+            return call  # type: ignore[no-any-return]
+        outcome = _performed(call)
 
 
 async def adecide(decider: Decider[T]) -> T:
     """Run ``decider`` on the running event loop (blocking I/O goes to a worker thread)."""
-    value: Any = None
-    error: BaseException | None = None
+    outcome: tuple[Any, BaseException | None] = (None, None)
     while True:
+        done, call = _advance(decider, outcome)
+        if done:
+            return call  # type: ignore[no-any-return]
         try:
-            call = decider.send(value) if error is None else decider.throw(error)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        value, error = None, None
-        try:
-            value = await _aperform(call)
+            outcome = (await _aperform(call), None)
         except asyncio.TimeoutError:  # the builtin TimeoutError on every Python version
-            error = TimeoutError(f"{call!r} timed out")
+            outcome = (None, TimeoutError(f"{call!r} timed out"))
         except Exception as exc:
-            error = exc
+            outcome = (None, exc)
+
+
+def _advance(decider: Decider[Any], outcome: tuple[Any, BaseException | None]) -> tuple[bool, Any]:
+    """Send the last call's result (or throw its error) in: ``(True, decision)`` when done."""
+    value, error = outcome
+    try:
+        return False, decider.send(value) if error is None else decider.throw(error)
+    except StopIteration as stop:
+        return True, stop.value
+
+
+def _performed(call: Call) -> tuple[Any, BaseException | None]:
+    try:
+        return _perform(call), None
+    except Exception as exc:
+        return None, exc
 
 
 def _perform(call: Call) -> Any:

@@ -16,19 +16,13 @@ import re
 from pathlib import Path
 
 import pytest
+from lightagent_contracts.api_snapshot import DISTRIBUTIONS
 
 ROOT = Path(__file__).resolve().parents[3]
+# distribution folder -> import package (the snapshot's list: every distribution)
 PACKAGES = {
-    "lightagent-core": "lightagent",
-    "lightagent-flow": "lightagent_flow",
-    "lightagent-dag": "lightagent_dag",
-    "lightagent-mcp": "lightagent_mcp",
-    "lightagent-rag-fts": "lightagent_rag_fts",
-    "lightagent-memory-mem0": "lightagent_memory_mem0",
-    "lightagent-guardrails": "lightagent_guardrails",
-    "lightagent-otel": "lightagent_otel",
-    "lightagent-serve": "lightagent_serve",
-    "contracts": "lightagent_contracts",
+    ("contracts" if dist == "lightagent-contracts" else dist): package
+    for dist, package in DISTRIBUTIONS.items()
 }
 _BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
@@ -114,8 +108,6 @@ def test_the_import_contracts_cover_every_distribution():
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
-
-    from lightagent_contracts.api_snapshot import DISTRIBUTIONS
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     packages = set(DISTRIBUTIONS.values())

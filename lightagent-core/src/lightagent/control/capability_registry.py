@@ -343,19 +343,10 @@ class CapabilityRegistry:
 
                 self._approver = approval_hook(self.approval)
             approver = self._approver
-        return await adecide(
-            gate.steps(
-                spec,
-                provider_name,
-                args,
-                context,
-                approval_token,
-                resource,
-                approval_id,
-                scoped,
-                approver,
-            )
-        )
+        options: dict[str, Any] = {"approval_token": approval_token, "approval_id": approval_id}
+        options.update(resource=resource, scoped=scoped, approver=approver)
+        decider = gate.steps(spec, provider_name, args, context, **options)
+        return await adecide(decider)
 
 
 async def _call(provider: Any, capability: str, args: dict[str, Any]) -> Any:

@@ -1,20 +1,5 @@
-"""Narrowing-only security contexts: who acts, and what they may do.
-
-:mod:`lightagent.security` is the public face of this module and of the gate.
-
-* :class:`PermissionSet` — allowed / denied capability names, a risk ceiling and effect
-  kinds. ``allowed=None`` means every capability; ``frozenset()`` means none.
-  :meth:`PermissionSet.narrow` only ever removes: an empty allow-list narrows to nothing.
-* :class:`SecurityContext` — frozen identity (tenant, project, user, session, run, task,
-  attempt, agent, parent agent) plus permissions, resources, network, sandbox and a
-  deadline. :meth:`SecurityContext.child` and :meth:`SecurityContext.narrow` give child
-  agents, jobs, skills and tasks a context that never holds more than its parent.
-* :class:`CapabilityGate` — deadline → resource → network → sandbox → permissions →
-  approval token → policy → audit event. A denial raises a typed
-  :class:`~lightagent.errors.PolicyError` (approval problems: ``ApprovalError``).
-* :class:`ApprovalToken` — HMAC-signed, bound, expiring, single-use (see
-  :mod:`lightagent.control.tokens`).
-"""
+"""Narrowing-only security contexts: who acts (:class:`SecurityContext`) and what they may do
+(:class:`PermissionSet`); :mod:`lightagent.security` is their public face, with the gate."""
 
 from __future__ import annotations
 

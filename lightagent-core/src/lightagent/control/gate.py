@@ -124,49 +124,61 @@ class CapabilityGate:
         if reason:
             raise PolicyError("LA-POLICY", reason, details={"check": "permissions"})
 
-    def _decide(
+    def steps(
         self,
         spec: CapabilitySpec,
-        provider_name: str,
-        args: dict[str, Any],
-        context: Any,
-        approval_token: ApprovalToken | None,
-        resource: str | None,
-        approval_id: str | None,
-        scoped: bool,
+        provider_name: str = "",
+        arguments: Mapping[str, Any] | None = None,
+        context: Any = None,
+        *,
+        approval_token: ApprovalToken | None = None,
+        resource: str | None = None,
+        approval_id: str | None = None,
+        scoped: bool = True,
         approver: Any = None,
     ) -> Decider[PolicyDecision]:
-        """The decision as a decider (:mod:`lightagent.deciders`): policies, approval and
-        the token's consumption are the calls it yields."""
-        approver = approver if approver is not None else self.approval
-        token_ok = self._precheck(spec, args, context, approval_token, resource, scoped, approver)
-        decision = PolicyDecision.allow()
-        if self.policy_engine is not None:
-            decision = yield from policy_steps(
-                self.policy_engine,
-                self._policy_request(spec, provider_name, args, context, token_ok),
+        """:meth:`authorize` as a decider (:mod:`lightagent.deciders`): policies, approval and
+        the token's consumption are the calls it yields; a denial is audited, then raised.
+
+        ``scoped=False`` (the registry with a context that is not a SecurityContext) skips
+        the context checks; ``approver`` stands in for a gate without its own approval path.
+        """
+        args = dict(arguments or {})
+        try:
+            approver = approver if approver is not None else self.approval
+            token_ok = self._precheck(
+                spec, args, context, approval_token, resource, scoped, approver
             )
-        if not decision.allowed:
-            raise PolicyError(
-                "LA-POLICY", decision.reason or "denied by policy", details={"check": "policy"}
-            )
-        if not token_ok and (spec.requires_approval or decision.requires_approval):
-            reason = decision.reason if decision.requires_approval else None
-            reason = reason or f"{spec.name} requires approval"
-            if approver is None:
-                raise _no_approval(spec, reason)
-            current = dict(decision.arguments) if decision.arguments is not None else args
-            ctx = self._approval_context(spec, current, context, approval_id)
-            verdict = yield from approver.steps(ctx, force=True, reason=reason)
-            edited = _approved(verdict, spec)
-            if edited is not None:
-                decision = replace(decision, arguments=edited)
-            decision = replace(decision, requires_approval=False)
-        if approval_token is not None:
-            # a durable ledger does I/O: on an event loop it runs in a worker thread
-            durable = not isinstance(self.ledger, InMemoryTokenLedger)
-            yield Call(approval_token.consume, (self.ledger,), offload=durable)
-        return self._allowed(decision, spec, provider_name, args, context, resource)
+            decision = PolicyDecision.allow()
+            if self.policy_engine is not None:
+                decision = yield from policy_steps(
+                    self.policy_engine,
+                    self._policy_request(spec, provider_name, args, context, token_ok),
+                )
+            if not decision.allowed:
+                raise PolicyError(
+                    "LA-POLICY", decision.reason or "denied by policy", details={"check": "policy"}
+                )
+            if not token_ok and (spec.requires_approval or decision.requires_approval):
+                reason = decision.reason if decision.requires_approval else None
+                reason = reason or f"{spec.name} requires approval"
+                if approver is None:
+                    raise _no_approval(spec, reason)
+                current = dict(decision.arguments) if decision.arguments is not None else args
+                ctx = self._approval_context(spec, current, context, approval_id)
+                verdict = yield from approver.steps(ctx, force=True, reason=reason)
+                edited = _approved(verdict, spec)
+                if edited is not None:
+                    decision = replace(decision, arguments=edited)
+                decision = replace(decision, requires_approval=False)
+            if approval_token is not None:
+                # a durable ledger does I/O: on an event loop it runs in a worker thread
+                durable = not isinstance(self.ledger, InMemoryTokenLedger)
+                yield Call(approval_token.consume, (self.ledger,), offload=durable)
+            return self._allowed(decision, spec, provider_name, args, context, resource)
+        except LightAgentError as exc:
+            self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
+            raise
 
     def _approval_context(
         self, spec: CapabilitySpec, args: dict[str, Any], context: Any, approval_id: str | None
@@ -234,61 +246,16 @@ class CapabilityGate:
         ``approval_id`` names a resolved request of this gate's ``approval`` store (the
         ``request_id`` of an earlier ``LA-APPROVAL-PENDING``).
         """
+        options: dict[str, Any] = {"approval_token": approval_token, "resource": resource}
         return await adecide(
-            self.steps(
-                spec, provider_name, arguments, context, approval_token, resource, approval_id
-            )
+            self.steps(spec, provider_name, arguments, context, approval_id=approval_id, **options)
         )
 
     def authorize_sync(
-        self,
-        spec: CapabilitySpec,
-        provider_name: str = "",
-        arguments: Mapping[str, Any] | None = None,
-        context: Any = None,
-        *,
-        approval_token: ApprovalToken | None = None,
-        resource: str | None = None,
-        approval_id: str | None = None,
+        self, spec: CapabilitySpec, provider_name: str = "", *args: Any, **options: Any
     ) -> PolicyDecision:
-        """Sync form of :meth:`authorize`."""
-        return decide(
-            self.steps(
-                spec, provider_name, arguments, context, approval_token, resource, approval_id
-            )
-        )
-
-    def steps(
-        self,
-        spec: CapabilitySpec,
-        provider_name: str = "",
-        arguments: Mapping[str, Any] | None = None,
-        context: Any = None,
-        approval_token: ApprovalToken | None = None,
-        resource: str | None = None,
-        approval_id: str | None = None,
-        scoped: bool = True,
-        approver: Any = None,
-    ) -> Decider[PolicyDecision]:
-        """:meth:`authorize` as a decider; a denial is audited, then raised."""
-        args = dict(arguments or {})
-        try:
-            return (
-                yield from self._decide(
-                    spec,
-                    provider_name,
-                    args,
-                    context,
-                    approval_token,
-                    resource,
-                    approval_id,
-                    scoped,
-                    approver,
-                )
-            )
-        except LightAgentError as exc:
-            self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
-            raise
+        """Sync form of :meth:`authorize` (the same arguments)."""
+        return decide(self.steps(spec, provider_name, *args, **options))
 
     async def invoke(
         self,

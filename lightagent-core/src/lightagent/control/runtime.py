@@ -352,14 +352,22 @@ class GuardrailRunner(Protocol):
 
 
 class _NoGuardrails:
-    """The runner of an agent without guardrails: every stage is empty."""
+    """The runner of an agent without guardrails: every stage is empty (never asked)."""
 
-    input_guardrails: list[Any] = []
-    tool_guardrails: list[Any] = []
-    output_guardrails: list[Any] = []
+    def __init__(self) -> None:
+        self.input_guardrails: list[Any] = []
+        self.tool_guardrails: list[Any] = []
+        self.output_guardrails: list[Any] = []
+
+    def steps(self, stage: str, value: Any, ctx: Any = None) -> Decider[Any]:
+        raise AssertionError("no guardrails: the interceptor skips empty stages")
+        yield  # pragma: no cover - a generator, like any runner's steps
+
+    def run(self, stage: str, value: Any, ctx: Any = None) -> Any:
+        raise AssertionError("no guardrails: the interceptor skips empty stages")
 
 
-def _guardrails(**stages: list[Any]) -> GuardrailRunner | _NoGuardrails:
+def _guardrails(**stages: list[Any]) -> GuardrailRunner:
     """The guardrail runner of lightagent-guardrails, or the empty one without guardrails.
 
     Asking for guardrails without that distribution is ``LA-MISSING-EXTRA`` naming
