@@ -142,6 +142,7 @@ async def open_session(
     *,
     message_handler: Any,
     stdio_transport: Any,
+    watch: Any = None,
 ) -> Any:
     """Connect and initialize; the session's resources are entered on ``stack``.
 
@@ -182,6 +183,8 @@ async def open_session(
         transport = streamablehttp_client(
             resolved.url, headers=resolved.headers or None, timeout=timedelta(seconds=timeout)
         )
+    if watch is not None:
+        transport = watch(transport)
     if major >= 2:
         client = mcp.Client(
             transport,

@@ -73,6 +73,63 @@ class _TrackedStdio:
             await _process.end_group(self._link.pgid, self._link.settings.kill_timeout)
 
 
+class _WatchedRead:
+    """The session's read stream, telling the link when the transport breaks or ends."""
+
+    def __init__(self, inner: Any, link: ServerLink) -> None:
+        self._inner, self._link = inner, link
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        return self._seen(await self._inner.receive())
+
+    def __aiter__(self) -> _WatchedRead:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            item = await self._inner.__anext__()
+        except StopAsyncIteration:
+            self._link._broken = True
+            raise
+        return self._seen(item)
+
+    def _seen(self, item: Any) -> Any:
+        if isinstance(item, Exception) and self._link.settings.transport != "stdio":
+            # A remote transport reports its stream broke (server gone or restarted):
+            # the next request reconnects first instead of writing into a dead session.
+            self._link._broken = True
+        return item
+
+    async def aclose(self) -> None:
+        self._link._broken = True
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _WatchedRead:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._inner.__aexit__(*exc_info)
+
+
+class _Watched:
+    """A transport whose read stream is watched (see :class:`_WatchedRead`)."""
+
+    def __init__(self, inner: Any, link: ServerLink) -> None:
+        self._inner, self._link = inner, link
+
+    async def __aenter__(self) -> Any:
+        streams = await self._inner.__aenter__()
+        return (_WatchedRead(streams[0], self._link), *streams[1:])
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._inner.__aexit__(*exc_info)
+
+
 class _Attempt:
     __slots__ = ("done", "ready", "scope", "task")
 
@@ -108,6 +165,7 @@ class ServerLink:
         self._attempt: _Attempt | None = None
         self._lock: asyncio.Lock | None = None
         self._stderr: Any = None
+        self._broken = False
         #: The stdio server's process group (its pid), while it runs.
         self.pgid: int | None = None
         #: Successful connections so far (1 after the first open).
@@ -131,6 +189,7 @@ class ServerLink:
                         resolved,
                         message_handler=self._on_message,
                         stdio_transport=self._stdio,
+                        watch=lambda transport: _Watched(transport, self),
                     )
                     attempt.ready.set_result(client)
                     await attempt.done.wait()
@@ -189,7 +248,7 @@ class ServerLink:
     def _alive(self) -> bool:
         if self._client is None or self._attempt is None or self._attempt.task is None:
             return False
-        if self._attempt.task.done():
+        if self._attempt.task.done() or self._broken:
             return False
         if self.settings.transport == "stdio" and self.pgid is not None:
             return _process.process_alive(self.pgid)
@@ -212,6 +271,7 @@ class ServerLink:
     async def _connect(self, reason: str | None = None) -> Any:
         was_open = self.connects > 0
         await self._end()
+        self._broken = False
         attempt = _Attempt()
         self._attempt = attempt
         attempt.task = asyncio.get_running_loop().create_task(

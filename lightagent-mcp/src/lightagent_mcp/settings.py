@@ -100,7 +100,7 @@ def _fail(server: str, key: str | None, text: str) -> MCPConfigError:
 
 
 def _strings(server: str, key: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
+    if isinstance(value, str) and key != "args":
         value = [value]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise _fail(server, key, "must be a list of strings")

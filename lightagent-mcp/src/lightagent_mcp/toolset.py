@@ -76,6 +76,7 @@ class MCPToolset(BaseToolset):
             on_change=self._server_changed,
         )
         self._definitions: dict[str, ToolDefinition] | None = None
+        self._users = 0
         #: Tools whose definition is not approved: name -> {"approved", "current", "definition"}.
         self.pending: dict[str, dict[str, Any]] = {}
 
@@ -105,11 +106,20 @@ class MCPToolset(BaseToolset):
 
     # -- lifecycle (called in the owner task) ---------------------------------------------
     async def __aenter__(self) -> MCPToolset:
-        await self.link.client()
+        # Several owners (two agents, an agent and a manager) may share one toolset: the
+        # session closes when the last of them leaves.
+        self._users += 1
+        try:
+            await self.link.client()
+        except BaseException:
+            self._users -= 1
+            raise
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        await self.link.close()
+        self._users = max(0, self._users - 1)
+        if self._users == 0:
+            await self.link.close()
 
     def _server_changed(self, why: str) -> None:
         self._definitions = None
