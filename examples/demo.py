@@ -252,30 +252,32 @@ def tour_mcp() -> None:
     from lightagent_mcp import MCPToolset
 
     time_server = MCPToolset({"command": command, "args": ["--local-timezone", "UTC"]}, name="time")
-    script = (
-        [
-            {
-                "tool_calls": [
-                    {
-                        "name": "convert_time",
-                        "arguments": {
-                            "source_timezone": "UTC",
-                            "time": "12:00",
-                            "target_timezone": "Asia/Tokyo",
-                        },
-                    }
-                ]
-            },
-            "Noon in UTC is 21:00 in Tokyo.",
-        ]
-    )
+    script = [
+        {
+            "tool_calls": [
+                {
+                    "name": "convert_time",
+                    "arguments": {
+                        "source_timezone": "UTC",
+                        "time": "12:00",
+                        "target_timezone": "Asia/Tokyo",
+                    },
+                }
+            ]
+        },
+        "Noon in UTC is 21:00 in Tokyo.",
+    ]
     with LightAgent(model=model_for("mcp", script), tools=[time_server]) as agent:
-        result = agent.run("It is noon in UTC. What time is it in Tokyo?", result_format="object", trace=True)
+        result = agent.run(
+            "It is noon in UTC. What time is it in Tokyo?", result_format="object", trace=True
+        )
         show("tools from the server", sorted(time_server.definition_hashes))
         show("answer", result.content)
         for event in result.trace:
             if event["type"] == "tool_result":
-                show(f"  {event['data']['name']} returned", " ".join(event["data"]["output"].split()))
+                show(
+                    f"  {event['data']['name']} returned", " ".join(event["data"]["output"].split())
+                )
     show("session closed; server process tree ended", time_server.link.pgid is None)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from mcp_testkit import TOKEN, HttpServer  # noqa: E402
+from mcp_testkit import TOKEN, HttpServer
 
 
 @pytest.fixture
@@ -33,5 +33,3 @@ def sse_server() -> Iterator[HttpServer]:
     server.start()
     yield server
     server.stop()
-
-

@@ -18,9 +18,7 @@ def call(name: str, **arguments: object) -> dict:
 
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
-def test_remote_servers_get_the_credential_from_the_environment(
-    transport, request, token_env
-):
+def test_remote_servers_get_the_credential_from_the_environment(transport, request, token_env):
     server = request.getfixturevalue(f"{transport}_server")
     toolset = MCPToolset(server.settings(), name=f"remote-{transport}")
     model = ScriptedModel([call("whoami"), call("add", a=20, b=22), "ok"])

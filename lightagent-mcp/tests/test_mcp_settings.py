@@ -27,7 +27,12 @@ def test_the_seeds_forms_and_transport_rules():
                 "time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"]},
                 "legacy": {"url": "http://127.0.0.1:9/sse", "headers": {"X-Trace": "1"}},
                 "modern": {"url": "http://127.0.0.1:9/mcp", "transport": "http"},
-                "off": {"command": "x", "disabled": True, "namespace": "o", "namespace_tools": True},
+                "off": {
+                    "command": "x",
+                    "disabled": True,
+                    "namespace": "o",
+                    "namespace_tools": True,
+                },
             }
         }
     )
@@ -54,7 +59,10 @@ def test_json_text_and_file(tmp_path):
         ({"mcpServers": {"a": {"args": []}}}, "exactly one of"),
         ({"mcpServers": {"a": {"command": "x", "args": "y z"}}}, "args"),
         ({"mcpServers": {"a": {"url": "ftp://h"}}}, "http:// or https://"),
-        ({"mcpServers": {"a": {"url": "http://h", "transport": "carrier-pigeon"}}}, "unknown transport"),
+        (
+            {"mcpServers": {"a": {"url": "http://h", "transport": "carrier-pigeon"}}},
+            "unknown transport",
+        ),
         ({"mcpServers": {"a": {"command": "x", "reconnect_attempts": -1}}}, "reconnect_attempts"),
         ({"mcpServers": {"a": {"command": "x", "timeout": 0}}}, "timeout"),
         ({"mcpServers": {"a": {"command": "x", "colour": "red"}}}, "colour"),
@@ -73,7 +81,10 @@ def test_bad_settings_are_typed_errors_naming_the_key(source, needle):
 @pytest.mark.parametrize(
     ("cfg", "key"),
     [
-        ({"url": "http://h/mcp", "headers": {"Authorization": "Bearer abcdef123456ghijkl"}}, "headers.Authorization"),
+        (
+            {"url": "http://h/mcp", "headers": {"Authorization": "Bearer abcdef123456ghijkl"}},
+            "headers.Authorization",
+        ),
         ({"url": "http://h/mcp", "headers": {"X-Api-Key": "plainvalue99"}}, "headers.X-Api-Key"),
         ({"url": "http://user:hunter2pass@h/mcp"}, "url"),
         ({"url": "http://h/mcp?api_key=abc123def456"}, "url?api_key"),
@@ -108,7 +119,9 @@ def test_a_missing_variable_names_the_variable_not_a_value(monkeypatch):
     import asyncio
 
     monkeypatch.delenv("NOPE_TOKEN", raising=False)
-    settings = parse_server("r", {"url": "http://h/mcp", "headers": {"Authorization": "${NOPE_TOKEN}"}})
+    settings = parse_server(
+        "r", {"url": "http://h/mcp", "headers": {"Authorization": "${NOPE_TOKEN}"}}
+    )
     with pytest.raises(MCPConfigError) as info:
         asyncio.run(resolve_server(settings, None, Scrubber()))
     assert "NOPE_TOKEN" in info.value.message and info.value.details["variable"] == "NOPE_TOKEN"

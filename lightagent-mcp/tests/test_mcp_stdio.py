@@ -11,11 +11,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_testkit import SERVER, alive, stdio, wait_gone
 from lightagent import InMemoryReviewStore, LightAgent, ScriptedModel, tool
 from lightagent.toolsets import ToolsetOwner
 from lightagent_guardrails import ToolOutputScreen
-from lightagent_mcp import MCPDefinitionChanged, MCPServerExited, MCPStartError, MCPTimeout, MCPToolset
+from lightagent_mcp import (
+    MCPDefinitionChanged,
+    MCPServerExited,
+    MCPStartError,
+    MCPTimeout,
+    MCPToolset,
+)
+from mcp_testkit import SERVER, alive, stdio, wait_gone
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +174,9 @@ def test_the_tool_list_follows_list_changed_and_a_changed_definition_waits_for_a
             "definition_changed"
         ]
         assert toolset.approve() == ["echo"]
-        second = LightAgent(model=ScriptedModel([call("echo", text="back"), "done"]), tools=[toolset])
+        second = LightAgent(
+            model=ScriptedModel([call("echo", text="back"), "done"]), tools=[toolset]
+        )
         again = second.run("echo", result_format="object", trace=True)
         second.close()
         outputs = [e["data"]["output"] for e in again.trace if e["type"] == "tool_result"]
@@ -230,12 +238,17 @@ def test_setup_mcp_from_asyncio_run_then_a_plain_run_with_mcp_server_time():
         }
     }
     model = ScriptedModel(
-        [call("convert_time", source_timezone="UTC", time="12:00", target_timezone="Asia/Tokyo"), "21:00"]
+        [
+            call("convert_time", source_timezone="UTC", time="12:00", target_timezone="Asia/Tokyo"),
+            "21:00",
+        ]
     )
     agent = LightAgent(model=model)
     manager = asyncio.run(agent.setup_mcp(mcp_setting=json.dumps(setting)))
     assert agent.mcp_client is manager
-    assert [(r["server"], r["code"]) for r in manager.last_mcp_errors] == [("broken", "LA-MCP-EXITED")]
+    assert [(r["server"], r["code"]) for r in manager.last_mcp_errors] == [
+        ("broken", "LA-MCP-EXITED")
+    ]
     try:
         result = agent.run("noon UTC in Tokyo?", result_format="object", trace=True)
         (output,) = [e["data"]["output"] for e in result.trace if e["type"] == "tool_result"]

@@ -115,7 +115,7 @@ async def end_group(pgid: int | None, kill_timeout: float) -> None:
     except (ProcessLookupError, PermissionError):
         return
     deadline = time.monotonic() + kill_timeout
-    while group_alive(pgid) and time.monotonic() < deadline:
+    while group_alive(pgid) and time.monotonic() < deadline:  # noqa: ASYNC110 - polling a process group
         await asyncio.sleep(0.02)
     if group_alive(pgid):
         try:

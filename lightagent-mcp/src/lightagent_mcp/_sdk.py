@@ -33,7 +33,7 @@ _PAGE_CAP = 100
 try:  # Python 3.10: anyio brings the backport
     _GROUP: Any = builtins.BaseExceptionGroup  # type: ignore[attr-defined,unused-ignore]
 except AttributeError:  # pragma: no cover
-    from exceptiongroup import BaseExceptionGroup as _GROUP  # type: ignore[no-redef,unused-ignore]
+    from exceptiongroup import BaseExceptionGroup as _GROUP  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 
 def sdk_major() -> int:
@@ -178,9 +178,9 @@ async def open_session(
         )
         transport = streamable_http_client(resolved.url, http_client=http)
     else:
-        from mcp.client.streamable_http import streamablehttp_client
+        from mcp.client import streamable_http
 
-        transport = streamablehttp_client(
+        transport = streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]
             resolved.url, headers=resolved.headers or None, timeout=timedelta(seconds=timeout)
         )
     if watch is not None:
@@ -200,7 +200,7 @@ async def open_session(
     session = mcp.ClientSession(
         streams[0],
         streams[1],
-        read_timeout_seconds=timedelta(seconds=timeout),
+        read_timeout_seconds=timedelta(seconds=timeout),  # type: ignore[arg-type,unused-ignore]
         message_handler=message_handler,
         client_info=mcp.Implementation(name="lightagent", version=_version()),
     )

@@ -278,7 +278,9 @@ class ServerLink:
             self._run(attempt), name=f"lightagent-mcp:{self.settings.name}"
         )
         try:
-            client = await asyncio.wait_for(asyncio.shield(attempt.ready), self.settings.init_timeout)
+            client = await asyncio.wait_for(
+                asyncio.shield(attempt.ready), self.settings.init_timeout
+            )
         except (asyncio.TimeoutError, TimeoutError):
             await self._end(cancel=True)
             raise self._failure(
@@ -359,8 +361,12 @@ class ServerLink:
             )
         kind = _sdk.classify(exc)
         if kind == "protocol":
-            return self._failure(MCPProtocolError, f"MCP server {name!r} refused to initialize: {text}")
-        return self._failure(MCPUnavailable, f"MCP server {name!r} at {s.url} is not reachable: {text}")
+            return self._failure(
+                MCPProtocolError, f"MCP server {name!r} refused to initialize: {text}"
+            )
+        return self._failure(
+            MCPUnavailable, f"MCP server {name!r} at {s.url} is not reachable: {text}"
+        )
 
     # -- requests ---------------------------------------------------------------------------
     async def list_tools(self) -> list[Any]:

@@ -157,9 +157,7 @@ async def resolve_server(
     """Resolve ``settings``' references and the provider's headers; the scrubber learns them."""
     found: list[str] = []
     name = settings.name
-    env = {
-        k: _expand(name, f"env.{k}", v, found, _secret_name(k)) for k, v in settings.env.items()
-    }
+    env = {k: _expand(name, f"env.{k}", v, found, _secret_name(k)) for k, v in settings.env.items()}
     headers = {k: _expand(name, f"headers.{k}", v, found) for k, v in settings.headers.items()}
     url = _expand(name, "url", settings.url, found) if settings.url else None
     args = [_expand(name, f"args[{i}]", a, found, False) for i, a in enumerate(settings.args)]

@@ -93,7 +93,7 @@ class MCPClientManager:
         names = list(self.toolsets)
         listings = await asyncio.gather(*(self._list(n) for n in names))
         count = 0
-        for server, listed in zip(names, listings):
+        for server, listed in zip(names, listings, strict=True):
             if listed is None:
                 continue
             count += len(listed)
@@ -109,8 +109,10 @@ class MCPClientManager:
         owned_elsewhere = any(
             tool in names and other != server for other, names in self._registered.items()
         )
-        taken = registry is not None and registry.get(tool) is not None and (
-            tool not in self._registered.get(server, {})
+        taken = (
+            registry is not None
+            and registry.get(tool) is not None
+            and (tool not in self._registered.get(server, {}))
         )
         if toolset.namespace_tools or owned_elsewhere or taken:
             return qualified_name(toolset.namespace or server, tool)
@@ -162,7 +164,9 @@ class MCPClientManager:
         unknown = [n for n in names if n not in self.toolsets]
         if unknown:
             raise MCPConfigError(
-                "LA-MCP-CONFIG", f"no enabled MCP server named {unknown[0]!r}", details={"server": unknown[0]}
+                "LA-MCP-CONFIG",
+                f"no enabled MCP server named {unknown[0]!r}",
+                details={"server": unknown[0]},
             )
         self.last_mcp_errors.clear()
         count = 0
@@ -194,7 +198,9 @@ class MCPClientManager:
             try:
                 result = await self._owner(server).acall(tool_name, dict(arguments or {}), None)
             except LightAgentError as exc:
-                self.last_mcp_errors.append(_receipt(server, f"call_tool:{tool_name}", exc.to_dict()))
+                self.last_mcp_errors.append(
+                    _receipt(server, f"call_tool:{tool_name}", exc.to_dict())
+                )
                 raise
             out = {"server": server, "tool": tool_name, "result": result.content}
             if result.structured is not None:

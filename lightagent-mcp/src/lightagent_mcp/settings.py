@@ -136,9 +136,7 @@ def _flag(server: str, key: str, value: Any) -> bool:
 def parse_server(name: str, cfg: Any) -> ServerSettings:
     """Check one server's settings; raises :class:`MCPConfigError` naming the bad key."""
     if not isinstance(name, str) or not _NAME.match(name):
-        raise _fail(
-            str(name), None, "a server name is 1-64 letters, digits, '_', '-' or '.'"
-        )
+        raise _fail(str(name), None, "a server name is 1-64 letters, digits, '_', '-' or '.'")
     if not isinstance(cfg, Mapping):
         raise _fail(name, None, f"settings must be an object, got {type(cfg).__name__}")
     unknown = sorted(set(cfg) - _KEYS)
@@ -152,12 +150,18 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         transport = "stdio" if has_command else "sse"
     elif transport_value not in _TRANSPORTS:
         raise _fail(
-            name, "transport", f"unknown transport {transport_value!r}; use one of {sorted(_TRANSPORTS)}"
+            name,
+            "transport",
+            f"unknown transport {transport_value!r}; use one of {sorted(_TRANSPORTS)}",
         )
     else:
         transport = _TRANSPORTS[transport_value]
     if (transport == "stdio") != has_command:
-        raise _fail(name, "transport", f"{transport!r} needs `{'command' if transport == 'stdio' else 'url'}`")
+        raise _fail(
+            name,
+            "transport",
+            f"{transport!r} needs `{'command' if transport == 'stdio' else 'url'}`",
+        )
     check_literal_secrets(name, cfg)
     command = cfg.get("command")
     if has_command and (not isinstance(command, str) or not command.strip()):
@@ -173,12 +177,16 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         raise _fail(name, "namespace", "must be a non-empty string")
     attempts = cfg.get("reconnect_attempts", 1)
     if not isinstance(attempts, int) or isinstance(attempts, bool) or not 0 <= attempts <= 10:
-        raise _fail(name, "reconnect_attempts", f"must be an integer from 0 to 10, got {attempts!r}")
+        raise _fail(
+            name, "reconnect_attempts", f"must be an integer from 0 to 10, got {attempts!r}"
+        )
     protocol = cfg.get("protocol", "legacy")
     if not isinstance(protocol, str) or not (
         protocol in ("legacy", "auto") or re.match(r"^\d{4}-\d{2}-\d{2}$", protocol)
     ):
-        raise _fail(name, "protocol", f"must be 'legacy', 'auto' or a protocol version, got {protocol!r}")
+        raise _fail(
+            name, "protocol", f"must be 'legacy', 'auto' or a protocol version, got {protocol!r}"
+        )
     approval = cfg.get("approval", "first_use")
     if approval not in ("first_use", "manual"):
         raise _fail(name, "approval", f"must be 'first_use' or 'manual', got {approval!r}")
@@ -252,11 +260,11 @@ def load_mcp_settings(source: Any) -> dict[str, ServerSettings]:
     if not isinstance(servers, Mapping):
         raise MCPConfigError(
             "LA-MCP-CONFIG",
-            f"the MCP settings need an object {{\"mcpServers\": {{name: settings}}}}, got {type(doc).__name__}",
+            f'the MCP settings need an object {{"mcpServers": {{name: settings}}}}, got {type(doc).__name__}',
         )
     if "command" in servers or "url" in servers:
         raise MCPConfigError(
             "LA-MCP-CONFIG",
-            "these look like one server's settings: wrap them as {\"mcpServers\": {\"<name>\": ...}}",
+            'these look like one server\'s settings: wrap them as {"mcpServers": {"<name>": ...}}',
         )
     return {name: parse_server(name, cfg) for name, cfg in servers.items()}

@@ -163,7 +163,10 @@ class MCPToolset(BaseToolset):
                 "current": current,
                 "definition": definition,
             }
-            if definition.name not in self.pending or self.pending[definition.name]["current"] != current:
+            if (
+                definition.name not in self.pending
+                or self.pending[definition.name]["current"] != current
+            ):
                 _log.warning(
                     "MCP server %s: tool %r %s; it is disabled until approved "
                     "(toolset.approve(%r)) [%s]",

@@ -6,7 +6,6 @@ SDK, so they fail fast. ``EXPECT_TOKEN`` in the environment makes ``whoami`` che
 ``Authorization: Bearer`` header.
 """
 
-
 import argparse
 import os
 import subprocess
