@@ -272,3 +272,33 @@ def test_async_with_agent_opens_and_closes_the_sessions():
 
     content, pid = asyncio.run(main())
     assert content == "ok" and wait_gone([pid]) == []
+
+
+def test_the_seeds_manager_registers_calls_refreshes_and_cleans_up():
+    from lightagent import ToolRegistry
+    from lightagent_mcp import MCPClientManager
+
+    @tool
+    def echo(text: str) -> str:
+        """Already taken."""
+        return text
+
+    registry = ToolRegistry()
+    registry.register_tool(echo)
+    config = {"mcpServers": {"kit": stdio(include=["echo", "add", "pid"])}}
+
+    async def main() -> tuple[list[str], dict, list[str], int]:
+        manager = MCPClientManager(config, registry)
+        assert await manager.register_mcp_tool() is True
+        names = sorted(registry.names())
+        answer = await manager.call_tool("add", {"a": 4, "b": 5})
+        pid = int((await manager.call_tool("pid", {}, target_server="kit"))["result"])
+        await manager.refresh_tools("kit")
+        again = sorted(registry.names())
+        await manager.cleanup()
+        return names, answer, again, pid
+
+    names, answer, again, pid = asyncio.run(main())
+    assert names == ["add", "echo", "kit__echo", "pid"] == again  # refreshed, not duplicated
+    assert answer == {"server": "kit", "tool": "add", "result": "9", "structured": {"result": 9}}
+    assert wait_gone([pid]) == [] and sorted(registry.names()) == ["echo"]
