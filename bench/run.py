@@ -27,6 +27,7 @@ ORDER = [
     "dag_peer",
     "otel",
     "serve",
+    "mcp",
 ]
 
 
