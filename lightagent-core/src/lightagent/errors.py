@@ -164,14 +164,16 @@ class PluginError(LightAgentError):
     family = "plugin"
 
 
-class MissingExtraError(PluginError, ImportError):
+class MissingExtraError(ConfigurationError, ImportError):
     """An optional distribution or dependency is not installed (``LA-MISSING-EXTRA``).
 
-    Also an ``ImportError``, so ``from lightagent import Name`` fails the usual way; the
-    message and ``details["install"]`` name the ``pip install`` line.
+    A :class:`ConfigurationError` (what the install lacks is configuration), and an
+    ``ImportError``, so ``from lightagent import Name`` fails the usual way; the message
+    and ``details["install"]`` name the ``pip install`` line.
     """
 
     default_code = "LA-MISSING-EXTRA"
+    family = "plugin"
 
 
 _STATUS_CODES = {400, 401, 403, 404, 408, 413, 429, 500, 503}
