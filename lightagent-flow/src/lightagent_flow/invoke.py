@@ -19,6 +19,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
+from lightagent.bridge import call_async as call_maybe_async
 from lightagent.errors import BudgetError, LightAgentError, classify_exception
 
 __all__ = ["AgentOutput", "StepAgentError", "call_agent", "call_maybe_async", "to_jsonable"]
@@ -126,18 +127,6 @@ def _output(result: Any) -> AgentOutput:
     if content is None:
         content = ""
     return AgentOutput(to_jsonable(content), trace if isinstance(trace, list) else None)
-
-
-async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call a hook, handler or predicate: await it if async, else run it off the event loop."""
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004
-    ):
-        return await fn(*args, **kwargs)
-    result = await asyncio.to_thread(fn, *args, **kwargs)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
 
 
 def _timeout_error(timeout: float, mode: str) -> BudgetError:

@@ -131,11 +131,11 @@ class CapabilityGate:
         arguments: Mapping[str, Any] | None = None,
         context: Any = None,
         *,
-        approval_token: ApprovalToken | None = None,
-        resource: str | None = None,
-        approval_id: str | None = None,
         scoped: bool = True,
         approver: Any = None,
+        approval_token: ApprovalToken | None = None,
+        approval_id: str | None = None,
+        resource: str | None = None,
     ) -> Decider[PolicyDecision]:
         """:meth:`authorize` as a decider (:mod:`lightagent.deciders`): policies, approval and
         the token's consumption are the calls it yields; a denial is audited, then raised.
