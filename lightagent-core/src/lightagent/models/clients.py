@@ -1,7 +1,9 @@
 """The ``openai`` SDK clients behind :class:`OpenAIModel`: keys, lazy creation, reuse.
 
 Kept apart so the model module holds only the request/response logic. Nothing here
-imports ``openai`` or ``httpx`` until a client is first needed.
+imports ``openai`` until a client is first needed, and nothing here imports the SDK's
+HTTP transport (``httpx`` on openai 1.x/2.x, ``httpx2`` on 3.x): timeouts are the SDK's
+own ``openai.Timeout`` type.
 """
 
 from __future__ import annotations
@@ -82,7 +84,6 @@ class ClientMixin:
         )
 
     def _client_kwargs(self) -> dict[str, Any]:
-        import httpx
         import openai
 
         given = self._client
@@ -100,7 +101,7 @@ class ClientMixin:
         return {
             "api_key": self._resolve_key(),
             "base_url": self.base_url,
-            "timeout": httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+            "timeout": openai.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
             "max_retries": 0,
             "default_headers": self.default_headers or None,
         }

@@ -21,7 +21,7 @@ from lightagent.models.clients import ClientMixin, env, plain
 from lightagent.models.parse import parse_completion, tool_names
 from lightagent.models.profiles import ProviderProfile, get_profile, profile_by_name
 from lightagent.models.retry import backoff_delay, is_retryable, to_model_error
-from lightagent.models.sse import aiter_sse_json, iter_sse_json
+from lightagent.models.sse import aiter_sse_json, aread_lines, iter_sse_json, read_lines
 from lightagent.models.stream import StreamAssembler
 
 __all__ = ["DEFAULT_MODEL", "OpenAIModel"]
@@ -30,10 +30,9 @@ DEFAULT_MODEL = "gpt-4o-mini"
 
 
 def _is_transport(exc: BaseException) -> bool:
-    import httpx
     import openai
 
-    return isinstance(exc, (httpx.TransportError, openai.APIConnectionError))
+    return isinstance(exc, openai.APIConnectionError)  # APITimeoutError included
 
 
 class OpenAIModel(ClientMixin):
@@ -246,8 +245,8 @@ class OpenAIModel(ClientMixin):
             assembler = StreamAssembler(self.profile, names)
             try:
                 raw = self._open(client, body)
-                response = getattr(raw, "response", None)  # the SDK stream's httpx response
-                source = iter_sse_json(response.iter_lines()) if response is not None else raw
+                response = getattr(raw, "response", None)  # the SDK stream's HTTP response
+                source = iter_sse_json(read_lines(response)) if response is not None else raw
                 try:
                     for chunk in source:
                         if not isinstance(chunk, dict):
@@ -301,7 +300,7 @@ class OpenAIModel(ClientMixin):
                 else:
                     raw = await client.chat.completions.create(**body)
                 response = getattr(raw, "response", None)
-                source = aiter_sse_json(response.aiter_lines()) if response is not None else raw
+                source = aiter_sse_json(aread_lines(response)) if response is not None else raw
                 try:
                     async for chunk in source:
                         if not isinstance(chunk, dict):
@@ -337,11 +336,9 @@ class OpenAIModel(ClientMixin):
     def _stream_error(
         self, exc: BaseException, assembler: StreamAssembler, attempt: int
     ) -> ModelError:
-        import httpx
-        import openai
-
-        if assembler.chunks and isinstance(exc, (httpx.TransportError, openai.APIConnectionError)):
-            error = assembler.truncated(exc)  # the connection dropped or stalled mid-answer
+        if assembler.chunks and _is_transport(exc):
+            # The connection dropped or stalled mid-answer; name what the transport said.
+            error = assembler.truncated(exc.__cause__ or exc)
             error.details["attempts"] = attempt
             return error
         if assembler.chunks and isinstance(exc, ValueError):
