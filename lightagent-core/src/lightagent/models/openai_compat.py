@@ -188,10 +188,10 @@ class OpenAIModel(ClientMixin):
             return await self._injected_acomplete(request)
         start = time.perf_counter()
         body = self.build_body(request)
-        client = self._no_sdk_retries(self.async_client)
         attempt = 0
         while True:
             attempt += 1
+            client, shards, slot = self._lease()
             try:
                 if isinstance(client, openai.AsyncOpenAI):
                     raw = await client.post("/chat/completions", body=body, cast_to=object)
@@ -203,7 +203,9 @@ class OpenAIModel(ClientMixin):
                 error = self._fail(exc, attempt)
                 if not self._should_retry(error, attempt):
                     raise error from exc
-                await asyncio.sleep(self._delay(error, attempt))
+            finally:
+                self._unlease(shards, slot)
+            await asyncio.sleep(self._delay(error, attempt))
         response = parse_completion(data, self.profile, self._names(request))
         return self._finish(response, attempt, start)
 
@@ -283,11 +285,11 @@ class OpenAIModel(ClientMixin):
         start = time.perf_counter()
         body = self.build_body(request, stream=True)
         names = self._names(request)
-        client = self._no_sdk_retries(self.async_client)
         attempt = 0
         while True:
             attempt += 1
             assembler = StreamAssembler(self.profile, names)
+            client, shards, slot = self._lease()
             try:
                 if isinstance(client, openai.AsyncOpenAI):
                     raw = await client.post(
@@ -320,7 +322,9 @@ class OpenAIModel(ClientMixin):
                 error = self._stream_error(exc, assembler, attempt)
                 if assembler.chunks or not self._should_retry(error, attempt):
                     raise error from exc
-                await asyncio.sleep(self._delay(error, attempt))
+            finally:
+                self._unlease(shards, slot)
+            await asyncio.sleep(self._delay(error, attempt))
         yield self._finish(assembler.close(), attempt, start)
 
     async def _injected_astream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
