@@ -21,8 +21,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from lightagent.errors import StorageError
-
 __all__ = ["Database", "open_database"]
 
 
@@ -193,14 +191,9 @@ def open_database(
         "postgres",
         "postgresql+psycopg",
     ):
-        try:
-            import psycopg  # noqa: F401
-        except ImportError as exc:
-            raise StorageError(
-                "LA-MISSING-EXTRA",
-                "The PostgreSQL session store needs the psycopg driver.",
-                hint="pip install 'lightagent-core[postgres]'",
-            ) from exc
+        from lightagent.extras import require
+
+        require("psycopg", "postgres", "SqlSessionStore on PostgreSQL")
         return PostgresDatabase(f"postgresql://{rest}", busy_timeout_ms / 1000)
     from lightagent.errors import ConfigurationError
 
