@@ -35,10 +35,12 @@ class Database:
     #: The driver's base exception.
     database_error: type[BaseException]
 
-    def __init__(self) -> None:
+    def __init__(self, *, single: bool = False) -> None:
         self._idle: list[tuple[Any, int]] = []
         self._lock = threading.Lock()
         self._generation = 0
+        # An in-memory SQLite database lives in one connection: transactions take turns on it.
+        self._single = threading.Lock() if single else None
 
     # -- to be provided by each dialect ------------------------------------------------
     def _connect(self) -> Any:  # pragma: no cover - abstract
@@ -70,6 +72,36 @@ class Database:
     @contextmanager
     def transaction(self, *, write: bool) -> Iterator[Any]:
         """A cursor inside one transaction: committed on success, rolled back on error."""
+        if self._single is None:
+            with self._transaction(write) as cur:
+                yield cur
+            return
+        with self._single, self._transaction(write) as cur:
+            yield cur
+
+    def has_table(self, cur: Any, name: str) -> bool:
+        """Whether ``name`` exists (inside a transaction of this database)."""
+        if self.dialect == "sqlite":
+            cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        else:
+            cur.execute("SELECT to_regclass(%s) IS NOT NULL", (name,))
+        row = cur.fetchone()
+        return bool(row and row[0])
+
+    def columns(self, cur: Any, table: str) -> set[str]:
+        """The column names of ``table``."""
+        if self.dialect == "sqlite":
+            cur.execute(f"PRAGMA table_info({table})")
+            return {row[1] for row in cur.fetchall()}
+        cur.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_name = %s AND table_schema = current_schema()",
+            (table,),
+        )
+        return {row[0] for row in cur.fetchall()}
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[Any]:
         while True:
             conn, generation, reused = self._take()
             cur = conn.cursor()
@@ -119,7 +151,7 @@ class SqliteDatabase(Database):
     def __init__(self, path: str, *, synchronous: str, busy_timeout_ms: int) -> None:
         import sqlite3
 
-        super().__init__()
+        super().__init__(single=path == ":memory:")
         self.path = path
         self.synchronous = synchronous
         self.busy_timeout_ms = busy_timeout_ms

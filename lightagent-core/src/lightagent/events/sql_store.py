@@ -157,14 +157,8 @@ class SqlSessionStore(SessionStoreBase):
             return True
         if self._file is not None and not self._file.is_file():
             return False
-        if self._db.dialect == "sqlite":
-            query, args = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", None
-        else:
-            query, args = "SELECT to_regclass(%s) IS NOT NULL", None
         with self._read() as cur:
-            cur.execute(query, (self._tables[0],) if args is None else args)
-            row = cur.fetchone()
-        return bool(row and row[0])
+            return self._db.has_table(cur, self._tables[0])
 
     def _readable(self) -> bool:
         """Whether there is anything to read (a read never creates the database or tables)."""
