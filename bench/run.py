@@ -18,9 +18,11 @@ HERE = Path(__file__).resolve().parent
 ORDER = [
     "import",
     "agent",
+    "concurrency",
     "peers",
     "tools",
     "events",
+    "durable",
     "events_peer",
     "flow",
     "dag",
