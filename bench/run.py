@@ -29,6 +29,7 @@ ORDER = [
     "dag_peer",
     "otel",
     "serve",
+    "mcp",
 ]
 
 

@@ -239,8 +239,50 @@ def tour_dag(workdir: Path) -> None:
         store.close()
 
 
+def tour_mcp() -> None:
+    section("5. MCP: an agent calls a real MCP server (mcp-server-time over stdio, offline)")
+    import shutil
+
+    command = shutil.which("mcp-server-time") or shutil.which(
+        "mcp-server-time", path=str(Path(sys.executable).parent)
+    )
+    if command is None:
+        print("  (skipped: mcp-server-time is not installed; `make setup` installs it)")
+        return
+    from lightagent_mcp import MCPToolset
+
+    time_server = MCPToolset({"command": command, "args": ["--local-timezone", "UTC"]}, name="time")
+    script = [
+        {
+            "tool_calls": [
+                {
+                    "name": "convert_time",
+                    "arguments": {
+                        "source_timezone": "UTC",
+                        "time": "12:00",
+                        "target_timezone": "Asia/Tokyo",
+                    },
+                }
+            ]
+        },
+        "Noon in UTC is 21:00 in Tokyo.",
+    ]
+    with LightAgent(model=model_for("mcp", script), tools=[time_server]) as agent:
+        result = agent.run(
+            "It is noon in UTC. What time is it in Tokyo?", result_format="object", trace=True
+        )
+        show("tools from the server", sorted(time_server.definition_hashes))
+        show("answer", result.content)
+        for event in result.trace:
+            if event["type"] == "tool_result":
+                show(
+                    f"  {event['data']['name']} returned", " ".join(event["data"]["output"].split())
+                )
+    show("session closed; server process tree ended", time_server.link.pgid is None)
+
+
 def tour_trace(result: Any) -> None:
-    section("5. The trace of run 1 (every event, summarized)")
+    section("6. The trace of run 1 (every event, summarized)")
     print("  " + " -> ".join(event["type"] for event in result.trace))
     summary = summarize_trace(result.trace)
     show("summary", {k: v for k, v in summary.to_dict().items() if v not in (None, {}, [], 0)})
@@ -256,8 +298,9 @@ def main() -> int:
         first = tour_agent(workdir)
         tour_flow(workdir)
         tour_dag(workdir)
+        tour_mcp()
         tour_trace(first)
-    print("\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md")
+    print("\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md, docs/mcp.md")
     return 0
 
 
