@@ -135,7 +135,9 @@ async def block(run: Callable[[], Awaitable[str]], concurrency: int, per_task: i
     return concurrency * per_task / (time.perf_counter() - start)
 
 
-async def measure(base_url: str, concurrency: int, per_task: int, rounds: int) -> dict[str, list[float]]:
+async def measure(
+    base_url: str, concurrency: int, per_task: int, rounds: int
+) -> dict[str, list[float]]:
     import openai
 
     # OpenAIModel's default timeouts (60 s, 10 s to connect): the SDK's 5 s connect timeout

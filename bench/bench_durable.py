@@ -39,7 +39,9 @@ def _sqlite_floor(path: Path) -> tuple[Callable[[int], None], Callable[[int], No
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
-    db.execute("CREATE TABLE e (session TEXT, seq INTEGER, payload TEXT, PRIMARY KEY (session, seq))")
+    db.execute(
+        "CREATE TABLE e (session TEXT, seq INTEGER, payload TEXT, PRIMARY KEY (session, seq))"
+    )
     text = json.dumps(PAYLOAD)
     state = {"seq": 0}
 
@@ -63,7 +65,9 @@ def _postgres_floor(url: str) -> tuple[Callable[[int], None], Callable[[int], No
     import psycopg
 
     db = psycopg.connect(url, autocommit=True)
-    db.execute("CREATE TABLE e (session TEXT, seq INTEGER, payload TEXT, PRIMARY KEY (session, seq))")
+    db.execute(
+        "CREATE TABLE e (session TEXT, seq INTEGER, payload TEXT, PRIMARY KEY (session, seq))"
+    )
     text = json.dumps(PAYLOAD)
     state = {"seq": 0}
 
@@ -108,7 +112,7 @@ def _measure(floor: tuple, ours: tuple) -> dict[int, tuple[float, float]]:
         ours[0](size)
         samples: tuple[list[float], list[float]] = ([], [])
         for i in range(PROBE):
-            for k in ((0, 1) if i % 2 == 0 else (1, 0)):
+            for k in (0, 1) if i % 2 == 0 else (1, 0):
                 side = (floor, ours)[k]
                 start = clock()
                 side[1](i)
@@ -179,7 +183,9 @@ def main() -> None:
         if isinstance(res, str):
             lines.append(f"| {label} | {res} |" + " |" * (len(SIZES) - 1))
             continue
-        cells = [f"{res[n][1]:.2f} / {res[n][0]:.2f} (**{res[n][1] / res[n][0]:.2f}x**)" for n in SIZES]
+        cells = [
+            f"{res[n][1]:.2f} / {res[n][0]:.2f} (**{res[n][1] / res[n][0]:.2f}x**)" for n in SIZES
+        ]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "durable.md").write_text("\n".join(lines) + "\n")
