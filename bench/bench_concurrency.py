@@ -122,17 +122,30 @@ def our_run(base_url: str) -> Callable[[], Awaitable[str]]:
     return run
 
 
-async def block(run: Callable[[], Awaitable[str]], concurrency: int, per_task: int) -> float:
-    """Runs per second with ``concurrency`` runs in flight."""
+FAILED: dict[str, int] = {}
+
+
+async def block(
+    run: Callable[[], Awaitable[str]], concurrency: int, per_task: int, side: str = ""
+) -> float:
+    """Completed runs per second with ``concurrency`` runs in flight; failed runs are counted."""
+    done = 0
 
     async def task() -> None:
+        nonlocal done
         for _ in range(per_task):
-            answer = await run()
+            try:
+                answer = await run()
+            except Exception as exc:  # a connect timeout of an overloaded pool, say
+                key = f"{side}: {type(exc).__name__}"
+                FAILED[key] = FAILED.get(key, 0) + 1
+                continue
             assert answer.startswith("The weather"), answer
+            done += 1
 
     start = time.perf_counter()
     await asyncio.gather(*(task() for _ in range(concurrency)))
-    return concurrency * per_task / (time.perf_counter() - start)
+    return done / (time.perf_counter() - start)
 
 
 async def measure(
@@ -145,13 +158,13 @@ async def measure(
     timeout = openai.Timeout(60.0, connect=10.0)
     client = openai.AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0, timeout=timeout)
     sides = {"raw": raw_run(client), "ours": our_run(base_url)}
-    for run in sides.values():  # warm-up: open the pool's connections, fill caches
-        await block(run, concurrency, 1)
+    for name, run in sides.items():  # warm-up: open the pool's connections, fill caches
+        await block(run, concurrency, 1, name)
     rates: dict[str, list[float]] = {name: [] for name in sides}
     for i in range(rounds):
         order = ["raw", "ours"] if i % 2 == 0 else ["ours", "raw"]
         for name in order:
-            rates[name].append(await block(sides[name], concurrency, per_task))
+            rates[name].append(await block(sides[name], concurrency, per_task, name))
     await client.close()
     return rates
 
@@ -170,7 +183,11 @@ def main() -> None:
             proc.stdin.close()
             proc.wait(timeout=30)
         raw, ours = statistics.median(rates["raw"]), statistics.median(rates["ours"])
-        rows.append((latency, concurrency, raw, ours, min(rates["raw"]), min(rates["ours"])))
+        failed = ", ".join(f"{k} x{v}" for k, v in sorted(FAILED.items())) or "none"
+        FAILED.clear()
+        rows.append(
+            (latency, concurrency, raw, ours, min(rates["raw"]), min(rates["ours"]), failed)
+        )
         print(
             f"latency {latency * 1000:.0f} ms, {concurrency} in flight: raw {raw:.0f} runs/s, "
             f"ours {ours:.0f} runs/s ({ours / raw:.2f}x)",
@@ -187,13 +204,14 @@ def main() -> None:
         f"median of {rounds} alternating blocks per side (worst block in brackets); {ideal}. "
         f"Ratio = LightAgent / raw SDK runs/s: **higher is better here**, 1.00x or more meets the goal. "
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f} when it ended.\n",
-        "| model latency | runs in flight | raw SDK runs/s | LightAgent runs/s | ratio |",
-        "|---:|---:|---:|---:|---:|",
+        "| model latency | runs in flight | raw SDK runs/s | LightAgent runs/s | ratio | failed runs (warm-up included) |",
+        "|---:|---:|---:|---:|---:|---|",
     ]
-    for latency, concurrency, raw, ours, raw_min, ours_min in rows:
+    for latency, concurrency, raw, ours, raw_min, ours_min, failed in rows:
+        ratio = f"{ours / raw:.2f}x" if raw else "raw SDK completed none"
         lines.append(
             f"| {latency * 1000:.0f} ms | {concurrency:,} | {raw:.0f} ({raw_min:.0f}) | "
-            f"{ours:.0f} ({ours_min:.0f}) | {ours / raw:.2f}x |"
+            f"{ours:.0f} ({ours_min:.0f}) | {ratio} | {failed} |"
         )
     lines += [
         "",
