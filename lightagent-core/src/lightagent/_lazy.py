@@ -4,47 +4,21 @@ An export is ``"module"`` (the module ships with this distribution) or
 ``("module", "distribution", "extra")``: the name lives in another distribution, which
 ``pip install 'lightagent-core[extra]'`` installs. Using such a name without it raises
 :class:`~lightagent.errors.MissingExtraError` (``LA-MISSING-EXTRA``, also an
-``ImportError``) naming that line, never a bare ``ModuleNotFoundError``.
+``ImportError``) naming that line (:func:`lightagent.extras.import_extra`).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import cast
 
-__all__ = ["Export", "import_extra", "lazy_exports", "missing_extra"]
+from lightagent.extras import import_extra
+
+__all__ = ["Export", "lazy_exports"]
 
 #: ``"module"`` or ``("module", "distribution", "extra")``.
 Export = str | tuple[str, str, str]
-
-
-def missing_extra(what: str, distribution: str, extra: str) -> Exception:
-    """The ``LA-MISSING-EXTRA`` error for ``what``, which ``distribution`` provides."""
-    from lightagent.errors import MissingExtraError
-
-    line = f"pip install 'lightagent-core[{extra}]'"
-    return MissingExtraError(
-        "LA-MISSING-EXTRA",
-        f"{what} is provided by {distribution}, which is not installed",
-        hint=f"{line} (or pip install {distribution})",
-        details={"distribution": distribution, "extra": extra, "install": line},
-    )
-
-
-def import_extra(module: str, distribution: str, extra: str, what: str | None = None) -> Any:
-    """Import ``module`` of ``distribution``; ``LA-MISSING-EXTRA`` when it is not installed.
-
-    Only a missing top-level package (the distribution itself) becomes that error; an
-    import error inside an installed distribution propagates as it is.
-    """
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        top = module.split(".", 1)[0]
-        if exc.name != top:
-            raise
-        raise missing_extra(what or module, distribution, extra) from None
 
 
 def lazy_exports(

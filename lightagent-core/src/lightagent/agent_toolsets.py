@@ -112,7 +112,7 @@ class ToolsetMethods:
     async def setup_mcp(self, mcp_setting: Any = None, *, credential_provider: Any = None) -> Any:
         """Connect the MCP servers of an ``mcpServers`` document (a dict, JSON string or path)
         as toolsets of this agent; returns the ``MCPClientManager`` (needs lightagent-mcp)."""
-        from lightagent._lazy import import_extra, missing_extra
+        from lightagent.extras import import_extra, missing_extra
 
         try:  # a plugin's module, found by name: the kernel imports no plugin
             plugin = import_extra("lightagent_mcp", "lightagent-mcp", "mcp", "agent.setup_mcp")

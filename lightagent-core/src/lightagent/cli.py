@@ -220,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         host = _lenient_host() if chosen in _LENIENT_COMMANDS else None
         parser, commands = build_parser(host, argv=argv)
         if chosen in ELSEWHERE and chosen not in commands.commands:
-            from lightagent._lazy import missing_extra
+            from lightagent.extras import missing_extra
 
             raise missing_extra(f"`lightagent {chosen}`", *ELSEWHERE[chosen])
         args = parser.parse_args(argv)

@@ -63,7 +63,7 @@ def test_missing_extra_error_is_a_lightagent_error_and_an_import_error():
 
 
 def test_a_broken_installed_distribution_is_not_reported_as_missing():
-    from lightagent._lazy import import_extra
+    from lightagent.extras import import_extra
 
     with pytest.raises(ModuleNotFoundError) as info:
         import_extra("lightagent_contracts.no_such_module", "lightagent-contracts", "contracts")

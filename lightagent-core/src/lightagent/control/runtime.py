@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Protocol
 
-from lightagent._lazy import import_extra
 from lightagent.control.specs import CapabilityRisk, CapabilitySpec
 from lightagent.control.stream import OutputScreen
 from lightagent.deciders import Decider, adecide, decide
 from lightagent.errors import ConfigurationError, LightAgentError
+from lightagent.extras import import_extra
 from lightagent.hooks import HookContext, HookDecision, HookManager
 from lightagent.interceptors import PhaseOutcome
 from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest, policy_steps
