@@ -39,9 +39,10 @@ test-slow: $(STAMP) ## The slow crash, fault-injection and load tests
 
 test-all: test test-slow ## Both of the above
 
-lint: $(STAMP) ## ruff check, format check, then typecheck
+lint: $(STAMP) ## ruff check, format check, import contracts (circles, layers, privacy), typecheck
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
 	$(MAKE) --no-print-directory typecheck
 
 MYPY_PACKAGES := lightagent lightagent_flow lightagent_dag lightagent_mcp lightagent_rag_fts \

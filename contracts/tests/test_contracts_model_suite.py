@@ -52,3 +52,27 @@ class TestOpenAIModelContract(ModelContract):
             )
 
         return make
+
+
+class _AcompleteOnly:
+    """A provider that writes only what the protocol requires: ``name`` and ``acomplete``."""
+
+    name = "acomplete-only"
+
+    def __init__(self, replies):
+        self.inner = ScriptedModel(list(replies))
+
+    async def acomplete(self, request):
+        return await self.inner.acomplete(request)
+
+
+class TestAcompleteOnlyProviderContract(ModelContract):
+    """The kernel adapts complete, stream and astream: the same suite passes."""
+
+    @pytest.fixture
+    def make_model(self):
+        return _AcompleteOnly
+
+    @pytest.fixture
+    def make_failing_model(self):
+        return lambda: _AcompleteOnly([ModelError("LA-500", "upstream failed")])

@@ -2,7 +2,10 @@
 
 Installing it registers a pytest plugin (fixtures ``loopback_server``, ``scripted_model``,
 ``postgres_url``, ``postgres_outage``, ``no_network``); the base classes live in
-:mod:`lightagent_contracts.suites`. Names load on first use.
+:mod:`lightagent_contracts.suites`. It also carries the connector author's tooling
+(:mod:`lightagent_contracts.connectors`: manifest, offline validator, scaffold) and
+registers the ``lightagent validate-connector`` and ``lightagent new-plugin`` commands.
+Names load on first use.
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ _EXPORTS = {
     "OutageProxy": "lightagent_contracts.outage",
     "postgres_admin_url": "lightagent_contracts.postgres",
     "require_postgres": "lightagent_contracts.postgres",
+    "Finding": "lightagent_contracts.connectors.findings",
+    "ValidationReport": "lightagent_contracts.connectors.findings",
+    "validate_connector": "lightagent_contracts.connectors.validate",
+    "new_plugin": "lightagent_contracts.connectors.scaffold",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

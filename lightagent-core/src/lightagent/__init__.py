@@ -11,8 +11,11 @@ from lightagent._version import __version__
 
 # No `typing` import here: it costs more than the rest of this module together.
 
-# Public name -> module that defines it. The one place that says where each name lives.
-_EXPORTS: dict[str, str] = {
+# Public name -> where it lives: the one place that says so. A string is a module of this
+# distribution; ("module", "distribution", "extra") a name another distribution provides:
+# without it installed, using the name raises MissingExtraError (LA-MISSING-EXTRA) naming
+# `pip install 'lightagent-core[extra]'`. Add a row to export a plugin's name from here.
+_EXPORTS: dict[str, str | tuple[str, str, str]] = {
     # kernel
     "hookimpl": "lightagent.hookspecs",
     "hookspec": "lightagent.hookspecs",
@@ -34,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "CancelledError": "lightagent.errors",
     "StorageError": "lightagent.errors",
     "PluginError": "lightagent.errors",
+    "MissingExtraError": "lightagent.errors",
     "ERROR_TAXONOMY": "lightagent.errors",
     "classify_exception": "lightagent.errors",
     # agent loop
@@ -47,6 +51,7 @@ _EXPORTS: dict[str, str] = {
     "idempotency_key": "lightagent.loop",
     "LightAgent": "lightagent.agent",
     "RunResult": "lightagent.results",
+    "RunOptions": "lightagent.run.run_options",
     "StreamEvent": "lightagent.results",
     "CancellationToken": "lightagent.cancellation",
     # models
@@ -103,6 +108,7 @@ _EXPORTS: dict[str, str] = {
     "SessionInfo": "lightagent.events.store",
     "SessionEvent": "lightagent.events.model",
     "SessionStore": "lightagent.events.store",
+    "SessionStoreBase": "lightagent.events.store",
     "InMemorySessionStore": "lightagent.events.memory_store",
     "JsonlSessionStore": "lightagent.events.jsonl_store",
     "SqlSessionStore": "lightagent.events.sql_store",
@@ -121,14 +127,12 @@ _EXPORTS: dict[str, str] = {
     "CapabilityScope": "lightagent.capabilities",
     "ProviderHealth": "lightagent.capabilities",
     "PolicyRequest": "lightagent.policy",
-    "GuardrailManager": "lightagent.guardrails",
     "SqlTokenLedger": "lightagent.security",
     "InMemoryTokenLedger": "lightagent.security",
     "HookContext": "lightagent.hooks",
     "HookDecision": "lightagent.hooks",
     "HookManager": "lightagent.hooks",
     "PolicyHook": "lightagent.hooks",
-    "GuardrailDecision": "lightagent.guardrails",
     "CapabilityRegistry": "lightagent.capabilities",
     "CapabilitySpec": "lightagent.capabilities",
     "BaseCapabilityProvider": "lightagent.capabilities",
@@ -144,9 +148,12 @@ _EXPORTS: dict[str, str] = {
     "InMemoryReviewStore": "lightagent.review",
     "JsonReviewStore": "lightagent.review",
     "SqlReviewStore": "lightagent.review",
-    # ecosystem
-    "ConnectorManifest": "lightagent.connectors.manifest",
-    "validate_connector": "lightagent.connectors.validate",
+    # guardrails (lightagent-guardrails)
+    "GuardrailDecision": ("lightagent_guardrails", "lightagent-guardrails", "guardrails"),
+    "GuardrailManager": ("lightagent_guardrails", "lightagent-guardrails", "guardrails"),
+    # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
+    "ConnectorManifest": "lightagent.manifest",
+    "validate_connector": ("lightagent_contracts", "lightagent-contracts", "contracts"),
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

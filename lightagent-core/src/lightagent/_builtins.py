@@ -48,27 +48,6 @@ def register_exporters(register: Register) -> None:
 
 
 @hookimpl
-def register_commands(cli: Any) -> None:
-    from lightagent.registry import load_ref
-
-    def lazy(ref: str) -> Any:
-        return lambda *args: load_ref(ref)(*args)
-
-    cli.add_command(
-        "validate-connector",
-        lazy("lightagent.connectors.cli:run_validate"),
-        help="check a plugin offline: entry point, imports, hooks, tools, credentials",
-        configure=lazy("lightagent.connectors.cli:configure_validate"),
-    )
-    cli.add_command(
-        "new-plugin",
-        lazy("lightagent.connectors.cli:run_new_plugin"),
-        help="write a ready-to-publish plugin skeleton",
-        configure=lazy("lightagent.connectors.cli:configure_new_plugin"),
-    )
-
-
-@hookimpl
 def lightagent_manifest() -> dict[str, Any]:
     from lightagent._version import __version__
 

@@ -12,16 +12,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from lightagent.hookspecs import Register, hookspec
+from lightagent.hookspecs import LEGACY_HOOKS, Register, hookspec
 
 __all__ = ["LEGACY_HOOKS", "legacy_specs"]
-
-#: hook -> (registry kind, distributions that own it now)
-LEGACY_HOOKS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "register_workflows": ("workflow", ("lightagent-flow", "lightagent-dag")),
-    "register_verifiers": ("verifier", ("lightagent-dag",)),
-    "register_artifact_stores": ("artifact_store", ("lightagent-dag",)),
-}
 
 
 def _warning(hook: str) -> DeprecationWarning:

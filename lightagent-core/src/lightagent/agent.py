@@ -16,11 +16,12 @@ from typing import Any
 
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
-from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError
+from lightagent.models.adapt import as_model, is_model
 from lightagent.providers import provider_reference
 from lightagent.results import RunResult
 from lightagent.run.options import (
+    UNAVAILABLE,
     check_unavailable,
     positive_int,
     refuse_unknown,
@@ -29,6 +30,7 @@ from lightagent.run.options import (
     resolve_tool,
 )
 from lightagent.run.prepare import build_spec
+from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
 from lightagent.toolsets.protocol import is_toolset
 
@@ -75,51 +77,19 @@ class LightAgent(SessionMethods, ToolsetMethods):
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
-        websocket_base_url: str | None = None,
         memory: Any = None,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
-        memory_policy: Any = None,
-        memory_namespace: str | None = None,
-        tree_of_thought: bool = False,
-        tot_model: str | None = None,
-        tot_api_key: str | None = None,
-        tot_base_url: str | None = None,
-        self_learning: bool = False,
-        enable_unsafe_python: bool = False,
-        skills_directories: Iterable[str] | None = None,
-        auto_discover_skills: bool = True,
-        tracetools: Any = None,
-        budget_limits: Any = None,
-        context_budget: Any = None,
-        context_compactor: Any = None,
         **unknown: Any,
     ) -> None:
-        if unknown:  # a typo is a typed error naming it, never a bare TypeError
-            refuse_unknown("LightAgent()", unknown, _init_parameters())
-        check_unavailable(
-            {
-                "websocket_base_url": websocket_base_url,
-                "memory_policy": memory_policy,
-                "memory_namespace": memory_namespace,
-                "tree_of_thought": tree_of_thought,
-                "tot_model": tot_model,
-                "tot_api_key": tot_api_key,
-                "tot_base_url": tot_base_url,
-                "self_learning": self_learning,
-                "skills_directories": skills_directories,
-                "auto_discover_skills": auto_discover_skills,
-                "tracetools": tracetools,
-                "enable_unsafe_python": enable_unsafe_python,
-                "budget_limits": budget_limits,
-                "context_budget": context_budget,
-                "context_compactor": context_compactor,
-            }
-        )
-        if model is not None and not isinstance(model, (str, tuple, dict)) and not _is_model(model):
+        if unknown:  # the "not in this version" table, then a typo is a typed error naming it
+            unknown = check_unavailable(unknown)
+            if unknown:
+                refuse_unknown("LightAgent()", unknown, [*_init_parameters(), *UNAVAILABLE])
+        if model is not None and not isinstance(model, (str, tuple, dict)) and not is_model(model):
             raise ConfigurationError(
                 "LA-CONFIG",
-                f"model= must be a model name or an object with complete/acomplete/stream/astream, got {type(model).__name__}",
+                f"model= must be a model name or an object with acomplete() or complete(), got {type(model).__name__}",
                 hint='Pass model="gpt-4o-mini" (with api_key=/base_url=) or a Model object such as ScriptedModel.',
             )
         self.name: str = name or f"LightAgent{random.randint(10_000_000, 99_999_999)}"
@@ -131,7 +101,9 @@ class LightAgent(SessionMethods, ToolsetMethods):
         self.filter_tools = bool(filter_tools)
         self.debug = debug
         self._model_spec = model
-        self._model: Any = None if model is None or isinstance(model, (str, tuple, dict)) else model
+        self._model: Any = (
+            None if model is None or isinstance(model, (str, tuple, dict)) else as_model(model)
+        )
         self._client: Any = None
         self._lock = threading.Lock()
         self._system_prompt = self.instructions if not role else f"{self.instructions}\n{role}"
@@ -208,12 +180,14 @@ class LightAgent(SessionMethods, ToolsetMethods):
         if model is None:
             with self._lock:
                 if self._model is None:
-                    self._model = resolve_model(
-                        self._model_spec,
-                        api_key=self.api_key,
-                        base_url=self.base_url,
-                        provider=self.provider,
-                        client=self._client,
+                    self._model = as_model(
+                        resolve_model(
+                            self._model_spec,
+                            api_key=self.api_key,
+                            base_url=self.base_url,
+                            provider=self.provider,
+                            client=self._client,
+                        )
                     )
                 model = self._model
         return model
@@ -287,124 +261,64 @@ class LightAgent(SessionMethods, ToolsetMethods):
         return list(self._last_trace)
 
     # -- running ----------------------------------------------------------------------
-    def run(
-        self,
-        query: str,
-        *,
-        tools: Iterable[Any] | None = None,
-        stream: bool = False,
-        max_retry: int = 10,
-        max_tool_iterations: int | None = None,
-        user_id: str = "default_user",
-        history: list[dict[str, Any]] | None = None,
-        metadata: dict[str, Any] | None = None,
-        result_format: str = "str",
-        trace: bool = False,
-        parent_trace_id: str | None = None,
-        run_group_id: str | None = None,
-        session_id: str | None = None,
-        cancellation_token: CancellationToken | None = None,
-        idempotency_key: str | None = None,
-        output_schema: type | None = None,
-        light_swarm: Any = None,
-        use_skills: bool = True,
-        approval_id: str | None = None,
-        model_options: dict[str, Any] | None = None,
-        **unknown: Any,
-    ) -> Any:
-        """Run one query. Returns a ``str`` by default (``docs/agent.md`` lists every option).
+    def run(self, query: str, *, options: RunOptions | None = None, **kwargs: Any) -> Any:
+        """Run one query. Returns a ``str`` by default.
 
-        ``result_format="object"`` gives a :class:`RunResult`, ``"dict"`` its dict. With
-        ``stream=True`` it returns an iterator of OpenAI ``chat.completion.chunk`` dicts
-        and the seeds' tool dicts, or of :class:`StreamEvent` with ``result_format="event"``.
+        The run's options (:class:`~lightagent.run.run_options.RunOptions`: ``tools``,
+        ``stream``, ``max_retry``, ``user_id``, ``history``, ``result_format``, ``trace``,
+        ``session_id`` …, listed in ``docs/agent.md``) come as keywords or as
+        ``options=RunOptions(...)``. ``result_format="object"`` gives a
+        :class:`RunResult`, ``"dict"`` its dict. With ``stream=True`` it returns an iterator
+        of OpenAI ``chat.completion.chunk`` dicts and the seeds' tool dicts, or of
+        :class:`StreamEvent` with ``result_format="event"``.
         """
-        return self._drive(query, **_options(locals()))
+        return self._drive(query, options=RunOptions.of(options, kwargs))
 
-    async def arun(
-        self,
-        query: str,
-        *,
-        tools: Iterable[Any] | None = None,
-        stream: bool = False,
-        max_retry: int = 10,
-        max_tool_iterations: int | None = None,
-        user_id: str = "default_user",
-        history: list[dict[str, Any]] | None = None,
-        metadata: dict[str, Any] | None = None,
-        result_format: str = "str",
-        trace: bool = False,
-        parent_trace_id: str | None = None,
-        run_group_id: str | None = None,
-        session_id: str | None = None,
-        cancellation_token: CancellationToken | None = None,
-        idempotency_key: str | None = None,
-        output_schema: type | None = None,
-        light_swarm: Any = None,
-        use_skills: bool = True,
-        approval_id: str | None = None,
-        model_options: dict[str, Any] | None = None,
-        **unknown: Any,
-    ) -> Any:
-        """Async :meth:`run`; with ``stream=True`` it returns an async iterator."""
-        return await self._adrive(query, **_options(locals()))
+    async def arun(self, query: str, *, options: RunOptions | None = None, **kwargs: Any) -> Any:
+        """Async :meth:`run` (same options); with ``stream=True`` it returns an async iterator."""
+        return await self._adrive(query, options=RunOptions.of(options, kwargs))
 
     def astream(
-        self,
-        query: str,
-        *,
-        tools: Iterable[Any] | None = None,
-        max_retry: int = 10,
-        max_tool_iterations: int | None = None,
-        user_id: str = "default_user",
-        history: list[dict[str, Any]] | None = None,
-        metadata: dict[str, Any] | None = None,
-        result_format: str = "str",
-        trace: bool = False,
-        parent_trace_id: str | None = None,
-        run_group_id: str | None = None,
-        session_id: str | None = None,
-        cancellation_token: CancellationToken | None = None,
-        idempotency_key: str | None = None,
-        output_schema: type | None = None,
-        light_swarm: Any = None,
-        use_skills: bool = True,
-        approval_id: str | None = None,
-        model_options: dict[str, Any] | None = None,
-        **unknown: Any,
+        self, query: str, *, options: RunOptions | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """Async iterator over a streamed run (``await arun(query, stream=True)`` in one step)."""
-        options = _options(locals())  # first: before any other local name exists
-        options["stream"] = True
         from lightagent.run.async_driver import adrive_stream
 
-        spec = build_spec(self, query, options)
+        opts = RunOptions.of(options, kwargs, where="astream()")
+        if not opts.stream:
+            opts = opts.replace(stream=True)
+        spec = build_spec(self, query, opts)
         return self._track(adrive_stream(spec), spec)
 
-    def resume(self, run_id: str, *, session_id: str, **kwargs: Any) -> Any:
+    def resume(
+        self, run_id: str, *, session_id: str, options: RunOptions | None = None, **kwargs: Any
+    ) -> Any:
         """Continue an interrupted run from its session log without repeating side effects.
 
-        See :func:`lightagent.events.resume.resume` (``reconcile=``, ``approve=``,
-        ``lease_seconds=``, run options).
+        See :func:`lightagent.events.resume.resume_steps` (``reconcile=``, ``approve=``,
+        ``store=``, ``lease_seconds=``); the other keywords are run options.
         """
         from lightagent.events.resume import resume
 
-        return resume(self, run_id, session_id=session_id, **kwargs)
+        return resume(self, run_id, session_id=session_id, options=options, **kwargs)
 
-    async def aresume(self, run_id: str, *, session_id: str, **kwargs: Any) -> Any:
+    async def aresume(
+        self, run_id: str, *, session_id: str, options: RunOptions | None = None, **kwargs: Any
+    ) -> Any:
         """Async :meth:`resume`."""
         from lightagent.events.resume import aresume
 
-        return await aresume(self, run_id, session_id=session_id, **kwargs)
+        return await aresume(self, run_id, session_id=session_id, options=options, **kwargs)
 
     def _drive(
         self,
         query: str | None = None,
         *,
+        options: RunOptions | None = None,
         initial_messages: list[dict[str, Any]] | None = None,
         skip_calls: Mapping[str, str] | None = None,
         run_id: str | None = None,
         call_keys: Mapping[str, str] | None = None,
-        **kwargs: Any,
     ) -> Any:
         """The sync driver entry (``run`` and ``resume`` use it).
 
@@ -420,7 +334,7 @@ class LightAgent(SessionMethods, ToolsetMethods):
         spec = build_spec(
             self,
             query,
-            kwargs,
+            options or RunOptions(),
             initial_messages=initial_messages,
             skip_calls=skip_calls,
             run_id=run_id,
@@ -434,11 +348,11 @@ class LightAgent(SessionMethods, ToolsetMethods):
         self,
         query: str | None = None,
         *,
+        options: RunOptions | None = None,
         initial_messages: list[dict[str, Any]] | None = None,
         skip_calls: Mapping[str, str] | None = None,
         run_id: str | None = None,
         call_keys: Mapping[str, str] | None = None,
-        **kwargs: Any,
     ) -> Any:
         """The async driver entry; same arguments as :meth:`_drive`."""
         from lightagent.run.async_driver import adrive, adrive_stream
@@ -446,7 +360,7 @@ class LightAgent(SessionMethods, ToolsetMethods):
         spec = build_spec(
             self,
             query,
-            kwargs,
+            options or RunOptions(),
             initial_messages=initial_messages,
             skip_calls=skip_calls,
             run_id=run_id,
@@ -491,16 +405,6 @@ class LightAgent(SessionMethods, ToolsetMethods):
         )
 
 
-def _options(values: dict[str, Any]) -> dict[str, Any]:
-    """The keyword options of a run() call, from its ``locals()``.
-
-    Unknown keywords are kept so the run refuses them with ``LA-CONFIG`` (not a bare TypeError).
-    """
-    options = {k: v for k, v in values.items() if k not in ("self", "query", "unknown")}
-    options.update(values.get("unknown") or {})
-    return options
-
-
 def _names_provider(item: Any) -> bool:
     """A registered name, or ``("name", {configuration})``."""
     return isinstance(item, str) or (
@@ -513,13 +417,6 @@ def _init_parameters() -> list[str]:
 
     params = inspect.signature(LightAgent.__init__).parameters.values()
     return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
-
-
-def _is_model(obj: Any) -> bool:
-    return all(
-        callable(getattr(obj, attr, None))
-        for attr in ("complete", "acomplete", "stream", "astream")
-    )
 
 
 def _build_interceptor(control: dict[str, Any]) -> Any:

@@ -112,17 +112,15 @@ class ToolsetMethods:
     async def setup_mcp(self, mcp_setting: Any = None, *, credential_provider: Any = None) -> Any:
         """Connect the MCP servers of an ``mcpServers`` document (a dict, JSON string or path)
         as toolsets of this agent; returns the ``MCPClientManager`` (needs lightagent-mcp)."""
-        try:
-            from lightagent_mcp import setup_mcp
-        except ImportError as exc:
-            if exc.name not in ("lightagent_mcp", "mcp"):
+        from lightagent.extras import import_extra, missing_extra
+
+        try:  # a plugin's module, found by name: the kernel imports no plugin
+            plugin = import_extra("lightagent_mcp", "lightagent-mcp", "mcp", "agent.setup_mcp")
+        except ModuleNotFoundError as exc:
+            if exc.name != "mcp":  # the plugin is there, but not the MCP SDK it needs
                 raise
-            raise ConfigurationError(
-                "LA-MISSING-EXTRA",
-                "agent.setup_mcp needs the lightagent-mcp plugin, which is not installed",
-                hint="pip install 'lightagent-core[mcp]'",
-            ) from None
-        return await setup_mcp(self, mcp_setting, credential_provider=credential_provider)
+            raise missing_extra("agent.setup_mcp", "lightagent-mcp", "mcp") from None
+        return await plugin.setup_mcp(self, mcp_setting, credential_provider=credential_provider)
 
     def close(self) -> None:
         """Close every toolset this agent opened (any thread; the agent stays usable)."""

@@ -1,9 +1,19 @@
-"""The process's one long-lived event loop on a background thread: the sync-to-async bridge.
+"""The one sync-to-async bridge: every place where sync code waits for async work.
 
-Sync code reaches async work through it (the sync driver's async tools, toolsets that
-hold connections), and async code on another loop hands work to it when that work is
-bound to this loop. It starts on first use and lives for the process (a daemon thread),
-so loop-bound resources (clients, sessions, subprocess pipes) survive between calls.
+Two ways, chosen by what the work is bound to:
+
+* :func:`run_sync` runs a coroutine on the process's one long-lived event loop on a
+  background thread (started on first use, a daemon thread), so loop-bound resources
+  (clients, sessions, subprocess pipes, toolset connections) survive between calls. The
+  sync driver's async tools and loop-bound toolsets go there; async code on another
+  loop reaches it with :func:`on_background_loop`.
+* :func:`run_private` runs a coroutine to completion on a fresh loop of its own: in the
+  caller's thread when no loop runs there, else in a helper thread (``run()`` called
+  inside a notebook or an async app). Self-contained work goes there: a sync call of an
+  async hook, guardrail, policy or reviewer (:mod:`lightagent.deciders`), a sync
+  ``LightFlow.run`` / ``LightDAG.run``.
+
+No other module of any distribution starts an event loop for sync callers.
 """
 
 from __future__ import annotations
@@ -13,7 +23,7 @@ import concurrent.futures
 import inspect
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from lightagent.errors import LightAgentError
 
@@ -23,6 +33,8 @@ __all__ = [
     "call_sync",
     "in_background_loop",
     "on_background_loop",
+    "resolve_sync",
+    "run_private",
     "run_sync",
 ]
 
@@ -55,14 +67,18 @@ def in_background_loop() -> bool:
     return thread is not None and threading.current_thread() is thread
 
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+def run_sync(coro: Coroutine[Any, Any, T], *, reentrant: bool = False) -> T:
     """Run ``coro`` on the background loop and block until it is done (from sync code).
 
-    Never call it from the background loop's own thread (that would wait on itself):
-    it raises ``LA-CONFIG`` instead of deadlocking.
+    Called from the background loop's own thread it would wait on itself: it raises
+    ``LA-CONFIG`` instead of deadlocking, or, with ``reentrant=True`` (work that is not
+    bound to that loop, e.g. a batch of async tools re-entered from a tool), runs
+    ``coro`` on a private loop (:func:`run_private`).
     """
     loop, thread = background_loop()
     if threading.current_thread() is thread:
+        if reentrant:
+            return run_private(coro)
         coro.close()
         raise LightAgentError(
             "LA-CONFIG",
@@ -81,6 +97,40 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
                     "the lightagent background event loop stopped",
                     hint="Something stopped its event loop; the next call starts a new one.",
                 ) from None
+
+
+def run_private(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion on a fresh event loop and return its result (from sync code).
+
+    In this thread when no event loop runs here, else in a helper thread (a loop that
+    is running cannot be blocked on). Exceptions, ``KeyboardInterrupt`` included,
+    reach the caller.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="lightagent-sync-bridge", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return cast(T, box.get("value"))
+
+
+def resolve_sync(value: Any) -> Any:
+    """``value``, or what it resolves to when it is awaitable (on a private loop)."""
+    if inspect.isawaitable(value):
+        return run_private(_awaited(value))
+    return value
 
 
 async def on_background_loop(coro: Coroutine[Any, Any, T]) -> T:

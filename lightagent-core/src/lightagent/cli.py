@@ -12,7 +12,7 @@ from typing import Any
 
 from lightagent._version import __version__
 
-__all__ = ["CommandSet", "main"]
+__all__ = ["ELSEWHERE", "CommandSet", "main"]
 
 Handler = Callable[[argparse.Namespace], int | None]
 Configure = Callable[[argparse.ArgumentParser], None]
@@ -68,6 +68,13 @@ def _collect(host: Any) -> CommandSet:
             host.record_failure(info.name, exc)
     return cli
 
+
+#: Commands that other distributions register: name -> (distribution, extra of lightagent-core).
+#: Asking for one without its distribution is LA-MISSING-EXTRA naming the install line.
+ELSEWHERE: dict[str, tuple[str, str]] = {
+    "validate-connector": ("lightagent-contracts", "contracts"),
+    "new-plugin": ("lightagent-contracts", "contracts"),
+}
 
 # Commands that diagnose plugins load them leniently even under LIGHTAGENT_STRICT_PLUGINS:
 # strict mode would otherwise stop the one command its error message points to.
@@ -211,7 +218,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = list(sys.argv[1:] if argv is None else argv)
         chosen = next((a for a in argv if not a.startswith("-")), None)
         host = _lenient_host() if chosen in _LENIENT_COMMANDS else None
-        parser, _ = build_parser(host, argv=argv)
+        parser, commands = build_parser(host, argv=argv)
+        if chosen in ELSEWHERE and chosen not in commands.commands:
+            from lightagent.extras import missing_extra
+
+            raise missing_extra(f"`lightagent {chosen}`", *ELSEWHERE[chosen])
         args = parser.parse_args(argv)
         handler = getattr(args, "_handler", None)
         if handler is None:

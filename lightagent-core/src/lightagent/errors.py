@@ -15,6 +15,7 @@ __all__ = [
     "ConfigurationError",
     "ErrorInfo",
     "LightAgentError",
+    "MissingExtraError",
     "ModelError",
     "PluginError",
     "PolicyError",
@@ -160,6 +161,18 @@ class PluginError(LightAgentError):
     """A plugin failed to load, conflicts with another, or is missing."""
 
     default_code = "LA-PLUGIN"
+    family = "plugin"
+
+
+class MissingExtraError(ConfigurationError, ImportError):
+    """An optional distribution or dependency is not installed (``LA-MISSING-EXTRA``).
+
+    A :class:`ConfigurationError` (what the install lacks is configuration), and an
+    ``ImportError``, so ``from lightagent import Name`` fails the usual way; the message
+    and ``details["install"]`` name the ``pip install`` line.
+    """
+
+    default_code = "LA-MISSING-EXTRA"
     family = "plugin"
 
 

@@ -1,8 +1,15 @@
-"""Optional dependencies of ``lightagent-core``, imported on first use.
+"""Optional dependencies and distributions of ``lightagent-core``, imported on first use.
 
-``require("sqlalchemy", "sql", "SqlReviewStore")`` returns the module, or raises a
-:class:`~lightagent.errors.ConfigurationError` with code ``LA-MISSING-EXTRA`` naming the
-``pip install`` that brings it, instead of a bare ``ModuleNotFoundError``.
+One error for all of them: :class:`~lightagent.errors.MissingExtraError` (a
+``ConfigurationError`` and an ``ImportError``, code ``LA-MISSING-EXTRA``) naming the
+``pip install 'lightagent-core[extra]'`` that brings what is missing, never a bare
+``ModuleNotFoundError``.
+
+* ``require("sqlalchemy", "sql", "SqlReviewStore")``: a third-party package an extra
+  installs;
+* ``import_extra("lightagent_guardrails", "lightagent-guardrails", "guardrails", what)``:
+  a module of another lightagent distribution (the lazy export table in
+  ``lightagent/__init__.py`` uses it for the names other distributions provide).
 """
 
 from __future__ import annotations
@@ -10,9 +17,20 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from lightagent.errors import ConfigurationError
+from lightagent.errors import MissingExtraError
 
-__all__ = ["require"]
+__all__ = ["import_extra", "missing_extra", "require"]
+
+
+def missing_extra(what: str, distribution: str, extra: str) -> MissingExtraError:
+    """The ``LA-MISSING-EXTRA`` error for ``what``, which ``distribution`` provides."""
+    line = f"pip install 'lightagent-core[{extra}]'"
+    return MissingExtraError(
+        "LA-MISSING-EXTRA",
+        f"{what} is provided by {distribution}, which is not installed",
+        hint=f"{line} (or pip install {distribution})",
+        details={"distribution": distribution, "extra": extra, "install": line},
+    )
 
 
 def require(module: str, extra: str, needed_by: str) -> ModuleType:
@@ -21,9 +39,23 @@ def require(module: str, extra: str, needed_by: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         install = f"pip install 'lightagent-core[{extra}]'"
-        raise ConfigurationError(
+        raise MissingExtraError(
             "LA-MISSING-EXTRA",
             f"{needed_by} needs {module}, which is not installed.",
             hint=install,
             details={"module": module, "extra": extra, "install": install},
         ) from exc
+
+
+def import_extra(module: str, distribution: str, extra: str, what: str | None = None) -> ModuleType:
+    """Import ``module`` of ``distribution``; ``LA-MISSING-EXTRA`` when it is not installed.
+
+    Only a missing top-level package (the distribution itself) becomes that error; an
+    import error inside an installed distribution propagates as it is.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module.split(".", 1)[0]:
+            raise
+        raise missing_extra(what or module, distribution, extra) from None

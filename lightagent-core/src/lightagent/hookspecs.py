@@ -18,7 +18,15 @@ from typing import Any, Protocol
 
 import pluggy
 
-__all__ = ["PROJECT", "REGISTER_HOOKS", "AddHookspecs", "Register", "hookimpl", "hookspec"]
+__all__ = [
+    "LEGACY_HOOKS",
+    "PROJECT",
+    "REGISTER_HOOKS",
+    "AddHookspecs",
+    "Register",
+    "hookimpl",
+    "hookspec",
+]
 
 PROJECT = "lightagent"
 
@@ -120,4 +128,12 @@ REGISTER_HOOKS: dict[str, str] = {
     "guardrail": "register_guardrails",
     "hook": "register_hooks",
     "exporter": "register_exporters",
+}
+
+#: Hooks that moved out of the kernel in 0.2: hook -> (registry kind, distributions that own
+#: it now). They keep working until lightagent-core 0.3, with a ``DeprecationWarning``.
+LEGACY_HOOKS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "register_workflows": ("workflow", ("lightagent-flow", "lightagent-dag")),
+    "register_verifiers": ("verifier", ("lightagent-dag",)),
+    "register_artifact_stores": ("artifact_store", ("lightagent-dag",)),
 }

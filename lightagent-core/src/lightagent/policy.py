@@ -8,16 +8,14 @@ the request (fail closed) unless the engine was built with ``fail_closed=False``
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ConfigurationError
 
-__all__ = ["Policy", "PolicyDecision", "PolicyEngine", "PolicyRequest", "run_coroutine_sync"]
+__all__ = ["Policy", "PolicyDecision", "PolicyEngine", "PolicyRequest", "policy_steps"]
 
 
 @dataclass(frozen=True)
@@ -78,28 +76,6 @@ class PolicyDecision:
 Policy = Callable[[PolicyRequest], Any]
 
 
-def run_coroutine_sync(coro: Any) -> Any:
-    """Run a coroutine from sync code: ``asyncio.run`` with no loop running, else in a helper thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="lightagent-sync-bridge", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
-
-
 def _coerce(result: Any, name: str) -> PolicyDecision:
     if result is None or result is True:
         return PolicyDecision.allow()
@@ -158,18 +134,16 @@ class PolicyEngine:
                 return PolicyDecision.block(reason)
         return None
 
-    async def evaluate(self, request: PolicyRequest) -> PolicyDecision:
-        """Decide on ``request``: permissions, the spec's approval flag, then each policy in order."""
+    def steps(self, request: PolicyRequest) -> Decider[PolicyDecision]:
+        """The decision on ``request`` as a decider (:mod:`lightagent.deciders`):
+        permissions, the spec's approval flag, then each policy in order."""
         early = self._prepare(request)
         if early is not None:
             return early
         state = _State(request)
         for policy in self.policies:
             try:
-                result = policy(state.request)
-                if inspect.isawaitable(result):
-                    result = await result
-                decision = _coerce(result, _name(policy))
+                decision = _coerce((yield Call(policy, (state.request,))), _name(policy))
             except Exception as exc:
                 if not self.fail_closed:
                     state.notes.append({"policy": _name(policy), "error": type(exc).__name__})
@@ -181,31 +155,24 @@ class PolicyEngine:
                 return state.final_block
         return state.result()
 
+    async def evaluate(self, request: PolicyRequest) -> PolicyDecision:
+        """Decide on ``request`` from async code."""
+        return await adecide(self.steps(request))
+
     def evaluate_sync(self, request: PolicyRequest) -> PolicyDecision:
-        """Sync form of :meth:`evaluate`; runs async policies without a per-call thread when it can."""
-        if not any(_is_async(p) for p in self.policies):
-            early = self._prepare(request)
-            if early is not None:
-                return early
-            state = _State(request)
-            for policy in self.policies:
-                try:
-                    decision = _coerce(policy(state.request), _name(policy))
-                except Exception as exc:
-                    if not self.fail_closed:
-                        state.notes.append({"policy": _name(policy), "error": type(exc).__name__})
-                        continue
-                    return PolicyDecision.block(
-                        f"policy {_name(policy)} failed ({type(exc).__name__}); failing closed"
-                    )
-                if state.apply(decision, _name(policy)):
-                    return state.final_block
-            return state.result()
-        return run_coroutine_sync(self.evaluate(request))
+        """Decide on ``request`` from sync code (async policies run on a private loop)."""
+        return decide(self.steps(request))
 
 
-def _is_async(policy: Any) -> bool:
-    return inspect.iscoroutinefunction(policy) or inspect.iscoroutinefunction(type(policy).__call__)
+def policy_steps(engine: Any, request: PolicyRequest) -> Decider[PolicyDecision]:
+    """The decider of any policy engine: a :class:`PolicyEngine`, or an object with
+    ``evaluate`` (async or sync) and optionally ``evaluate_sync``."""
+    steps = getattr(engine, "steps", None)
+    if steps is not None:
+        return (yield from steps(request))  # type: ignore[no-any-return]
+    sync = getattr(engine, "evaluate_sync", None)
+    evaluate = engine.evaluate
+    return (yield Call(sync or evaluate, (request,), afn=evaluate if sync else None))  # type: ignore[no-any-return]
 
 
 class _State:

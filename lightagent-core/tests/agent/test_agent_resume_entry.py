@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lightagent import ConfigurationError, LightAgent, ScriptedModel, tool
+from lightagent import ConfigurationError, LightAgent, RunOptions, ScriptedModel, tool
 from lightagent.loop import idempotency_key, pending_tool_calls
 
 RUNS: list[str] = []
@@ -53,7 +53,9 @@ def test_resume_runs_only_the_missing_calls_then_the_model() -> None:
     model = ScriptedModel(["Both seats are booked."])
     agent = LightAgent(model=model, tools=[book])
     result = agent._drive(
-        initial_messages=transcript(), run_id="run_original", result_format="object", trace=True
+        initial_messages=transcript(),
+        run_id="run_original",
+        options=RunOptions(result_format="object", trace=True),
     )
     assert result.content == "Both seats are booked."
     assert RUNS == ["1B"]
@@ -74,7 +76,7 @@ def test_skip_calls_use_the_recorded_output() -> None:
         agent._adrive(
             initial_messages=messages,
             skip_calls={"c1": "booked 1A (ledger)"},
-            result_format="object",
+            options=RunOptions(result_format="object"),
         )
     )
     assert result.success and RUNS == ["1B"]

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from lightagent.connectors.validate import validate_connector
+from lightagent_contracts.connectors.validate import validate_connector
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = {

@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import os
 import socket
-import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from lightagent.bridge import run_private
 
 from lightagent_dag.artifacts import ArtifactStore, LocalArtifactStore
 from lightagent_dag.errors import DAGError, DAGFencedError
@@ -314,25 +315,7 @@ class LightDAG:
         self, run_id: str, *, context: Any = None, concurrency: int | None = None
     ) -> DAGRunResult:
         """Sync form of :meth:`arun` (works inside a running event loop too, via a thread)."""
-        coro_fn = lambda: self.arun(run_id, context=context, concurrency=concurrency)  # noqa: E731
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coro_fn())
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["result"] = asyncio.run(coro_fn())
-            except BaseException as exc:
-                box["error"] = exc
-
-        thread = threading.Thread(target=target, name="lightdag-run")
-        thread.start()
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
+        return run_private(self.arun(run_id, context=context, concurrency=concurrency))
 
     async def resume(
         self, run_id: str, *, context: Any = None, reason: str | None = None

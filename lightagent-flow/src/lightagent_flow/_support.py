@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from lightagent.bridge import run_private
 from lightagent.errors import ValidationError
 
 from lightagent_flow.results import LightFlowResult, LightFlowStepResult
@@ -26,25 +25,7 @@ FORMATS = ("object", "str", "dict")
 
 def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine to completion from sync code, even when a loop runs in this thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(factory())
-    # Called from inside a running loop (a notebook, an async app): run on a private loop.
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(factory())
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="lightflow-sync")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return run_private(factory())
 
 
 def format_result(result: LightFlowResult, result_format: str) -> Any:

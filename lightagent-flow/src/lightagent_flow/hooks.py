@@ -1,6 +1,6 @@
 """Flow hooks: ``before_flow_step``, ``after_flow_step``, ``on_approval_required``, ``on_resume``, ``on_rerun``.
 
-A hook is a callable taking one context, or an object with a method named after the
+A hook is a callable taking one context (the core's ``HookContext``), or an object with a method named after the
 phase; sync or async. Results are normalised as in the seeds: ``None``/``True`` continue,
 ``False`` blocks, a ``str`` blocks with that reason, ``{"allowed": False}`` blocks,
 ``{"action": ...}`` is that decision, ``{"payload": ...}`` replaces, and any object with
@@ -14,12 +14,12 @@ whose ``failure_mode`` is ``"block"`` (``PolicyHook``) fails closed.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from lightagent_flow.invoke import call_maybe_async
 
-__all__ = ["FLOW_HOOK_PHASES", "FlowHookContext", "FlowHookDecision", "FlowHookRunner"]
+__all__ = ["FLOW_HOOK_PHASES", "FlowHookDecision", "FlowHookRunner"]
 
 FLOW_HOOK_PHASES = (
     "before_flow_step",
@@ -29,29 +29,6 @@ FLOW_HOOK_PHASES = (
     "on_rerun",
 )
 _ACTIONS = {"continue", "replace", "block", "retry", "fallback", "metadata"}
-
-
-@dataclass
-class FlowHookContext:
-    """The context a flow hook receives when ``lightagent.hooks.HookContext`` is not available."""
-
-    phase: str
-    payload: dict[str, Any]
-    trace_id: str | None = None
-    parent_trace_id: str | None = None
-    run_id: str | None = None
-    run_group_id: str | None = None
-    user_id: str | None = None
-    agent_name: str | None = None
-    flow_id: str | None = None
-    step_name: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    emitter: Callable[[str, dict[str, Any]], Any] | None = None
-
-    def emit(self, type: str, data: dict[str, Any]) -> None:
-        """Record an event in the flow run's trace."""
-        if self.emitter is not None:
-            self.emitter(type, data)
 
 
 @dataclass
@@ -65,14 +42,9 @@ class FlowHookDecision:
 
 
 def _make_context(**fields: Any) -> Any:
-    try:  # the core's HookContext, when the control layer has landed
-        from lightagent.hooks import HookContext
-    except Exception:
-        return FlowHookContext(**fields)
-    try:
-        return HookContext(**fields)
-    except TypeError:
-        return FlowHookContext(**fields)
+    from lightagent.hooks import HookContext
+
+    return HookContext(**fields)
 
 
 def _name(hook: Any) -> str:

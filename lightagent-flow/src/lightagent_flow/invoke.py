@@ -19,6 +19,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
+from lightagent.bridge import call_async as call_maybe_async
 from lightagent.errors import BudgetError, LightAgentError, classify_exception
 
 __all__ = ["AgentOutput", "StepAgentError", "call_agent", "call_maybe_async", "to_jsonable"]
@@ -77,6 +78,15 @@ def _kwargs_for(fn: Callable[..., Any], offered: dict[str, Any]) -> dict[str, An
         names, var_kw = _accepted(fn)
     except TypeError:  # unhashable callable
         names, var_kw = frozenset(), False
+    if "options" in names and var_kw:
+        # A LightAgent-style run(query, *, options: RunOptions, **kwargs): every run option
+        # the flow offers goes in the one typed object.
+        from lightagent import RunOptions
+        from lightagent.run.run_options import RUN_OPTION_NAMES
+
+        return {
+            "options": RunOptions(**{k: v for k, v in offered.items() if k in RUN_OPTION_NAMES})
+        }
     return {k: v for k, v in offered.items() if k in names or (var_kw and k in _STANDARD_KW)}
 
 
@@ -117,18 +127,6 @@ def _output(result: Any) -> AgentOutput:
     if content is None:
         content = ""
     return AgentOutput(to_jsonable(content), trace if isinstance(trace, list) else None)
-
-
-async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call a hook, handler or predicate: await it if async, else run it off the event loop."""
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004
-    ):
-        return await fn(*args, **kwargs)
-    result = await asyncio.to_thread(fn, *args, **kwargs)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
 
 
 def _timeout_error(timeout: float, mode: str) -> BudgetError:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lightagent.errors import ConfigurationError
-from lightagent.guardrails import GuardrailDecision
+
+from lightagent_guardrails.manager import GuardrailDecision
 
 __all__ = [
     "DEFAULT_PRIVACY_PATTERNS",

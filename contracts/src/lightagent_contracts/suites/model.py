@@ -36,6 +36,7 @@ from typing import Any
 
 import pytest
 from lightagent.errors import ModelError
+from lightagent.models.adapt import as_model, is_model
 from lightagent.models.base import Model, ModelRequest, ModelResponse
 
 from lightagent_contracts.suites._guard import ContractSuite
@@ -99,12 +100,14 @@ class ModelContract(ContractSuite):
     __test__ = False
 
     def test_follows_the_model_protocol(self, make_model: MakeModel) -> None:
-        model = make_model([])
+        provided = make_model([])
+        assert is_model(provided), "a model provider writes acomplete() or complete()"
+        model = as_model(provided)  # the kernel adapts what the provider leaves out
         assert isinstance(model, Model)
         assert isinstance(model.name, str) and model.name
 
     def test_complete_returns_text(self, make_model: MakeModel) -> None:
-        model = make_model(["5"])
+        model = as_model(make_model(["5"]))
         response = model.complete(_request())
         assert isinstance(response, ModelResponse)
         assert response.content == "5"
@@ -112,12 +115,14 @@ class ModelContract(ContractSuite):
         assert response.finish_reason == "stop"
 
     def test_acomplete_returns_text(self, make_model: MakeModel) -> None:
-        model = make_model(["five"])
+        model = as_model(make_model(["five"]))
         response = asyncio.run(model.acomplete(_request()))
         assert response.content == "five"
 
     def test_complete_returns_a_tool_call(self, make_model: MakeModel) -> None:
-        model = make_model([{"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}])
+        model = as_model(
+            make_model([{"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}])
+        )
         response = model.complete(_request(tools=True))
         assert response.finish_reason == "tool_calls"
         (call,) = response.tool_calls
@@ -132,7 +137,7 @@ class ModelContract(ContractSuite):
             {"name": "add", "arguments": {"a": 1, "b": 2}},
             {"name": "add", "arguments": {"a": 3, "b": 4}},
         ]
-        model = make_model([{"tool_calls": calls}])
+        model = as_model(make_model([{"tool_calls": calls}]))
         response = model.complete(_request(tools=True))
         assert [json.loads(c.arguments) for c in response.tool_calls] == [
             {"a": 1, "b": 2},
@@ -142,20 +147,22 @@ class ModelContract(ContractSuite):
 
     def test_stream_yields_chunks_then_one_response(self, make_model: MakeModel) -> None:
         text = "The answer is five, as two plus three makes five."
-        model = make_model([text])
+        model = as_model(make_model([text]))
         chunks, final = _split_stream(list(model.stream(_request(stream=True))))
         assert final.content == text
         assert _streamed_text(chunks) == text
 
     def test_astream_yields_chunks_then_one_response(self, make_model: MakeModel) -> None:
         text = "Streaming on the event loop works the same way."
-        model = make_model([text])
+        model = as_model(make_model([text]))
         chunks, final = _split_stream(asyncio.run(_collect(model.astream(_request(stream=True)))))
         assert final.content == text
         assert _streamed_text(chunks) == text
 
     def test_stream_assembles_tool_calls(self, make_model: MakeModel) -> None:
-        model = make_model([{"tool_calls": [{"name": "add", "arguments": {"a": 20, "b": 22}}]}])
+        model = as_model(
+            make_model([{"tool_calls": [{"name": "add", "arguments": {"a": 20, "b": 22}}]}])
+        )
         _, final = _split_stream(list(model.stream(_request(stream=True, tools=True))))
         (call,) = final.tool_calls
         assert call.name == "add" and json.loads(call.arguments) == {"a": 20, "b": 22}
@@ -163,13 +170,13 @@ class ModelContract(ContractSuite):
 
     def test_usage_is_reported(self, make_model: MakeModel) -> None:
         usage = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
-        model = make_model([{"content": "ok", "usage": usage}])
+        model = as_model(make_model([{"content": "ok", "usage": usage}]))
         response = model.complete(_request())
         assert response.usage is not None
         assert response.usage.to_dict() == usage
 
     def test_request_is_not_mutated(self, make_model: MakeModel) -> None:
-        model = make_model(["ok"])
+        model = as_model(make_model(["ok"]))
         request = _request(tools=True)
         before = copy.deepcopy((request.messages, request.tools, request.options))
         model.complete(request)
@@ -178,7 +185,7 @@ class ModelContract(ContractSuite):
     def test_provider_failure_is_a_typed_model_error(
         self, make_failing_model: Callable[[], Any]
     ) -> None:
-        model = make_failing_model()
+        model = as_model(make_failing_model())
         with pytest.raises(ModelError) as info:
             model.complete(_request())
         assert info.value.code.startswith("LA-")

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from lightagent.connectors.objects import check_tool_schema
 from lightagent.errors import ToolError
 
+from lightagent_contracts.connectors.objects import check_tool_schema
 from lightagent_contracts.suites._guard import ContractSuite
 
 __all__ = ["ToolProviderContract"]

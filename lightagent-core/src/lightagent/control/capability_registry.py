@@ -18,6 +18,7 @@ from lightagent.control.specs import (
     _maybe_await,
     _specs_of,
 )
+from lightagent.deciders import adecide
 from lightagent.errors import ConfigurationError, PluginError, ToolError
 
 __all__ = ["CapabilityRegistry"]
@@ -255,7 +256,7 @@ class CapabilityRegistry:
     def gate(self) -> Any:
         """The :class:`~lightagent.security.CapabilityGate` every invocation passes (created on first use)."""
         if self._gate is None:
-            from lightagent.security import CapabilityGate
+            from lightagent.control.gate import CapabilityGate
 
             self._gate = CapabilityGate(
                 self, policy_engine=self.policy_engine, audit=self.audit, approval=self.approval
@@ -292,7 +293,7 @@ class CapabilityRegistry:
             )
         provider, spec = found
         args = dict(arguments or {})
-        from lightagent.security import SecurityContext
+        from lightagent.control.context import SecurityContext
 
         decision = await self._authorize(
             spec,
@@ -338,21 +339,14 @@ class CapabilityRegistry:
         if self.approval is not None and getattr(gate, "approval", None) is None:
             # A gate passed in without its own approval path uses the registry's.
             if self._approver is None:
-                from lightagent.control.gate import _approval_hook
+                from lightagent.review.hook import approval_hook
 
-                self._approver = _approval_hook(self.approval)
+                self._approver = approval_hook(self.approval)
             approver = self._approver
-        return await gate._adrive(
-            spec,
-            provider_name,
-            args,
-            context,
-            approval_token,
-            resource,
-            approval_id,
-            scoped,
-            approver,
-        )
+        options: dict[str, Any] = {"approval_token": approval_token, "approval_id": approval_id}
+        options.update(resource=resource, scoped=scoped, approver=approver)
+        decider = gate.steps(spec, provider_name, args, context, **options)
+        return await adecide(decider)
 
 
 async def _call(provider: Any, capability: str, args: dict[str, Any]) -> Any:

@@ -8,15 +8,13 @@ closed), the token is consumed and an audit event is written. Denials raise type
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from lightagent.capabilities import CapabilitySpec
-from lightagent.control.hook_types import HookContext, HookDecision
+from lightagent.control.specs import CapabilitySpec
 from lightagent.control.tokens import (
     ApprovalToken,
     InMemoryTokenLedger,
@@ -24,8 +22,11 @@ from lightagent.control.tokens import (
     canonical_digest,
     default_ledger,
 )
+from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ApprovalError, ConfigurationError, LightAgentError, PolicyError
-from lightagent.policy import PolicyDecision, PolicyRequest
+from lightagent.hooks.types import HookContext, HookDecision
+from lightagent.policy import PolicyDecision, PolicyRequest, policy_steps
+from lightagent.review.hook import approval_hook
 
 __all__ = ["CAPABILITY_APPROVAL_ACTION", "CapabilityGate"]
 
@@ -59,9 +60,9 @@ class CapabilityGate:
         self.audit = audit
         self.ledger = ledger if ledger is not None else default_ledger()
         self._key = key
-        self.approval = _approval_hook(approval)
+        self.approval = approval_hook(approval)
 
-    # -- the decision path (written once; authorize and authorize_sync perform its effects)
+    # -- the decision path (written once; authorize and authorize_sync drive it) --------
     def _precheck(
         self,
         spec: CapabilitySpec,
@@ -77,7 +78,7 @@ class CapabilityGate:
         ``scoped=False`` (the registry with a context that is not a SecurityContext) skips
         the context checks: there is no context to check, only policy and approval.
         """
-        from lightagent.security import SecurityContext
+        from lightagent.control.context import SecurityContext
 
         if scoped:
             if not isinstance(context, SecurityContext):
@@ -123,46 +124,61 @@ class CapabilityGate:
         if reason:
             raise PolicyError("LA-POLICY", reason, details={"check": "permissions"})
 
-    def _decide(
+    def steps(
         self,
         spec: CapabilitySpec,
-        provider_name: str,
-        args: dict[str, Any],
-        context: Any,
-        approval_token: ApprovalToken | None,
-        resource: str | None,
-        approval_id: str | None,
-        scoped: bool,
+        provider_name: str = "",
+        arguments: Mapping[str, Any] | None = None,
+        context: Any = None,
+        *,
+        scoped: bool = True,
         approver: Any = None,
-    ) -> Generator[tuple[Any, ...], Any, PolicyDecision]:
-        """The decision as a generator of effects: ``policy``, ``approve`` and ``consume``."""
-        approver = approver if approver is not None else self.approval
-        token_ok = self._precheck(spec, args, context, approval_token, resource, scoped, approver)
-        decision = PolicyDecision.allow()
-        if self.policy_engine is not None:
-            decision = yield (
-                "policy",
-                self._policy_request(spec, provider_name, args, context, token_ok),
+        approval_token: ApprovalToken | None = None,
+        approval_id: str | None = None,
+        resource: str | None = None,
+    ) -> Decider[PolicyDecision]:
+        """:meth:`authorize` as a decider (:mod:`lightagent.deciders`): policies, approval and
+        the token's consumption are the calls it yields; a denial is audited, then raised.
+
+        ``scoped=False`` (the registry with a context that is not a SecurityContext) skips
+        the context checks; ``approver`` stands in for a gate without its own approval path.
+        """
+        args = dict(arguments or {})
+        try:
+            approver = approver if approver is not None else self.approval
+            token_ok = self._precheck(
+                spec, args, context, approval_token, resource, scoped, approver
             )
-        if not decision.allowed:
-            raise PolicyError(
-                "LA-POLICY", decision.reason or "denied by policy", details={"check": "policy"}
-            )
-        if not token_ok and (spec.requires_approval or decision.requires_approval):
-            reason = decision.reason if decision.requires_approval else None
-            reason = reason or f"{spec.name} requires approval"
-            if approver is None:
-                raise _no_approval(spec, reason)
-            current = dict(decision.arguments) if decision.arguments is not None else args
-            ctx = self._approval_context(spec, current, context, approval_id)
-            verdict = yield ("approve", approver, ctx, reason)
-            edited = _approved(verdict, spec)
-            if edited is not None:
-                decision = replace(decision, arguments=edited)
-            decision = replace(decision, requires_approval=False)
-        if approval_token is not None:
-            yield ("consume", approval_token)
-        return self._allowed(decision, spec, provider_name, args, context, resource)
+            decision = PolicyDecision.allow()
+            if self.policy_engine is not None:
+                decision = yield from policy_steps(
+                    self.policy_engine,
+                    self._policy_request(spec, provider_name, args, context, token_ok),
+                )
+            if not decision.allowed:
+                raise PolicyError(
+                    "LA-POLICY", decision.reason or "denied by policy", details={"check": "policy"}
+                )
+            if not token_ok and (spec.requires_approval or decision.requires_approval):
+                reason = decision.reason if decision.requires_approval else None
+                reason = reason or f"{spec.name} requires approval"
+                if approver is None:
+                    raise _no_approval(spec, reason)
+                current = dict(decision.arguments) if decision.arguments is not None else args
+                ctx = self._approval_context(spec, current, context, approval_id)
+                verdict = yield from approver.steps(ctx, force=True, reason=reason)
+                edited = _approved(verdict, spec)
+                if edited is not None:
+                    decision = replace(decision, arguments=edited)
+                decision = replace(decision, requires_approval=False)
+            if approval_token is not None:
+                # a durable ledger does I/O: on an event loop it runs in a worker thread
+                durable = not isinstance(self.ledger, InMemoryTokenLedger)
+                yield Call(approval_token.consume, (self.ledger,), offload=durable)
+            return self._allowed(decision, spec, provider_name, args, context, resource)
+        except LightAgentError as exc:
+            self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
+            raise
 
     def _approval_context(
         self, spec: CapabilitySpec, args: dict[str, Any], context: Any, approval_id: str | None
@@ -230,92 +246,16 @@ class CapabilityGate:
         ``approval_id`` names a resolved request of this gate's ``approval`` store (the
         ``request_id`` of an earlier ``LA-APPROVAL-PENDING``).
         """
-        return await self._adrive(
-            spec, provider_name, arguments, context, approval_token, resource, approval_id, True
+        options: dict[str, Any] = {"approval_token": approval_token, "resource": resource}
+        return await adecide(
+            self.steps(spec, provider_name, arguments, context, approval_id=approval_id, **options)
         )
 
     def authorize_sync(
-        self,
-        spec: CapabilitySpec,
-        provider_name: str = "",
-        arguments: Mapping[str, Any] | None = None,
-        context: Any = None,
-        *,
-        approval_token: ApprovalToken | None = None,
-        resource: str | None = None,
-        approval_id: str | None = None,
+        self, spec: CapabilitySpec, provider_name: str = "", *args: Any, **options: Any
     ) -> PolicyDecision:
-        """Sync form of :meth:`authorize`."""
-        args = dict(arguments or {})
-        gen = self._decide(
-            spec, provider_name, args, context, approval_token, resource, approval_id, True
-        )
-        try:
-            value: Any = None
-            while True:
-                try:
-                    effect = gen.send(value)
-                except StopIteration as stop:
-                    return stop.value
-                kind = effect[0]
-                if kind == "policy":
-                    assert self.policy_engine is not None  # the decider asks only when set
-                    value = self.policy_engine.evaluate_sync(effect[1])
-                elif kind == "approve":
-                    value = effect[1].decide(effect[2], force=True, reason=effect[3])
-                else:
-                    effect[1].consume(self.ledger)
-                    value = None
-        except LightAgentError as exc:
-            self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
-            raise
-
-    async def _adrive(
-        self,
-        spec: CapabilitySpec,
-        provider_name: str,
-        arguments: Mapping[str, Any] | None,
-        context: Any,
-        approval_token: ApprovalToken | None,
-        resource: str | None,
-        approval_id: str | None,
-        scoped: bool,
-        approver: Any = None,
-    ) -> PolicyDecision:
-        args = dict(arguments or {})
-        gen = self._decide(
-            spec,
-            provider_name,
-            args,
-            context,
-            approval_token,
-            resource,
-            approval_id,
-            scoped,
-            approver,
-        )
-        try:
-            value: Any = None
-            while True:
-                try:
-                    effect = gen.send(value)
-                except StopIteration as stop:
-                    return stop.value
-                kind = effect[0]
-                if kind == "policy":
-                    assert self.policy_engine is not None  # the decider asks only when set
-                    value = await self.policy_engine.evaluate(effect[1])
-                elif kind == "approve":
-                    value = await effect[1].adecide(effect[2], force=True, reason=effect[3])
-                else:
-                    if isinstance(self.ledger, InMemoryTokenLedger):
-                        effect[1].consume(self.ledger)
-                    else:  # a durable ledger does I/O: keep it off the event loop
-                        await asyncio.to_thread(effect[1].consume, self.ledger)
-                    value = None
-        except LightAgentError as exc:
-            self._audit("deny", spec, provider_name, args, context, resource, exc.message, exc)
-            raise
+        """Sync form of :meth:`authorize` (the same arguments)."""
+        return decide(self.steps(spec, provider_name, *args, **options))
 
     async def invoke(
         self,
@@ -412,11 +352,3 @@ def _approved(verdict: HookDecision, spec: CapabilitySpec) -> dict[str, Any] | N
     if meta.get("request_id"):
         details["request_id"] = meta["request_id"]
     raise ApprovalError(code, reason, details=details)
-
-
-def _approval_hook(approval: Any) -> Any:
-    if approval is None:
-        return None
-    from lightagent.control.runtime import _approval_hook as coerce
-
-    return coerce(approval)

@@ -1,9 +1,9 @@
 """The loop's interceptor: hooks, guardrails, policy and human approval on one decision path.
 
 :func:`build_interceptor` is what ``LightAgent`` calls (seam S3). The phase logic is
-written once as a generator of effects (run hooks, run a guardrail stage, evaluate policy,
-pass the security gate, ask for approval); a sync and an async driver perform them, so
-``run`` never starts an event loop and ``arun`` never blocks one on our account.
+written once as a decider (:mod:`lightagent.deciders`) composed of the hooks', guardrails',
+policy's, gate's and approval's own deciders; the sync and the async driver of that module
+perform its calls, so ``arun`` never blocks the event loop on our account.
 
 Every decision leaves an event through ``run.emit``: ``hook_decision`` for each hook,
 guardrail and policy verdict that is not a plain continue, ``approval_*`` for approvals
@@ -15,20 +15,22 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Generator, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
-from lightagent.capabilities import CapabilityRisk, CapabilitySpec
+from lightagent.control.specs import CapabilityRisk, CapabilitySpec
 from lightagent.control.stream import OutputScreen
+from lightagent.deciders import Decider, adecide, decide
 from lightagent.errors import ConfigurationError, LightAgentError
-from lightagent.guardrails import GuardrailManager, GuardrailOutcome
+from lightagent.extras import import_extra
 from lightagent.hooks import HookContext, HookDecision, HookManager
 from lightagent.interceptors import PhaseOutcome
-from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest
+from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest, policy_steps
+from lightagent.review.hook import approval_hook
 from lightagent.review.models import argument_digest
 
-__all__ = ["ControlInterceptor", "build_interceptor"]
+__all__ = ["ControlInterceptor", "GuardrailRunner", "build_interceptor"]
 
 _CONTINUE = PhaseOutcome()
 _GUARD_STAGE = {"input_guardrail": "input", "tool_guardrail": "tool", "output_guardrail": "output"}
@@ -63,7 +65,7 @@ class ControlInterceptor:
         if not isinstance(hooks, HookManager):
             hooks = HookManager(_named(hooks, "hook"))
         self.hooks = hooks
-        self.guardrails = GuardrailManager(
+        self.guardrails = _guardrails(
             input_guardrails=_named(input_guardrails, "guardrail"),
             tool_guardrails=_named(tool_guardrails, "guardrail"),
             output_guardrails=_named(output_guardrails, "guardrail"),
@@ -83,7 +85,7 @@ class ControlInterceptor:
             policy_engine = getattr(capability_registry, "policy_engine", None)
         self.policy_engine = policy_engine
         self.capability_registry = capability_registry
-        self.approval = _approval_hook(approval)
+        self.approval = approval_hook(approval)
         self.security_context = security_context
         self._states: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
         self._states_lock = threading.Lock()
@@ -108,60 +110,11 @@ class ControlInterceptor:
 
     def on_phase_sync(self, run: Any, phase: str, payload: dict[str, Any]) -> PhaseOutcome:
         """Decide on ``phase`` from the sync driver."""
-        gen = self._phase(run, phase, payload)
-        value: Any = None
-        while True:
-            try:
-                effect = gen.send(value)
-            except StopIteration as stop:
-                return stop.value
-            value = self._perform_sync(effect)
+        return decide(self._phase(run, phase, payload))
 
     async def on_phase(self, run: Any, phase: str, payload: dict[str, Any]) -> PhaseOutcome:
         """Decide on ``phase`` from the async driver."""
-        gen = self._phase(run, phase, payload)
-        value: Any = None
-        while True:
-            try:
-                effect = gen.send(value)
-            except StopIteration as stop:
-                return stop.value
-            value = await self._perform_async(effect)
-
-    # -- effects --------------------------------------------------------------------------
-    def _perform_sync(self, effect: tuple[Any, ...]) -> Any:
-        kind = effect[0]
-        if kind == "hooks":
-            return self.hooks.run(effect[1])
-        if kind == "guard":
-            return self.guardrails.run(effect[1], effect[2], effect[3])
-        if kind == "policy":
-            return self.policy_engine.evaluate_sync(effect[1])
-        if kind == "gate":
-            try:
-                return effect[1].authorize_sync(*effect[2:])
-            except LightAgentError as exc:
-                return exc
-        if kind == "approve":
-            return self.approval.decide(effect[1], force=True, reason=effect[2])
-        raise AssertionError(kind)  # pragma: no cover
-
-    async def _perform_async(self, effect: tuple[Any, ...]) -> Any:
-        kind = effect[0]
-        if kind == "hooks":
-            return await self.hooks.arun(effect[1])
-        if kind == "guard":
-            return await self.guardrails.arun(effect[1], effect[2], effect[3])
-        if kind == "policy":
-            return await self.policy_engine.evaluate(effect[1])
-        if kind == "gate":
-            try:
-                return await effect[1].authorize(*effect[2:])
-            except LightAgentError as exc:
-                return exc
-        if kind == "approve":
-            return await self.approval.adecide(effect[1], force=True, reason=effect[2])
-        raise AssertionError(kind)  # pragma: no cover
+        return await adecide(self._phase(run, phase, payload))
 
     # -- per-run state --------------------------------------------------------------------
     def _state(self, run: Any) -> dict[str, Any]:
@@ -191,9 +144,7 @@ class ControlInterceptor:
         )
 
     # -- the phase logic (sans-IO) --------------------------------------------------------
-    def _phase(
-        self, run: Any, phase: str, payload: dict[str, Any]
-    ) -> Generator[Any, Any, PhaseOutcome]:
+    def _phase(self, run: Any, phase: str, payload: dict[str, Any]) -> Decider[PhaseOutcome]:
         ctx = self._hook_ctx(run, phase, payload)
         stage = _GUARD_STAGE.get(phase)
         if stage is not None:
@@ -241,13 +192,13 @@ class ControlInterceptor:
             or ctx.security_context is not None
         )
 
-    def _hook_phase(self, ctx: HookContext) -> Generator[Any, Any, PhaseOutcome]:
+    def _hook_phase(self, ctx: HookContext) -> Decider[PhaseOutcome]:
         if not self.hooks.hooks:
             return _CONTINUE
-        decision: HookDecision = yield ("hooks", ctx)
+        decision: HookDecision = yield from self.hooks.steps(ctx)
         return _to_outcome(decision, ctx.phase)
 
-    def _guard_phase(self, ctx: HookContext, stage: str) -> Generator[Any, Any, PhaseOutcome]:
+    def _guard_phase(self, ctx: HookContext, stage: str) -> Decider[PhaseOutcome]:
         guards = getattr(self.guardrails, f"{stage}_guardrails")
         if not guards:
             return _CONTINUE
@@ -258,7 +209,7 @@ class ControlInterceptor:
             value = payload.get("content")
         else:
             value = {"tool_name": payload.get("tool_name"), "arguments": payload.get("arguments")}
-        result: GuardrailOutcome = yield ("guard", stage, value, ctx)
+        result = yield from self.guardrails.steps(stage, value, ctx)
         hook = f"{stage}_guardrails"
         for event in result.events:
             ctx.emit(
@@ -280,7 +231,7 @@ class ControlInterceptor:
         new_args = result.value.get("arguments") if isinstance(result.value, dict) else result.value
         return PhaseOutcome("replace", {**payload, "arguments": new_args})
 
-    def _policy_phase(self, ctx: HookContext) -> Generator[Any, Any, PhaseOutcome]:
+    def _policy_phase(self, ctx: HookContext) -> Decider[PhaseOutcome]:
         payload = ctx.payload or {}
         name = str(payload.get("tool_name"))
         args: dict[str, Any] = (
@@ -294,20 +245,14 @@ class ControlInterceptor:
                 if getattr(context, "run_id", None) is None
                 else context
             )
-            from lightagent.security import CapabilityGate
+            from lightagent.control.gate import CapabilityGate
 
             # Policies run on their own step below (once); the gate checks the context and audits.
             gate = CapabilityGate(self.capability_registry, audit=ctx.emitter)
             gate.policy_engine = None
-            denied = yield (
-                "gate",
-                gate,
-                replace(spec, requires_approval=False),
-                "tools",
-                args,
-                bound,
-            )
-            if isinstance(denied, LightAgentError):
+            try:
+                yield from gate.steps(replace(spec, requires_approval=False), "tools", args, bound)
+            except LightAgentError as denied:
                 self._policy_event(ctx, "block", denied.message, "capability_gate")
                 return PhaseOutcome("block", None, denied.message, {"code": denied.code})
         if self.policy_engine is None:
@@ -315,7 +260,7 @@ class ControlInterceptor:
                 return (yield from self._approve(ctx, f"{spec.name} requires approval"))
             return _CONTINUE
         request = PolicyRequest(spec, "tools", dict(args), context or _RunView(ctx))
-        decision: PolicyDecision = yield ("policy", request)
+        decision: PolicyDecision = yield from policy_steps(self.policy_engine, request)
         if decision.action != "allow":
             self._policy_event(ctx, decision.action, decision.reason, "policy_engine")
         if not decision.allowed:
@@ -330,7 +275,7 @@ class ControlInterceptor:
                 return approved
         return out
 
-    def _approve(self, ctx: HookContext, reason: str | None) -> Generator[Any, Any, PhaseOutcome]:
+    def _approve(self, ctx: HookContext, reason: str | None) -> Decider[PhaseOutcome]:
         payload = ctx.payload or {}
         key = (
             payload.get("call_id"),
@@ -342,7 +287,7 @@ class ControlInterceptor:
             text = f"[LA-APPROVAL] {payload.get('tool_name')} requires approval ({reason or 'policy'}) and no approval= is configured"
             self._policy_event(ctx, "block", text, "approval")
             return PhaseOutcome("block", None, text, {"code": "LA-APPROVAL"})
-        decision: HookDecision = yield ("approve", ctx, reason)
+        decision: HookDecision = yield from self.approval.steps(ctx, force=True, reason=reason)
         return _to_outcome(decision, ctx.phase)
 
     @staticmethod
@@ -384,6 +329,57 @@ def _to_outcome(decision: HookDecision, phase: str) -> PhaseOutcome:
     return PhaseOutcome(action, payload, decision.reason, meta)
 
 
+class GuardrailRunner(Protocol):
+    """What the interceptor needs of guardrails (``lightagent_guardrails.GuardrailManager``).
+
+    Guardrails are a capability on the kernel's guardrail phases: the runner holds each
+    stage's guardrails (objects with ``is_async`` and ``incremental``) and decides on a
+    stage with :meth:`steps`, a decider (:mod:`lightagent.deciders`) whose outcome has
+    ``allowed``, ``reason``, ``value``, ``changed``, ``guardrail`` and ``events``.
+    """
+
+    input_guardrails: list[Any]
+    tool_guardrails: list[Any]
+    output_guardrails: list[Any]
+
+    def steps(self, stage: str, value: Any, ctx: Any = None) -> Decider[Any]:
+        """One stage's verdict, as a decider."""
+        ...
+
+    def run(self, stage: str, value: Any, ctx: Any = None) -> Any:
+        """One stage's verdict, from sync code (the stream's hold-back uses it)."""
+        ...
+
+
+class _NoGuardrails:
+    """The runner of an agent without guardrails: every stage is empty (never asked)."""
+
+    def __init__(self) -> None:
+        self.input_guardrails: list[Any] = []
+        self.tool_guardrails: list[Any] = []
+        self.output_guardrails: list[Any] = []
+
+    def steps(self, stage: str, value: Any, ctx: Any = None) -> Decider[Any]:
+        raise AssertionError("no guardrails: the interceptor skips empty stages")
+        yield  # pragma: no cover - a generator, like any runner's steps
+
+    def run(self, stage: str, value: Any, ctx: Any = None) -> Any:
+        raise AssertionError("no guardrails: the interceptor skips empty stages")
+
+
+def _guardrails(**stages: list[Any]) -> GuardrailRunner:
+    """The guardrail runner of lightagent-guardrails, or the empty one without guardrails.
+
+    Asking for guardrails without that distribution is ``LA-MISSING-EXTRA`` naming
+    ``pip install 'lightagent-core[guardrails]'``.
+    """
+    if not any(stages.values()):
+        return _NoGuardrails()
+    given = ", ".join(f"{name}=" for name, value in stages.items() if value)
+    module = import_extra("lightagent_guardrails", "lightagent-guardrails", "guardrails", given)
+    return module.GuardrailManager(**stages)  # type: ignore[no-any-return]
+
+
 def _named(items: Iterable[Any] | None, kind: str) -> list[Any]:
     """Resolve registered names: ``"privacy_input"`` or ``("name", {factory kwargs})``.
 
@@ -418,26 +414,6 @@ def _named(items: Iterable[Any] | None, kind: str) -> list[Any]:
                 hint=f'Pass ("{name}", {{...}}) with its factory arguments, or build it yourself.',
             ) from None
     return out
-
-
-def _approval_hook(approval: Any) -> Any:
-    if approval is None or approval is False:
-        return None
-    from lightagent.review.hook import HumanApprovalHook
-
-    if isinstance(approval, HumanApprovalHook):
-        return approval
-    if approval is True:
-        return HumanApprovalHook(tools=())
-    if callable(getattr(approval, "create_request", None)):
-        # A bare store: used for approvals that policy, capabilities or screens require.
-        return HumanApprovalHook(store=approval, tools=())
-    if callable(approval):
-        return HumanApprovalHook(reviewer=approval, tools=())
-    raise ConfigurationError(
-        "LA-CONFIG",
-        f"approval= must be a HumanApprovalHook, a review store or a reviewer callable, got {type(approval).__name__}",
-    )
 
 
 def build_interceptor(

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from lightagent.digest import canonical_digest
 from lightagent.errors import ApprovalError, ConfigurationError, StorageError
 
 __all__ = [
@@ -39,12 +40,6 @@ __all__ = [
 APPROVAL_TOKEN_SCHEMA_VERSION = 1
 APPROVAL_KEY_ENV = "LIGHTAGENT_APPROVAL_KEY"
 _MIN_KEY_BYTES = 16
-
-
-def canonical_digest(value: Any) -> str:
-    """SHA-256 hex of ``value`` as sorted, compact JSON (non-JSON values by ``str``)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def resolve_approval_key(key: bytes | str | None = None) -> bytes:

@@ -14,23 +14,12 @@ from typing import Any
 
 from lightagent.errors import PolicyError
 from lightagent.events.model import SessionEvent
+from lightagent.run.prepare import owner_of
 
 __all__ = ["check_owner", "owner_of", "recorded_owner"]
 
 #: The identity fields an owner may carry, in the order a refusal names them.
 OWNER_FIELDS = ("tenant_id", "project_id", "user_id")
-
-
-def owner_of(agent: Any, user_id: Any) -> dict[str, str]:
-    """Who ``agent`` acts for on behalf of ``user_id``: the user, and the tenant and project
-    of the agent's ``security_context`` (when it names them)."""
-    owner = {"user_id": str(user_id)}
-    security = getattr(getattr(agent, "interceptor", None), "security_context", None)
-    for key in ("tenant_id", "project_id"):
-        value = getattr(security, key, None)
-        if value:
-            owner[key] = str(value)
-    return owner
 
 
 def recorded_owner(first: Sequence[SessionEvent]) -> dict[str, Any] | None:

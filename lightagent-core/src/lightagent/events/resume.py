@@ -15,8 +15,6 @@ so idempotency keys match the first attempt's.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 import time
 import uuid
@@ -24,13 +22,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ApprovalError, ConfigurationError, PolicyError, StorageError
 from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, group_turns, resolve_request
 from lightagent.events.store import SessionStore, validate_session_id
+from lightagent.run.run_options import RunOptions
 
-__all__ = ["ResumePlan", "UnknownCall", "aresume", "plan_resume", "resume"]
+__all__ = ["ResumePlan", "UnknownCall", "aresume", "plan_resume", "resume", "resume_steps"]
 
 Reconcile = Callable[["UnknownCall"], Any]
 Approve = Callable[["UnknownCall"], Any] | bool
@@ -272,12 +272,12 @@ def _act_for_owner(plan: ResumePlan, caller: dict[str, str]) -> None:
         )
 
 
-def _caller(agent: Any, run_kwargs: dict[str, Any]) -> dict[str, str]:
+def _caller(agent: Any, user_id: str) -> dict[str, str]:
     """Who the resume acts for: ``user_id`` (``"default_user"``, as in ``run()``) and the
     agent's tenant and project. The resumed run records as the same caller."""
     from lightagent.events.ownership import owner_of
 
-    return owner_of(agent, run_kwargs.setdefault("user_id", "default_user"))
+    return owner_of(agent, user_id)
 
 
 def _audit(kind: str, plan: ResumePlan, call: UnknownCall, extra: dict[str, Any]) -> SessionEvent:
@@ -318,7 +318,7 @@ def _finished(plan: ResumePlan, result_format: str) -> Any:
     return content if content is not None else ""
 
 
-def resume(
+def resume_steps(
     agent: Any,
     run_id: str,
     *,
@@ -327,9 +327,11 @@ def resume(
     approve: Approve | None = None,
     store: SessionStore | None = None,
     lease_seconds: float = 300.0,
+    options: RunOptions | None = None,
     **run_kwargs: Any,
-) -> Any:
-    """Continue an interrupted run (sync). A completed run returns its recorded answer.
+) -> Decider[Any]:
+    """Continue an interrupted run, as a decider (:mod:`lightagent.deciders`); a completed
+    run returns its recorded answer. :func:`resume` and :func:`aresume` drive it.
 
     The resume acts for ``user_id`` (``"default_user"`` when not given, as in ``run()``)
     and the agent's tenant and project: anyone but the session's owner and the run's user
@@ -338,91 +340,61 @@ def resume(
     The resume claims the run with a ``run.resumed`` event appended on condition that
     the log is as it was read; while a resume of the run has been active within
     ``lease_seconds``, another one is refused with ``LA-RESUME-ACTIVE`` (pass
-    ``lease_seconds=0`` to take over from a resume known to have died).
+    ``lease_seconds=0`` to take over from a resume known to have died). The run options
+    come as ``options=`` and keywords, as for ``run()``. ``reconcile``
+    and ``approve`` may be sync or async; store reads and writes are blocking I/O (on an
+    event loop they run in a worker thread).
     """
     validate_session_id(session_id)
+    opts = RunOptions.of(options, run_kwargs, where="resume()")
     store = _store_of(agent, store)
-    plan = _claimed_plan(store, session_id, run_id, _caller(agent, run_kwargs), lease_seconds)
+    caller = _caller(agent, opts.user_id)
+    plan: ResumePlan = yield Call(
+        _claimed_plan, (store, session_id, run_id, caller, lease_seconds), offload=True
+    )
     if plan.status in ("completed", "failed"):
-        return _finished(plan, run_kwargs.get("result_format", "str"))
-    if plan.idempotency_key is not None:  # later rounds' tool keys match the first attempt's
-        run_kwargs.setdefault("idempotency_key", plan.idempotency_key)
+        return _finished(plan, opts.result_format)
+    changes: dict[str, Any] = {"session_id": session_id}
+    if plan.idempotency_key is not None and opts.idempotency_key is None:
+        changes["idempotency_key"] = plan.idempotency_key  # later rounds' keys match the first's
     outputs: dict[str, Any] = {}
     approved: dict[str, bool] = {}
     for call in plan.unknown:
         if reconcile is not None:
-            outputs[call.call_id] = reconcile(call)
+            outputs[call.call_id] = yield Call(reconcile, (call,))
         if callable(approve) and outputs.get(call.call_id) is None:
-            approved[call.call_id] = bool(approve(call))
+            approved[call.call_id] = bool((yield Call(approve, (call,))))
     audit = _settle(plan, outputs, approve, approved)
     if audit:
-        store.append(session_id, audit)
+        yield Call(store.append, (session_id, audit), offload=True)
     if plan.status == "restart":
-        return agent._drive(
-            plan.query, history=plan.history, run_id=run_id, session_id=session_id, **run_kwargs
-        )
-    return agent._drive(
-        initial_messages=plan.messages,
-        skip_calls=plan.done,
-        run_id=run_id,
-        call_keys=_first_keys(plan),
-        session_id=session_id,
-        **run_kwargs,
-    )
+        changes["history"] = plan.history
+        drive: dict[str, Any] = {"query": plan.query}
+    else:
+        drive = {
+            "initial_messages": plan.messages,
+            "skip_calls": plan.done,
+            "call_keys": _first_keys(plan),
+        }
+    drive.update(run_id=run_id, options=opts.replace(**changes))
+    # The run itself: the sync driver from resume(), the async one from aresume().
+    return (yield Call(agent._drive, kwargs=drive, afn=agent._adrive))
 
 
-async def aresume(
-    agent: Any,
-    run_id: str,
-    *,
-    session_id: str,
-    reconcile: Reconcile | None = None,
-    approve: Approve | None = None,
-    store: SessionStore | None = None,
-    lease_seconds: float = 300.0,
-    **run_kwargs: Any,
-) -> Any:
-    """:func:`resume` on the event loop (store reads in a worker thread; hooks may be async)."""
-    validate_session_id(session_id)
-    store = _store_of(agent, store)
-    caller = _caller(agent, run_kwargs)
-    plan = await asyncio.to_thread(_claimed_plan, store, session_id, run_id, caller, lease_seconds)
-    if plan.status in ("completed", "failed"):
-        return _finished(plan, run_kwargs.get("result_format", "str"))
-    if plan.idempotency_key is not None:  # later rounds' tool keys match the first attempt's
-        run_kwargs.setdefault("idempotency_key", plan.idempotency_key)
-    outputs: dict[str, Any] = {}
-    approved: dict[str, bool] = {}
-    for call in plan.unknown:
-        if reconcile is not None:
-            outputs[call.call_id] = await _maybe_await(reconcile(call))
-        if callable(approve) and outputs.get(call.call_id) is None:
-            approved[call.call_id] = bool(await _maybe_await(approve(call)))  # type: ignore[operator]
-    audit = _settle(plan, outputs, approve, approved)
-    if audit:
-        await store.aappend(session_id, audit)  # type: ignore[attr-defined]
-    if plan.status == "restart":
-        return await agent._adrive(
-            plan.query, history=plan.history, run_id=run_id, session_id=session_id, **run_kwargs
-        )
-    return await agent._adrive(
-        initial_messages=plan.messages,
-        skip_calls=plan.done,
-        run_id=run_id,
-        call_keys=_first_keys(plan),
-        session_id=session_id,
-        **run_kwargs,
-    )
+def resume(agent: Any, run_id: str, **kwargs: Any) -> Any:
+    """Continue an interrupted run from sync code (arguments of :func:`resume_steps`)."""
+    return decide(resume_steps(agent, run_id, **kwargs))
+
+
+async def aresume(agent: Any, run_id: str, **kwargs: Any) -> Any:
+    """Continue an interrupted run on the event loop (arguments of :func:`resume_steps`)."""
+    return await adecide(resume_steps(agent, run_id, **kwargs))
 
 
 def _first_keys(plan: ResumePlan) -> dict[str, str]:
     """The idempotency keys recorded for the unknown calls' first attempt: a re-run gets the
     same key even where the transcript cannot rebuild it (a repair round numbers calls on)."""
     return {u.call_id: u.idempotency_key for u in plan.unknown if u.idempotency_key}
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 def _all_events(store: SessionStore, session_id: str) -> Any:

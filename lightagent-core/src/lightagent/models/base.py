@@ -2,8 +2,9 @@
 
 A model provider turns a :class:`ModelRequest` (OpenAI chat-completions shapes) into a
 :class:`ModelResponse`. Streaming yields OpenAI ``chat.completion.chunk`` dicts and ends
-with exactly one assembled :class:`ModelResponse`. Both sync and async forms exist so the
-sync driver never spins an event loop per call.
+with exactly one assembled :class:`ModelResponse`. The loop calls the sync form from
+``run`` and the async form from ``arun``; a provider that writes only one of them is
+adapted (:mod:`lightagent.models.adapt`).
 """
 
 from __future__ import annotations
@@ -166,7 +167,12 @@ StreamItem = dict[str, Any] | ModelResponse
 
 @runtime_checkable
 class Model(Protocol):
-    """A chat model. Register one with the ``register_models`` hook."""
+    """A chat model as the loop uses it. Register one with the ``register_models`` hook.
+
+    A provider must write ``name`` and ``acomplete`` (or ``complete``); ``stream`` and
+    ``astream`` are optional: :func:`lightagent.models.adapt.as_model` supplies what is
+    missing (``docs/plugins.md``).
+    """
 
     name: str
 

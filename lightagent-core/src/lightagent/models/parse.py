@@ -16,7 +16,7 @@ from lightagent.errors import ModelError
 from lightagent.models.arguments import normalize_arguments
 from lightagent.models.base import ModelResponse, ToolCall, Usage
 from lightagent.models.profiles import ProviderProfile
-from lightagent.models.retry import status_to_code
+from lightagent.models.retry import inband_error
 from lightagent.models.text_tools import extract_text_tool_calls, strip_leaked_markup
 
 __all__ = [
@@ -72,34 +72,6 @@ def tool_names(tools: list[dict[str, Any]] | None) -> frozenset[str]:
         if isinstance(fn, dict) and fn.get("name"):
             names.add(fn["name"])
     return frozenset(names)
-
-
-def inband_error(payload: dict[str, Any], **details: Any) -> ModelError:
-    """A :class:`ModelError` for an ``{"error": {...}}`` object sent with HTTP 200."""
-    error = payload.get("error")
-    if not isinstance(error, dict):
-        error = {"message": str(error)}
-    status = error.get("status_code")
-    code = error.get("code")
-    if not isinstance(status, int):
-        status = code if isinstance(code, int) else None
-    la_code = status_to_code(status) if isinstance(status, int) and status >= 400 else "LA-PROVIDER"
-    info: dict[str, Any] = {
-        "status_code": status,
-        "provider_error": error.get("message"),
-        "in_band": True,
-    }
-    if code is not None and not isinstance(code, int):
-        info["provider_code"] = code
-    if error.get("failed_generation") is not None:
-        info["failed_generation"] = error["failed_generation"]
-        info["retry_by_reprompt"] = True
-    metadata = error.get("metadata")
-    if isinstance(metadata, dict) and metadata.get("raw"):
-        info["provider_error"] = f"{error.get('message')}: {metadata['raw']}"
-    info.update(details)
-    message = f"the provider reported an error mid-response: {info['provider_error']}"
-    return ModelError(la_code, message, details=info)
 
 
 def text_content(content: Any) -> str | None:

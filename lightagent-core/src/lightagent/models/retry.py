@@ -17,6 +17,7 @@ from lightagent.errors import ERROR_TAXONOMY, ModelError
 
 __all__ = [
     "backoff_delay",
+    "inband_error",
     "is_retryable",
     "retry_after_seconds",
     "status_to_code",
@@ -36,6 +37,34 @@ def status_to_code(status: int) -> str:
     if status >= 500:
         return "LA-500"
     return "LA-400"
+
+
+def inband_error(payload: dict[str, Any], **details: Any) -> ModelError:
+    """A :class:`ModelError` for an ``{"error": {...}}`` object sent with HTTP 200."""
+    error = payload.get("error")
+    if not isinstance(error, dict):
+        error = {"message": str(error)}
+    status = error.get("status_code")
+    code = error.get("code")
+    if not isinstance(status, int):
+        status = code if isinstance(code, int) else None
+    la_code = status_to_code(status) if isinstance(status, int) and status >= 400 else "LA-PROVIDER"
+    info: dict[str, Any] = {
+        "status_code": status,
+        "provider_error": error.get("message"),
+        "in_band": True,
+    }
+    if code is not None and not isinstance(code, int):
+        info["provider_code"] = code
+    if error.get("failed_generation") is not None:
+        info["failed_generation"] = error["failed_generation"]
+        info["retry_by_reprompt"] = True
+    metadata = error.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("raw"):
+        info["provider_error"] = f"{error.get('message')}: {metadata['raw']}"
+    info.update(details)
+    message = f"the provider reported an error mid-response: {info['provider_error']}"
+    return ModelError(la_code, message, details=info)
 
 
 def _provider_message(body: Any, fallback: str) -> str:
@@ -81,8 +110,6 @@ def to_model_error(exc: BaseException, *, attempts: int, model: str | None = Non
         )
     if isinstance(exc, openai.APIError):
         body = exc.body if isinstance(exc.body, dict) else {"message": exc.message}
-        from lightagent.models.parse import inband_error
-
         error = inband_error({"error": body}, attempts=attempts, model=model)
         return error
     details["status_code"] = None

@@ -145,39 +145,11 @@ class ScriptedModel:
             yield item
 
     def _chunks(self, response: ModelResponse) -> Iterator[dict[str, Any]]:
-        chunk_id = f"chatcmpl-scripted-{next(self._ids)}"
+        from lightagent.models.adapt import response_chunks
 
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {
-                "id": chunk_id,
-                "object": "chat.completion.chunk",
-                "created": 0,
-                "model": self.name,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            }
-
-        yield chunk({"role": "assistant", "content": ""})
-        size = self.chunk_size
-        for text, key in (
-            (response.reasoning_content, "reasoning_content"),
-            (response.content, "content"),
-        ):
-            for start in range(0, len(text or ""), size):
-                yield chunk({key: text[start : start + size]})  # type: ignore[index]
-        for call in response.tool_calls:
-            yield chunk(
-                {
-                    "tool_calls": [
-                        {
-                            "index": call.index,
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": call.arguments},
-                        }
-                    ]
-                }
-            )
-        final = chunk({}, response.finish_reason or "stop")
-        if response.usage is not None:
-            final["usage"] = response.usage.to_dict()
-        yield final
+        return response_chunks(
+            response,
+            model=self.name,
+            chunk_id=f"chatcmpl-scripted-{next(self._ids)}",
+            size=self.chunk_size,
+        )

@@ -11,15 +11,12 @@ async) decides inline; if it does not answer within ``timeout`` the call is deni
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ApprovalError, ConfigurationError
-from lightagent.hooks import HookContext, HookDecision
-from lightagent.policy import run_coroutine_sync
+from lightagent.hooks.types import HookContext, HookDecision
 from lightagent.review.models import (
     ApprovalDecision,
     ApprovalRequest,
@@ -27,7 +24,7 @@ from lightagent.review.models import (
     argument_digest,
 )
 
-__all__ = ["HumanApprovalHook", "record_feedback"]
+__all__ = ["HumanApprovalHook", "approval_hook", "record_feedback"]
 
 _PHASES = frozenset({"before_tool_call", "on_handoff"})
 
@@ -121,41 +118,36 @@ class HumanApprovalHook:
         return await self.adecide(ctx)
 
     # -- deciding -------------------------------------------------------------------------
-    def decide(
+    def steps(
         self, ctx: HookContext, *, force: bool = False, reason: str | None = None
-    ) -> HookDecision:
-        """Approve, deny or park the call in ``ctx`` (``force`` skips the tool filter)."""
+    ) -> Decider[HookDecision]:
+        """Approve, deny or park the call in ``ctx``, as a decider (``force`` skips the tool
+        filter). Store calls are blocking I/O: on an event loop they run in a worker thread."""
         if not force and not self.wants(ctx):
             return HookDecision()
-        prior = self._from_approval_id(ctx)
+        prior = yield Call(self._from_approval_id, (ctx,), offload=True)
         if prior is not None:
-            return prior
-        request = self._new_request(ctx, reason)
+            return prior  # type: ignore[no-any-return]
+        request = yield Call(self._new_request, (ctx, reason), offload=True)
         if self.reviewer is None:
             return self._pending(ctx, request)
         try:
-            answer = self._review_sync(request)
+            answer = yield Call(self.reviewer, (request,), timeout=self.timeout)
         except TimeoutError:
             return self._timed_out(ctx, request)
-        return self._settle(ctx, request, answer)
+        return (yield Call(self._settle, (ctx, request, answer), offload=True))  # type: ignore[no-any-return]
+
+    def decide(
+        self, ctx: HookContext, *, force: bool = False, reason: str | None = None
+    ) -> HookDecision:
+        """:meth:`steps` from sync code."""
+        return decide(self.steps(ctx, force=force, reason=reason))
 
     async def adecide(
         self, ctx: HookContext, *, force: bool = False, reason: str | None = None
     ) -> HookDecision:
-        """Async form of :meth:`decide` (store calls run in a worker thread)."""
-        if not force and not self.wants(ctx):
-            return HookDecision()
-        prior = await asyncio.to_thread(self._from_approval_id, ctx)
-        if prior is not None:
-            return prior
-        request = await asyncio.to_thread(self._new_request, ctx, reason)
-        if self.reviewer is None:
-            return self._pending(ctx, request)
-        try:
-            answer = await self._review_async(request)
-        except (TimeoutError, asyncio.TimeoutError):
-            return self._timed_out(ctx, request)
-        return await asyncio.to_thread(self._settle, ctx, request, answer)
+        """:meth:`steps` from async code."""
+        return await adecide(self.steps(ctx, force=force, reason=reason))
 
     # -- parts --------------------------------------------------------------------------
     @staticmethod
@@ -290,50 +282,25 @@ class HumanApprovalHook:
             meta,
         )
 
-    def _review_sync(self, request: ApprovalRequest) -> Any:
-        reviewer = self.reviewer
-        assert reviewer is not None
-        if inspect.iscoroutinefunction(reviewer):
-            return run_coroutine_sync(self._bounded(reviewer(request)))
-        if self.timeout is None:
-            result = reviewer(request)
-            return (
-                run_coroutine_sync(self._bounded(result)) if inspect.isawaitable(result) else result
-            )
-        box: dict[str, Any] = {}
 
-        def target() -> None:
-            try:
-                box["value"] = reviewer(request)
-            except BaseException as exc:
-                box["error"] = exc
-
-        thread = threading.Thread(target=target, name="approval-reviewer", daemon=True)
-        thread.start()
-        thread.join(self.timeout)
-        if thread.is_alive():
-            raise TimeoutError
-        if "error" in box:
-            raise box["error"]
-        return box.get("value")
-
-    async def _review_async(self, request: ApprovalRequest) -> Any:
-        reviewer = self.reviewer
-        assert reviewer is not None
-        if inspect.iscoroutinefunction(reviewer):
-            return await self._bounded(reviewer(request))
-        if self.timeout is not None:
-            return await asyncio.wait_for(asyncio.to_thread(reviewer, request), self.timeout)
-        result = reviewer(request)
-        return await result if inspect.isawaitable(result) else result
-
-    async def _bounded(self, awaitable: Any) -> Any:
-        if self.timeout is None:
-            return await awaitable
-        try:
-            return await asyncio.wait_for(awaitable, self.timeout)
-        except asyncio.TimeoutError:
-            raise TimeoutError from None
+def approval_hook(approval: Any) -> HumanApprovalHook | None:
+    """The approval path for ``approval=``: a :class:`HumanApprovalHook`, ``True`` (a new
+    in-memory one), a review store, a reviewer callable, or None/False (none)."""
+    if approval is None or approval is False:
+        return None
+    if isinstance(approval, HumanApprovalHook):
+        return approval
+    if approval is True:
+        return HumanApprovalHook(tools=())
+    if callable(getattr(approval, "create_request", None)):
+        # A bare store: used for approvals that policy, capabilities or screens require.
+        return HumanApprovalHook(store=approval, tools=())
+    if callable(approval):
+        return HumanApprovalHook(reviewer=approval, tools=())
+    raise ConfigurationError(
+        "LA-CONFIG",
+        f"approval= must be a HumanApprovalHook, a review store or a reviewer callable, got {type(approval).__name__}",
+    )
 
 
 def record_feedback(run: Any, feedback: HumanFeedback, store: Any = None) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from lightagent.control.tokens import canonical_digest
+from lightagent.digest import canonical_digest
 from lightagent.errors import ConfigurationError
 
 __all__ = [

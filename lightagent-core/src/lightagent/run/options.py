@@ -20,8 +20,11 @@ __all__ = [
     "resolve_tool",
 ]
 
-#: Seeds' constructor parameters whose subsystem is not part of lightagent-core 0.1,
-#: with the value that means "not used". Any other value is refused, never ignored.
+#: "Not in this version": seeds' ``LightAgent()`` parameters whose subsystem lightagent-core
+#: does not have yet -> the value that means "not used" (accepted, so seeds code that
+#: passes it still runs). Any other value is ``LA-CONFIG``, never ignored. They are not in
+#: the constructor's signature: when a subsystem lands, delete its row here and add the
+#: real parameter to ``LightAgent.__init__``.
 UNAVAILABLE: dict[str, Any] = {
     "websocket_base_url": None,
     "memory_policy": None,
@@ -40,6 +43,8 @@ UNAVAILABLE: dict[str, Any] = {
     "context_compactor": None,
 }
 
+#: Other values that mean "not used" (turning skill discovery off is what 0.1 does anyway).
+_ALSO_UNUSED = {"auto_discover_skills": False}
 
 #: Where a refused parameter's job is done instead, when somewhere already does it.
 _HINTS = {
@@ -48,14 +53,18 @@ _HINTS = {
 }
 
 
-def check_unavailable(values: dict[str, Any]) -> None:
-    """Refuse a non-default value for a parameter whose subsystem does not exist yet."""
-    for name, default in UNAVAILABLE.items():
-        value = values.get(name, default)
+def check_unavailable(values: dict[str, Any]) -> dict[str, Any]:
+    """Refuse a "not used" value of an :data:`UNAVAILABLE` parameter; returns the rest of ``values``."""
+    rest = {}
+    for name, value in values.items():
+        if name not in UNAVAILABLE:
+            rest[name] = value
+            continue
+        default = UNAVAILABLE[name]
         if value is default or value == default:
             continue
-        if name == "auto_discover_skills" and value is False:
-            continue  # turning discovery off is what 0.1 does anyway
+        if name in _ALSO_UNUSED and value == _ALSO_UNUSED[name]:
+            continue
         raise ConfigurationError(
             "LA-CONFIG",
             f"LightAgent({name}=...) is not available in lightagent-core 0.1",
@@ -65,6 +74,7 @@ def check_unavailable(values: dict[str, Any]) -> None:
             ),
             details={"parameter": name},
         )
+    return rest
 
 
 def refuse_unknown(where: str, unknown: Iterable[str], known: Iterable[str]) -> None:

@@ -1,4 +1,4 @@
-"""Turning ``run()`` options into a :class:`RunSpec` (checked, with a fresh :class:`RunContext`)."""
+"""Turning a run's :class:`RunOptions` into a :class:`RunSpec` (checked, with a fresh :class:`RunContext`)."""
 
 from __future__ import annotations
 
@@ -8,73 +8,42 @@ from typing import Any
 from lightagent.errors import ConfigurationError
 from lightagent.interceptors import RunContext, global_observers
 from lightagent.run.ids import new_id
-from lightagent.run.options import check_result_format, positive_int, refuse_unknown, resolve_tool
+from lightagent.run.options import check_result_format, positive_int, resolve_tool
+from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
 from lightagent.toolsets.protocol import is_toolset
 
-__all__ = ["RUN_OPTIONS", "build_spec"]
-
-#: The keyword options of ``run``/``arun``/``astream`` and their defaults.
-RUN_OPTIONS: dict[str, Any] = {
-    "tools": None,
-    "stream": False,
-    "max_retry": 10,
-    "max_tool_iterations": None,
-    "user_id": "default_user",
-    "history": None,
-    "metadata": None,
-    "result_format": "str",
-    "trace": False,
-    "parent_trace_id": None,
-    "run_group_id": None,
-    "session_id": None,
-    "cancellation_token": None,
-    "idempotency_key": None,
-    "output_schema": None,
-    "light_swarm": None,
-    "use_skills": True,
-    "approval_id": None,
-    "model_options": None,
-}
+__all__ = ["build_spec", "owner_of"]
 
 
 def build_spec(
     agent: Any,
     query: str | None,
-    kwargs: dict[str, Any],
+    opts: RunOptions,
     *,
     initial_messages: list[dict[str, Any]] | None = None,
     skip_calls: Mapping[str, str] | None = None,
     run_id: str | None = None,
     call_keys: Mapping[str, str] | None = None,
 ) -> RunSpec:
-    """Check ``run()`` options and build the run's :class:`RunSpec` and :class:`RunContext`."""
-    tools = kwargs.pop("tools", None)
-    stream = bool(kwargs.pop("stream", False))
-    max_retry = positive_int("max_retry", kwargs.pop("max_retry", 10))
-    max_iter = kwargs.pop("max_tool_iterations", None)
+    """Check the run's options and build its :class:`RunSpec` and :class:`RunContext`."""
+    tools = opts.tools
+    stream = bool(opts.stream)
+    max_retry = positive_int("max_retry", opts.max_retry)
+    max_iter = opts.max_tool_iterations
     max_iter = (
         max(max_retry, 1) if max_iter is None else positive_int("max_tool_iterations", max_iter)
     )
-    user_id = kwargs.pop("user_id", "default_user")
-    history = kwargs.pop("history", None)
-    metadata = kwargs.pop("metadata", None)
-    result_format = kwargs.pop("result_format", "str")
-    trace = bool(kwargs.pop("trace", False))
-    parent_trace_id = kwargs.pop("parent_trace_id", None)
-    run_group_id = kwargs.pop("run_group_id", None)
-    session_id = kwargs.pop("session_id", None)
-    token = kwargs.pop("cancellation_token", None)
-    idempotency_key = kwargs.pop("idempotency_key", None)
-    output_schema = kwargs.pop("output_schema", None)
-    light_swarm = kwargs.pop("light_swarm", None)
-    kwargs.pop("use_skills", None)  # no skills subsystem in 0.1: nothing to turn on or off
-    approval_id = kwargs.pop("approval_id", None)
-    model_options = kwargs.pop("model_options", None) or {}
-    if kwargs:
-        refuse_unknown("run()", kwargs, RUN_OPTIONS)
+    user_id = opts.user_id
+    history = opts.history
+    metadata = opts.metadata
+    result_format = opts.result_format
+    trace = bool(opts.trace)
+    session_id = opts.session_id
+    token = opts.cancellation_token
+    model_options = opts.model_options or {}
     check_result_format(result_format, stream)
-    if light_swarm is not None:
+    if opts.light_swarm is not None:
         raise ConfigurationError(
             "LA-CONFIG",
             "run(light_swarm=...) is not available in lightagent-core 0.1",
@@ -127,12 +96,12 @@ def build_spec(
         agent_name=agent.name,
         user_id=user_id,
         session_id=session_id,
-        parent_trace_id=parent_trace_id,
-        run_group_id=run_group_id,
+        parent_trace_id=opts.parent_trace_id,
+        run_group_id=opts.run_group_id,
         metadata=dict(metadata) if metadata else {},
         record=trace,
-        idempotency_key=idempotency_key,
-        approval_id=approval_id,
+        idempotency_key=opts.idempotency_key,
+        approval_id=opts.approval_id,
         cancellation=token,
         tenant_id=_tenant(agent, metadata) if agent.interceptor is not None or metadata else None,
     )
@@ -145,7 +114,7 @@ def build_spec(
     load_history = False
     if session_id is not None and agent._session_store_spec is not None:
         binding = agent.session_binding
-        ctx.observers.append(binding.observer(session_id, rid, owner=_owner(agent, user_id)))
+        ctx.observers.append(binding.observer(session_id, rid, owner=owner_of(agent, user_id)))
         load_history = history is None and initial_messages is None
 
     memory = agent.memory if agent._memory_spec is not None else None
@@ -160,10 +129,10 @@ def build_spec(
             memory_filter = DefaultMemoryFilter()
 
     output = None
-    if output_schema is not None:
+    if opts.output_schema is not None:
         from lightagent.structured import output_spec
 
-        output = output_spec(output_schema, model)
+        output = output_spec(opts.output_schema, model)
 
     return RunSpec(
         ctx=ctx,
@@ -202,8 +171,13 @@ def _tenant(agent: Any, metadata: dict[str, Any] | None) -> str | None:
     return None if tenant is None else str(tenant)
 
 
-def _owner(agent: Any, user_id: str) -> dict[str, str]:
-    """Who a session run acts for: the user, and the tenant/project of the agent's context."""
-    from lightagent.events.ownership import owner_of
-
-    return owner_of(agent, user_id)
+def owner_of(agent: Any, user_id: Any) -> dict[str, str]:
+    """Who ``agent`` acts for on behalf of ``user_id``: the user, and the tenant and project
+    of the agent's ``security_context`` (when it names them)."""
+    owner = {"user_id": str(user_id)}
+    security = getattr(getattr(agent, "interceptor", None), "security_context", None)
+    for key in ("tenant_id", "project_id"):
+        value = getattr(security, key, None)
+        if value:
+            owner[key] = str(value)
+    return owner

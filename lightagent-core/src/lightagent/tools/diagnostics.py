@@ -7,15 +7,22 @@ called) or ``"warning"`` (it works, but the model is likely to misuse it).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from lightagent.tools.decorator import Tool
+from typing import Any, Protocol
 
 __all__ = ["TOOL_NAME_PATTERN", "diagnose_schema", "validate_tool_info"]
 
 #: What OpenAI (and most compatible servers) accept as a function name.
 TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class _Schema(Protocol):
+    """What the checks read of a tool (a :class:`~lightagent.tools.decorator.Tool`)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
 _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object", "null"}
 
@@ -121,7 +128,7 @@ def validate_tool_info(info: Any) -> list[dict[str, str]]:
     return out
 
 
-def diagnose_schema(tool: Tool) -> list[dict[str, str]]:
+def diagnose_schema(tool: _Schema) -> list[dict[str, str]]:
     """Diagnostics for a :class:`Tool` built from a signature or a raw JSON schema."""
     out = _check_name(tool.name, tool.name, "name")
     if not tool.description.strip():

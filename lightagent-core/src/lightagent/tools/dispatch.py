@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lightagent.bridge import background_loop as _background_loop
+from lightagent import bridge
 from lightagent.errors import CancelledError, LightAgentError, ToolError
 from lightagent.models.arguments import load_arguments
 from lightagent.models.base import ToolCall
@@ -142,7 +142,7 @@ def _run_sync(tool: Tool, args: list[Any], kwargs: dict[str, Any]) -> str:
     if inspect.isgenerator(result):
         return join_items(list(result))
     if inspect.isawaitable(result):  # a sync callable that returned a coroutine
-        return format_output(asyncio.run(_await(result)))
+        return format_output(bridge.resolve_sync(result))
     return format_output(result)
 
 
@@ -154,10 +154,6 @@ def _run_sync_timed(
         return _run_sync(tool, args, kwargs), None, time.perf_counter()
     except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not end the host
         return None, exc, time.perf_counter()
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
 
 
 class _ToolExited(Exception):
@@ -503,24 +499,6 @@ class AsyncToolDispatcher:
         return self._finish(prepared, output, started)
 
     def _run_on_background_loop(self, calls: list[ToolCall], **options: Any) -> list[ToolOutcome]:
-        loop, thread = _background_loop()
-        coroutine = self.arun_calls(calls, **options)
-        if threading.current_thread() is thread:
-            # Re-entered from a tool running on the background loop: blocking it would
-            # deadlock, so this batch gets a private loop in a fresh thread.
-            box: list[list[ToolOutcome]] = []
-            worker = threading.Thread(target=lambda: box.append(asyncio.run(coroutine)))
-            worker.start()
-            worker.join()
-            return box[0]
-        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
-        while True:  # never wait forever on a loop thread that has died
-            try:
-                return future.result(timeout=0.5)
-            except concurrent.futures.TimeoutError:
-                if not thread.is_alive():
-                    raise ToolError(
-                        "LA-TOOL",
-                        "the background event loop running async tools stopped",
-                        hint="A tool killed its event loop; the next call starts a new one.",
-                    ) from None
+        # Async tools of a sync run share the one background loop (their clients outlive
+        # the call); re-entered from a tool running there, the batch gets a private loop.
+        return bridge.run_sync(self.arun_calls(calls, **options), reentrant=True)

@@ -1,5 +1,10 @@
 """Guardrails: deciders on the user input, each tool call and the final output.
 
+A capability on the kernel's guardrail phases (``input_guardrail``, ``tool_guardrail``,
+``output_guardrail``): ``LightAgent(input_guardrails=[...])`` and the others build a
+:class:`GuardrailManager` from here, and the kernel's interceptor runs its decider
+(:meth:`GuardrailManager.steps`) on those phases.
+
 A guardrail is ``fn(value, ctx)`` (or ``fn(value)``), sync or async, returning ``None`` /
 ``True`` (allow), ``False`` (block), a string (block with that reason), a dict
 ``{allowed, reason, value}`` or a :class:`GuardrailDecision`. A ``value`` rewrites the
@@ -18,8 +23,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ConfigurationError
-from lightagent.policy import run_coroutine_sync
 
 __all__ = [
     "Guardrail",
@@ -96,28 +101,21 @@ class Guardrail:
         #: stream release text early.
         self.incremental = bool(getattr(fn, "incremental", False))
 
-    def _call(self, value: Any, ctx: Any) -> Any:
-        return self.fn(value, ctx) if self._takes_ctx else self.fn(value)
+    def steps(self, value: Any, ctx: Any = None) -> Decider[GuardrailDecision]:
+        """The verdict on ``value`` as a decider (:mod:`lightagent.deciders`); failures block."""
+        args = (value, ctx) if self._takes_ctx else (value,)
+        try:
+            return normalize_guardrail_result((yield Call(self.fn, args)), self.name)
+        except Exception as exc:
+            return self._failed(exc)
 
     def check(self, value: Any, ctx: Any = None) -> GuardrailDecision:
         """Run from sync code; failures block."""
-        try:
-            result = self._call(value, ctx)
-            if inspect.isawaitable(result):
-                result = run_coroutine_sync(_await(result))
-            return normalize_guardrail_result(result, self.name)
-        except Exception as exc:
-            return self._failed(exc)
+        return decide(self.steps(value, ctx))
 
     async def acheck(self, value: Any, ctx: Any = None) -> GuardrailDecision:
         """Run from async code; failures block."""
-        try:
-            result = self._call(value, ctx)
-            if inspect.isawaitable(result):
-                result = await result
-            return normalize_guardrail_result(result, self.name)
-        except Exception as exc:
-            return self._failed(exc)
+        return await adecide(self.steps(value, ctx))
 
     def _failed(self, exc: Exception) -> GuardrailDecision:
         _log.warning("guardrail %s failed: %s", self.name, type(exc).__name__)
@@ -137,10 +135,6 @@ def _accepts_two(fn: Any) -> bool:
         if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     ]
     return len(positional) >= 2 or any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
 
 
 @dataclass
@@ -180,21 +174,21 @@ class GuardrailManager:
             "output": self.output_guardrails,
         }[stage]
 
-    def run(self, stage: str, value: Any, ctx: Any = None) -> GuardrailOutcome:
-        """Run one stage (``input``/``tool``/``output``) from sync code."""
+    def steps(self, stage: str, value: Any, ctx: Any = None) -> Decider[GuardrailOutcome]:
+        """One stage (``input``/``tool``/``output``) as a decider: each guardrail in order."""
         out = GuardrailOutcome(value=value)
         for guard in self._stage(stage):
-            if _fold(out, guard, guard.check(out.value, ctx), stage):
+            if _fold(out, guard, (yield from guard.steps(out.value, ctx)), stage):
                 break
         return out
 
+    def run(self, stage: str, value: Any, ctx: Any = None) -> GuardrailOutcome:
+        """Run one stage from sync code."""
+        return decide(self.steps(stage, value, ctx))
+
     async def arun(self, stage: str, value: Any, ctx: Any = None) -> GuardrailOutcome:
         """Run one stage from async code."""
-        out = GuardrailOutcome(value=value)
-        for guard in self._stage(stage):
-            if _fold(out, guard, await guard.acheck(out.value, ctx), stage):
-                break
-        return out
+        return await adecide(self.steps(stage, value, ctx))
 
     # The seeds' method names.
     def check_input(self, query: Any, ctx: Any = None) -> GuardrailDecision:

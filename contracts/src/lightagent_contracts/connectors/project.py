@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lightagent.connectors.findings import Finding
+from lightagent_contracts.connectors.findings import Finding
 
 __all__ = ["EntryPointInfo", "ProjectInfo", "load_project"]
 

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from lightagent.connectors import validate_connector
-from lightagent.connectors.static import scan_sources
+from lightagent_contracts.connectors import validate_connector
+from lightagent_contracts.connectors.static import scan_sources
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

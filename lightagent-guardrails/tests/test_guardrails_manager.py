@@ -9,7 +9,7 @@ import pytest
 from lightagent import GuardrailDecision, LightAgent, ScriptedModel, tool
 from lightagent.control.runtime import build_interceptor
 from lightagent.errors import ConfigurationError
-from lightagent.guardrails import GuardrailManager, normalize_guardrail_result
+from lightagent_guardrails import GuardrailManager, normalize_guardrail_result
 
 RUNS: list[str] = []
 

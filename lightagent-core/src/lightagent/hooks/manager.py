@@ -1,54 +1,17 @@
-"""Runtime hooks: ordered middleware that observes, replaces, blocks, retries or falls back.
-
-A hook is a callable ``hook(ctx)`` or an object with a method named after the phase
-(``before_tool_call(ctx)``); sync or async. Its result is normalised the seeds' way:
-``None``/``True`` continue, ``False`` blocks, a string blocks with that reason, a dict
-(``{"allowed": False}``, ``{"action": ...}``, ``{"payload": ...}``) or a
-:class:`HookDecision`. Hooks run in list order; ``replace`` chains the payload into
-later hooks; the first ``block``/``retry``/``fallback`` ends the chain.
-
-Plain hooks are failure-isolated: one that raises is recorded (and traced) and the chain
-goes on. Wrap security-relevant callbacks in :class:`PolicyHook`, which fails closed on an
-exception, an invalid result or a timeout.
-"""
+"""``HookManager``: runs a phase's hooks in order and folds their decisions (one decider)."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from lightagent.control.hook_types import (
-    AFTER_FLOW_STEP,
-    AFTER_MEMORY_PROMOTE,
-    AFTER_MEMORY_RETRIEVE,
-    AFTER_MEMORY_WRITE,
-    AFTER_MODEL_RESPONSE,
-    AFTER_RUN,
-    AFTER_TOOL_RESULT,
-    AGENT_PHASES,
+from lightagent.deciders import Call, Decider, adecide, decide
+from lightagent.errors import ConfigurationError
+from lightagent.hooks.policy_hook import PolicyHook
+from lightagent.hooks.types import (
     ALL_PHASES,
-    BEFORE_FLOW_STEP,
-    BEFORE_MEMORY_PROMOTE,
-    BEFORE_MEMORY_RETRIEVE,
-    BEFORE_MEMORY_WRITE,
-    BEFORE_MODEL_REQUEST,
-    BEFORE_RUN,
-    BEFORE_TOOL_CALL,
-    FLOW_PHASES,
-    GUARDRAIL_PHASES,
-    HOOK_ACTIONS,
-    INPUT_GUARDRAIL,
-    MEMORY_PHASES,
-    ON_APPROVAL_REQUIRED,
-    ON_ERROR,
-    ON_HANDOFF,
-    ON_RERUN,
-    ON_RESUME,
-    OUTPUT_GUARDRAIL,
-    TOOL_GUARDRAIL,
     HookContext,
     HookDecision,
     _declares,
@@ -56,46 +19,8 @@ from lightagent.control.hook_types import (
     hook_name,
     normalize_hook_result,
 )
-from lightagent.control.policy_hook import PolicyHook
-from lightagent.errors import ConfigurationError
-from lightagent.policy import run_coroutine_sync
 
-__all__ = [
-    "AFTER_FLOW_STEP",
-    "AFTER_MEMORY_PROMOTE",
-    "AFTER_MEMORY_RETRIEVE",
-    "AFTER_MEMORY_WRITE",
-    "AFTER_MODEL_RESPONSE",
-    "AFTER_RUN",
-    "AFTER_TOOL_RESULT",
-    "AGENT_PHASES",
-    "ALL_PHASES",
-    "BEFORE_FLOW_STEP",
-    "BEFORE_MEMORY_PROMOTE",
-    "BEFORE_MEMORY_RETRIEVE",
-    "BEFORE_MEMORY_WRITE",
-    "BEFORE_MODEL_REQUEST",
-    "BEFORE_RUN",
-    "BEFORE_TOOL_CALL",
-    "FLOW_PHASES",
-    "GUARDRAIL_PHASES",
-    "HOOK_ACTIONS",
-    "INPUT_GUARDRAIL",
-    "MEMORY_PHASES",
-    "ON_APPROVAL_REQUIRED",
-    "ON_ERROR",
-    "ON_HANDOFF",
-    "ON_RERUN",
-    "ON_RESUME",
-    "OUTPUT_GUARDRAIL",
-    "TOOL_GUARDRAIL",
-    "HookContext",
-    "HookDecision",
-    "HookManager",
-    "PolicyHook",
-    "hook_name",
-    "normalize_hook_result",
-]
+__all__ = ["HookManager"]
 
 _log = logging.getLogger("lightagent.hooks")
 
@@ -202,33 +127,32 @@ class HookManager:
         """Whether some hook explicitly declares ``phase`` (used to decide on stream hold-back)."""
         return any(_declares(hook, phase) for hook in self.hooks)
 
-    def run(self, ctx: HookContext) -> HookDecision:
-        """Run the chain from sync code."""
+    def steps(self, ctx: HookContext) -> Decider[HookDecision]:
+        """The chain for ``ctx.phase`` as a decider (:mod:`lightagent.deciders`)."""
         fold = _Fold(ctx)
         for hook in list(self.hooks):
-            if isinstance(hook, PolicyHook):
+            decider = _hook_steps(hook, ctx.phase)
+            if decider is not None:
                 if not hook.applies(ctx.phase):
                     continue
-                decision = hook(fold.context())
-            elif _is_decider(hook):
-                if not hook.applies(ctx.phase):
-                    continue
-                try:
-                    decision = normalize_hook_result(hook(fold.context()))
-                except Exception as exc:
-                    stop = fold.failed(hook, exc)
-                    if stop is not None:
-                        return stop
-                    continue
+                if isinstance(hook, PolicyHook):  # fails closed on its own: never raises
+                    decision = yield from decider(fold.context())
+                else:
+                    try:
+                        decision = normalize_hook_result((yield from decider(fold.context())))
+                    except Exception as exc:
+                        stop = fold.failed(hook, exc)
+                        if stop is not None:
+                            return stop
+                        continue
             else:
-                fn = _target(hook, ctx.phase)
-                if fn is None:
+                twin = _is_decider(hook)  # a sync __call__ and an async acall
+                fn = hook if twin else _target(hook, ctx.phase)
+                if fn is None or (twin and not hook.applies(ctx.phase)):
                     continue
                 try:
-                    result = fn(fold.context())
-                    if inspect.isawaitable(result):
-                        result = run_coroutine_sync(_await(result))
-                    decision = normalize_hook_result(result)
+                    call = Call(fn, (fold.context(),), afn=hook.acall if twin else None)
+                    decision = normalize_hook_result((yield call))
                 except Exception as exc:
                     stop = fold.failed(hook, exc)
                     if stop is not None:
@@ -239,42 +163,19 @@ class HookManager:
                 return final
         return fold.result()
 
+    def run(self, ctx: HookContext) -> HookDecision:
+        """Run the chain from sync code."""
+        return decide(self.steps(ctx))
+
     async def arun(self, ctx: HookContext) -> HookDecision:
         """Run the chain from async code."""
-        fold = _Fold(ctx)
-        for hook in list(self.hooks):
-            if isinstance(hook, PolicyHook):
-                if not hook.applies(ctx.phase):
-                    continue
-                decision = await hook.acall(fold.context())
-            elif _is_decider(hook):
-                if not hook.applies(ctx.phase):
-                    continue
-                try:
-                    decision = normalize_hook_result(await hook.acall(fold.context()))
-                except Exception as exc:
-                    stop = fold.failed(hook, exc)
-                    if stop is not None:
-                        return stop
-                    continue
-            else:
-                fn = _target(hook, ctx.phase)
-                if fn is None:
-                    continue
-                try:
-                    result = fn(fold.context())
-                    if inspect.isawaitable(result):
-                        result = await result
-                    decision = normalize_hook_result(result)
-                except Exception as exc:
-                    stop = fold.failed(hook, exc)
-                    if stop is not None:
-                        return stop
-                    continue
-            final = fold.add(hook, decision)
-            if final is not None:
-                return final
-        return fold.result()
+        return await adecide(self.steps(ctx))
+
+
+def _hook_steps(hook: Any, phase: str) -> Any:
+    """The decider method of a hook object that is written as one (``steps(ctx)``)."""
+    steps = getattr(hook, "steps", None)
+    return steps if callable(steps) and callable(getattr(hook, "applies", None)) else None
 
 
 def _safe_text(text: str) -> str:
@@ -290,7 +191,3 @@ def _safe_text(text: str) -> str:
 def _is_decider(hook: Any) -> bool:
     """A hook object with ``applies(phase)``, sync ``__call__`` and async ``acall`` (e.g. HumanApprovalHook)."""
     return callable(getattr(hook, "acall", None)) and callable(getattr(hook, "applies", None))
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable

@@ -1,4 +1,4 @@
-"""The ``validate-connector`` and ``new-plugin`` commands (registered by ``lightagent._builtins``)."""
+"""The ``validate-connector`` and ``new-plugin`` commands (registered by ``lightagent_contracts.plugin``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ __all__ = ["configure_new_plugin", "configure_validate", "run_new_plugin", "run_
 
 def configure_validate(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``lightagent validate-connector``."""
-    from lightagent.connectors.validate import (
+    from lightagent_contracts.connectors.validate import (
         DEFAULT_IMPORT_BUDGET,
         DEFAULT_MEMORY_BUDGET_MB,
         DEFAULT_TIMEOUT,
@@ -47,7 +47,7 @@ def configure_validate(parser: argparse.ArgumentParser) -> None:
 
 def run_validate(args: argparse.Namespace) -> int:
     """Validate and print the report; exit 0 when it passes, 1 when it fails."""
-    from lightagent.connectors.validate import validate_connector
+    from lightagent_contracts.connectors.validate import validate_connector
 
     report = validate_connector(
         args.target,
@@ -75,8 +75,9 @@ def configure_new_plugin(parser: argparse.ArgumentParser) -> None:
 
 def run_new_plugin(args: argparse.Namespace) -> int:
     """Write the plugin skeleton and print where it went; 2 on bad input."""
-    from lightagent.connectors.scaffold import new_plugin
     from lightagent.errors import LightAgentError
+
+    from lightagent_contracts.connectors.scaffold import new_plugin
 
     try:
         project = new_plugin(args.name, directory=args.dir, force=args.force)

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from lightagent.connectors import ConnectorManifest, validate_connector
-from lightagent.connectors.credentials import is_placeholder
-from lightagent.connectors.findings import FINDING_CODES
-from lightagent.connectors.mcp_settings import check_mcp_servers
-from lightagent.connectors.static import scan_sources
 from lightagent.errors import ValidationError
+from lightagent_contracts.connectors import ConnectorManifest, validate_connector
+from lightagent_contracts.connectors.credentials import is_placeholder
+from lightagent_contracts.connectors.findings import FINDING_CODES
+from lightagent_contracts.connectors.mcp_settings import check_mcp_servers
+from lightagent_contracts.connectors.static import scan_sources
 from pydantic import BaseModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -275,7 +275,7 @@ def test_core_builtin_plugin_passes_the_same_object_checks():
     # In a subprocess: resolving every built-in provider imports openai, sqlalchemy...
     code = (
         "import json, lightagent._builtins as b;"
-        "from lightagent.connectors.objects import inspect_plugin;"
+        "from lightagent_contracts.connectors.objects import inspect_plugin;"
         "r = inspect_plugin(b, plugin_name='lightagent-core');"
         "print(json.dumps({'findings': r['findings'], 'registered': r['registered']}))"
     )
@@ -283,12 +283,12 @@ def test_core_builtin_plugin_passes_the_same_object_checks():
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["findings"] == []
-    assert {"model", "tool", "session_store", "command"} <= set(result["registered"])
+    assert {"model", "tool", "session_store"} <= set(result["registered"])
 
 
 def test_protocol_mismatch_is_reported_for_instances_and_classes():
-    from lightagent.connectors.objects import _protocol_problem
     from lightagent.models.scripted import ScriptedModel
+    from lightagent_contracts.connectors.objects import _protocol_problem
 
     class HalfModel:
         name = "half"
@@ -302,7 +302,7 @@ def test_protocol_mismatch_is_reported_for_instances_and_classes():
 
 
 def test_manifest_skills_and_docs_must_exist(tmp_path):
-    from lightagent.connectors.scaffold import new_plugin
+    from lightagent_contracts.connectors.scaffold import new_plugin
 
     project = new_plugin("skilled", directory=tmp_path)
     plugin = project / "src" / "lightagent_skilled" / "plugin.py"
@@ -409,7 +409,7 @@ class Address(BaseModel):
 
 def test_tool_schema_check_accepts_what_at_tool_generates_and_rejects_bad_shapes():
     from lightagent import tool
-    from lightagent.connectors.objects import check_tool_schema
+    from lightagent_contracts.connectors.objects import check_tool_schema
 
     @tool
     def rich(

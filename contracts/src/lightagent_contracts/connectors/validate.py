@@ -10,14 +10,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lightagent.connectors.credentials import check_credentials_in_mapping
-from lightagent.connectors.findings import FINDING_CODES, Finding, Level, ValidationReport
-from lightagent.connectors.manifest import ConnectorManifest
-from lightagent.connectors.mcp_settings import check_mcp_servers
-from lightagent.connectors.metadata import check_extras, check_metadata
-from lightagent.connectors.project import ProjectInfo, load_project
-from lightagent.connectors.sandbox import SandboxResult, run_sandboxed
-from lightagent.connectors.static import check_hookimpls_static, scan_sources
+from lightagent.manifest import ConnectorManifest
+
+from lightagent_contracts.connectors.credentials import check_credentials_in_mapping
+from lightagent_contracts.connectors.findings import FINDING_CODES, Finding, Level, ValidationReport
+from lightagent_contracts.connectors.mcp_settings import check_mcp_servers
+from lightagent_contracts.connectors.metadata import check_extras, check_metadata
+from lightagent_contracts.connectors.project import ProjectInfo, load_project
+from lightagent_contracts.connectors.sandbox import SandboxResult, run_sandboxed
+from lightagent_contracts.connectors.static import check_hookimpls_static, scan_sources
 
 __all__ = ["FINDING_CODES", "Finding", "Level", "ValidationReport", "validate_connector"]
 

@@ -87,32 +87,28 @@ def wheelhouse(tmp_path_factory) -> Path:
     house = tmp_path_factory.mktemp("wheelhouse")
     pip = [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(house)]
     # lightagent-core and every PyPI dependency it needs, as wheels (pip's cache makes it quick).
-    _check(_run([*pip, str(ROOT / "lightagent-core")]))
+    _check(_run([*pip, str(ROOT / "lightagent-core"), str(ROOT / "contracts")]))
     broken_dir = tmp_path_factory.mktemp("broken")
     projects = [_write_broken(broken_dir, d, r, s) for d, (r, s) in BROKEN.items()]
-    from lightagent.connectors.scaffold import new_plugin
+    from lightagent_contracts.connectors.scaffold import new_plugin
 
     projects.append(new_plugin("skeleton", directory=tmp_path_factory.mktemp("skeleton")))
     _check(_run([*pip, "--no-deps", str(ROOT / "examples" / "plugin-hello"), *map(str, projects)]))
     return house
 
 
+def _installer(venv: Path, house: Path) -> list[str]:
+    python = venv / "bin" / "python"
+    return [
+        *(sys.executable, "-m", "pip", "--python", str(python), "install", "-q"),
+        *("--no-index", "--find-links", str(house)),
+    ]
+
+
 def _venv(tmp_path: Path, house: Path, *requirements: str, no_deps: tuple[str, ...] = ()) -> Path:
     venv = tmp_path / "venv"
     _check(_run([sys.executable, "-m", "venv", "--without-pip", str(venv)]))
-    python = venv / "bin" / "python"
-    install = [
-        sys.executable,
-        "-m",
-        "pip",
-        "--python",
-        str(python),
-        "install",
-        "-q",
-        "--no-index",
-        "--find-links",
-        str(house),
-    ]
+    install = _installer(venv, house)
     _check(_run([*install, *requirements]))
     if no_deps:
         _check(_run([*install, "--no-deps", *no_deps]))
@@ -128,6 +124,10 @@ def test_fresh_venv_discovers_plugin_hello_and_runs_its_command(tmp_path, wheelh
     venv = _venv(
         tmp_path, wheelhouse, "lightagent-core", "lightagent-plugin-hello", "lightagent-skeleton"
     )
+    # Without the author kit, its commands name the distribution to install.
+    proc = _run([str(venv / "bin" / "lightagent"), "validate-connector", "lightagent-plugin-hello"])
+    assert proc.returncode == 2 and "pip install 'lightagent-core[contracts]'" in proc.stderr
+    _check(_run([*_installer(venv, wheelhouse), "lightagent-contracts"]))
     plugins = _plugins(venv)
     # The `lightagent new-plugin` skeleton builds, installs and loads as generated.
     assert plugins["lightagent-skeleton"]["status"] == "loaded", plugins["lightagent-skeleton"]
@@ -164,7 +164,9 @@ def test_broken_plugins_are_reported_and_the_host_keeps_working(tmp_path, wheelh
     assert "boom while importing" in plugins["lightagent-broken-import"]["error"]
     assert "nonsense" in plugins["lightagent-broken-hookarg"]["error"]
     assert "0.0.1" in plugins["lightagent-broken-ancient"]["error"]
-    assert plugins["lightagent-plugin-hello"]["status"] == "loaded"
+    assert plugins["lightagent-plugin-hello"]["status"] == "loaded", plugins[
+        "lightagent-plugin-hello"
+    ]
     lightagent = str(venv / "bin" / "lightagent")
     assert _check(_run([lightagent, "hello"])).stdout.strip() == "Hello, world!"
     assert "lightagent-core" in _check(_run([lightagent, "version"])).stdout

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from lightagent.connectors import validate_connector
-from lightagent.connectors.cli import configure_new_plugin, run_new_plugin
-from lightagent.connectors.scaffold import new_plugin, plugin_names
 from lightagent.errors import ConfigurationError
+from lightagent_contracts.connectors import validate_connector
+from lightagent_contracts.connectors.cli import configure_new_plugin, run_new_plugin
+from lightagent_contracts.connectors.scaffold import new_plugin, plugin_names
 
 ROOT = Path(__file__).resolve().parents[3]
 FIRST_PARTY = [

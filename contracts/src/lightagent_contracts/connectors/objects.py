@@ -35,10 +35,8 @@ _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "nul
 _SCOPES = {"runtime", "session", "agent"}
 _TOOL_PROVIDER_METHODS = ("tools", "list_tools", "get_tools", "load_tools")
 _BUILTIN_COMMANDS = {"plugins", "version", "help"}
-_CORE_PLUGIN_COMMANDS = {
-    "validate-connector",
-    "new-plugin",
-}  # added by lightagent-core's own plugin
+#: Commands of the author kit (lightagent-contracts registers them); another plugin may not.
+_KIT_COMMANDS = {"validate-connector", "new-plugin"}
 
 
 def _location(obj: Any) -> str:
@@ -67,7 +65,7 @@ def _spec_args(plugin: Any = None) -> dict[str, list[str]]:
 def _kinds(plugin: Any) -> dict[str, str]:
     """Register hook -> registry kind, including kinds ``plugin`` declares."""
     from lightagent import hookspecs
-    from lightagent._legacy_hooks import LEGACY_HOOKS
+    from lightagent.hookspecs import LEGACY_HOOKS
 
     kinds = {hook: kind for kind, hook in hookspecs.REGISTER_HOOKS.items()}
     kinds.update({hook: kind for hook, (kind, _) in LEGACY_HOOKS.items()})
@@ -89,7 +87,7 @@ def _kinds(plugin: Any) -> dict[str, str]:
 
 def _moved_hook(plugin: Any, plugin_name: str, hook: str) -> str | None:
     """A LAV036 message when ``hook`` moved out of the kernel and the plugin relies on the fallback."""
-    from lightagent._legacy_hooks import LEGACY_HOOKS
+    from lightagent.hookspecs import LEGACY_HOOKS
 
     if hook not in LEGACY_HOOKS:
         return None
@@ -340,8 +338,8 @@ class _CommandRecorder:
     def __init__(self, out: dict[str, Any], plugin_name: str) -> None:
         self.out = out
         self.taken = set(_BUILTIN_COMMANDS)
-        if plugin_name != "lightagent-core":
-            self.taken |= _CORE_PLUGIN_COMMANDS
+        if plugin_name != "lightagent-contracts":
+            self.taken |= _KIT_COMMANDS
 
     def add_command(self, name: Any, handler: Any = None, *args: Any, **kwargs: Any) -> None:
         """Record one command and check its shape."""
@@ -418,9 +416,8 @@ def _check_registration(
 def inspect_plugin(plugin: Any, *, plugin_name: str) -> dict[str, Any]:
     """Check ``plugin``'s hookimpls, call its hooks with recorders and check what it registers."""
     import pluggy
-
     from lightagent import hookspecs
-    from lightagent.connectors.manifest import ConnectorManifest
+    from lightagent.manifest import ConnectorManifest
 
     specs = _spec_args(plugin)
     kinds = _kinds(plugin)

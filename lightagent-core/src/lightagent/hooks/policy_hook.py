@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lightagent.control.hook_types import (
+from lightagent.deciders import Call, Decider, adecide, decide
+from lightagent.errors import ConfigurationError
+from lightagent.hooks.types import (
     HookContext,
     HookDecision,
     _check_phases,
@@ -17,8 +16,6 @@ from lightagent.control.hook_types import (
     hook_name,
     normalize_hook_result,
 )
-from lightagent.errors import ConfigurationError
-from lightagent.policy import run_coroutine_sync
 
 __all__ = ["PolicyHook"]
 
@@ -30,7 +27,8 @@ class PolicyHook:
     ``phases`` limits where it runs (``None`` = every phase). ``failure_mode="continue"``
     makes failures non-blocking (they are still traced). A sync handler with a
     ``timeout`` runs in a worker thread; a thread cannot be killed, so a handler that
-    overruns keeps running in the background after the call was blocked.
+    overruns keeps running in the background after the call was blocked. Written once
+    as a decider (:meth:`steps`); calling it and :meth:`acall` drive that.
     """
 
     handler: Callable[..., Any]
@@ -82,68 +80,24 @@ class PolicyHook:
         code = "LA-HOOK-TIMEOUT" if timed_out else "LA-HOOK"
         return HookDecision.block(f"[{code}] policy hook {self.name} {kind}; failing closed", meta)
 
+    def steps(self, ctx: HookContext) -> Decider[HookDecision]:
+        """The handler's decision as a decider (:mod:`lightagent.deciders`); never raises."""
+        if not self.applies(ctx.phase):
+            return HookDecision()
+        fn = _target(self.handler, ctx.phase)
+        try:
+            if fn is None:
+                raise TypeError(f"policy hook {self.name} has no callable handler")
+            return normalize_hook_result((yield Call(fn, (ctx,), timeout=self.timeout)))
+        except TimeoutError as exc:
+            return self._failed(ctx, exc, timed_out=True)
+        except Exception as exc:
+            return self._failed(ctx, exc)
+
     def __call__(self, ctx: HookContext) -> HookDecision:
         """Run the handler from sync code."""
-        if not self.applies(ctx.phase):
-            return HookDecision()
-        fn = _target(self.handler, ctx.phase)
-        try:
-            if fn is None:
-                raise TypeError(f"policy hook {self.name} has no callable handler")
-            if inspect.iscoroutinefunction(fn):
-                return normalize_hook_result(run_coroutine_sync(self._bounded(fn(ctx))))
-            if self.timeout is None:
-                result = fn(ctx)
-                if inspect.isawaitable(result):
-                    result = run_coroutine_sync(self._bounded(result))
-                return normalize_hook_result(result)
-            return normalize_hook_result(self._threaded(fn, ctx))
-        except (TimeoutError, asyncio.TimeoutError) as exc:
-            return self._failed(ctx, exc, timed_out=True)
-        except Exception as exc:
-            return self._failed(ctx, exc)
+        return decide(self.steps(ctx))
 
     async def acall(self, ctx: HookContext) -> HookDecision:
-        """Run the handler from async code (a sync handler with a timeout goes to a thread)."""
-        if not self.applies(ctx.phase):
-            return HookDecision()
-        fn = _target(self.handler, ctx.phase)
-        try:
-            if fn is None:
-                raise TypeError(f"policy hook {self.name} has no callable handler")
-            if inspect.iscoroutinefunction(fn):
-                result = await self._bounded(fn(ctx))
-            elif self.timeout is not None:
-                result = await asyncio.wait_for(asyncio.to_thread(fn, ctx), self.timeout)
-            else:
-                result = fn(ctx)
-                if inspect.isawaitable(result):
-                    result = await self._bounded(result)
-            return normalize_hook_result(result)
-        except (TimeoutError, asyncio.TimeoutError) as exc:
-            return self._failed(ctx, exc, timed_out=True)
-        except Exception as exc:
-            return self._failed(ctx, exc)
-
-    async def _bounded(self, awaitable: Any) -> Any:
-        if self.timeout is None:
-            return await awaitable
-        return await asyncio.wait_for(awaitable, self.timeout)
-
-    def _threaded(self, fn: Callable[..., Any], ctx: HookContext) -> Any:
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["value"] = fn(ctx)
-            except BaseException as exc:
-                box["error"] = exc
-
-        thread = threading.Thread(target=target, name=f"policy-hook-{self.name}", daemon=True)
-        thread.start()
-        thread.join(self.timeout)
-        if thread.is_alive():
-            raise TimeoutError(f"policy hook {self.name} exceeded {self.timeout}s")
-        if "error" in box:
-            raise box["error"]
-        return box.get("value")
+        """Run the handler from async code."""
+        return await adecide(self.steps(ctx))

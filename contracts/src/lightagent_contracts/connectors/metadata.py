@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lightagent.connectors.findings import Finding
-from lightagent.connectors.project import ProjectInfo
+from lightagent_contracts.connectors.findings import Finding
+from lightagent_contracts.connectors.project import ProjectInfo
 
 __all__ = ["check_extras", "check_metadata"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lightagent.connectors.findings import Finding
+from lightagent_contracts.connectors.findings import Finding
 
 __all__ = [
     "CREDENTIAL_KEY",

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from lightagent import hookspecs
-from lightagent.connectors.findings import FINDING_CODES
+from lightagent_contracts.connectors.findings import FINDING_CODES
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 

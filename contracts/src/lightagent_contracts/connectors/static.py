@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from lightagent.connectors.credentials import TOKEN_SHAPES, literal_credential
-from lightagent.connectors.findings import Finding
-from lightagent.connectors.mcp_settings import check_mcp_servers
+from lightagent_contracts.connectors.credentials import TOKEN_SHAPES, literal_credential
+from lightagent_contracts.connectors.findings import Finding
+from lightagent_contracts.connectors.mcp_settings import check_mcp_servers
 
 __all__ = ["MAX_SOURCE_BYTES", "check_hookimpls_static", "scan_sources"]
 

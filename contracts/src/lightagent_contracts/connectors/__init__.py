@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from lightagent.connectors.findings import FINDING_CODES, Finding, ValidationReport
-from lightagent.connectors.manifest import ConnectorManifest
-from lightagent.connectors.validate import validate_connector
+from lightagent.manifest import ConnectorManifest
+
+from lightagent_contracts.connectors.findings import FINDING_CODES, Finding, ValidationReport
+from lightagent_contracts.connectors.validate import validate_connector
 
 __all__ = [
     "FINDING_CODES",

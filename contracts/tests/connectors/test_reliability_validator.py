@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from lightagent.connectors import validate_connector
+from lightagent_contracts.connectors import validate_connector
 
 HELLO = Path(__file__).resolve().parents[3] / "examples" / "plugin-hello"
 CANARY = "sk-live-0123456789abcdefghijklmnop"
@@ -60,7 +60,7 @@ def test_symlinks_out_of_the_project_are_rejected_and_never_read(tmp_path):
 def test_a_tool_name_with_a_trailing_line_break_is_a_finding():
     """The validator must not pass a tool the runtime then refuses (re.match with $ let
     "lookup\\n" through)."""
-    from lightagent.connectors.objects import check_tool_schema
+    from lightagent_contracts.connectors.objects import check_tool_schema
 
     params = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
     assert check_tool_schema({"name": "lookup", "description": "d", "parameters": params}) == []

@@ -28,7 +28,7 @@ def plugin_names(name: str) -> tuple[str, str]:
 
 
 def _core_range() -> str:
-    from lightagent._version import __version__
+    from lightagent import __version__
 
     major, minor = (int(p) for p in __version__.split(".")[:2])
     # Before 1.0 a minor release may break plugins, so admit one minor series.

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lightagent.connectors.project import ProjectInfo
+from lightagent_contracts.connectors.project import ProjectInfo
 
 __all__ = ["SandboxResult", "run_sandboxed"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lightagent.connectors.credentials import check_credentials_in_mapping
-from lightagent.connectors.findings import Finding
+from lightagent_contracts.connectors.credentials import check_credentials_in_mapping
+from lightagent_contracts.connectors.findings import Finding
 
 __all__ = ["check_mcp_servers"]
 

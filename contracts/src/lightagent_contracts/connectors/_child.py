@@ -17,7 +17,7 @@ import types
 from _thread import get_ident
 
 if __name__ != "__main__":  # only ever run as ``python -c``; importing it does nothing
-    raise ImportError("lightagent.connectors._child is a program, not a module")
+    raise ImportError("lightagent_contracts.connectors._child is a program, not a module")
 
 CONFIG = json.loads(sys.argv[1])
 TMP = os.path.realpath(CONFIG["tmp"])
@@ -274,7 +274,8 @@ def _rss_kb():
 
 
 import lightagent.hookspecs  # noqa: E402,F401  (core cost is not charged to the plugin)
-from lightagent.connectors.objects import inspect_plugin  # noqa: E402
+
+from lightagent_contracts.connectors.objects import inspect_plugin  # noqa: E402
 
 HEAVY = (
     "openai",

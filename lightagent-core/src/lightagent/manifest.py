@@ -1,8 +1,9 @@
 """``ConnectorManifest``: what a plugin declares it brings, checked by the validator.
 
 A manifest is metadata only: building one never imports or activates anything. A plugin
-returns it from the ``lightagent_manifest()`` hook; ``lightagent validate-connector``
-compares it with what the plugin really registers.
+returns it from the ``lightagent_manifest()`` hook, so it is part of the kernel's plugin
+contract (a plugin needs no author kit at run time); ``lightagent validate-connector``
+(from lightagent-contracts) compares it with what the plugin really registers.
 """
 
 from __future__ import annotations

@@ -1,0 +1,15 @@
+"""The canonical digest of a value: what approvals, tokens and audit events bind to."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+__all__ = ["canonical_digest"]
+
+
+def canonical_digest(value: Any) -> str:
+    """SHA-256 hex of ``value`` as sorted, compact JSON (non-JSON values by ``str``)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

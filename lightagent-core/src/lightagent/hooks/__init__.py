@@ -1,0 +1,22 @@
+"""Runtime hooks: ordered middleware that observes, replaces, blocks, retries or falls back.
+
+A hook is a callable ``hook(ctx)`` or an object with a method named after the phase
+(``before_tool_call(ctx)``); sync or async. Its result is normalised the seeds' way:
+``None``/``True`` continue, ``False`` blocks, a string blocks with that reason, a dict
+(``{"allowed": False}``, ``{"action": ...}``, ``{"payload": ...}``) or a
+:class:`HookDecision`. Hooks run in list order; ``replace`` chains the payload into
+later hooks; the first ``block``/``retry``/``fallback`` ends the chain.
+
+Plain hooks are failure-isolated: one that raises is recorded (and traced) and the chain
+goes on. Wrap security-relevant callbacks in :class:`PolicyHook`, which fails closed on an
+exception, an invalid result or a timeout.
+"""
+
+from __future__ import annotations
+
+from lightagent.hooks import types as _types
+from lightagent.hooks.manager import HookManager
+from lightagent.hooks.policy_hook import PolicyHook
+from lightagent.hooks.types import *  # noqa: F403 - the hook types and phase names
+
+__all__ = [*_types.__all__, "HookManager", "PolicyHook"]
