@@ -14,6 +14,7 @@ import threading
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
+from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.cancellation import CancellationToken
@@ -35,7 +36,7 @@ from lightagent.toolsets.protocol import is_toolset
 __all__ = ["LightAgent"]
 
 
-class LightAgent(SessionMethods, ToolsetMethods):
+class LightAgent(SessionMethods, ToolsetMethods, MemoryMethods):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 
     ``model`` is a model name (an :class:`~lightagent.models.openai_compat.OpenAIModel`
@@ -100,13 +101,10 @@ class LightAgent(SessionMethods, ToolsetMethods):
         check_unavailable(
             {
                 "websocket_base_url": websocket_base_url,
-                "memory_policy": memory_policy,
-                "memory_namespace": memory_namespace,
                 "tree_of_thought": tree_of_thought,
                 "tot_model": tot_model,
                 "tot_api_key": tot_api_key,
                 "tot_base_url": tot_base_url,
-                "self_learning": self_learning,
                 "skills_directories": skills_directories,
                 "auto_discover_skills": auto_discover_skills,
                 "tracetools": tracetools,
@@ -163,7 +161,10 @@ class LightAgent(SessionMethods, ToolsetMethods):
 
             self._memory = _resolve_memory(memory)
         #: What retrieved memories and memory writes pass (a ``MemoryFilter``; None: the default).
-        self.memory_filter: Any = None
+        self.memory_filter, self._memory_book = memory_settings(
+            memory, memory_policy, memory_namespace, self_learning
+        )
+        self.self_learning = bool(self_learning)
         self._retrieval_spec = retrieval
         self._retrieval: Any = None
         if isinstance(retrieval_inject, bool):

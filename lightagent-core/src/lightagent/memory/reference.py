@@ -17,9 +17,9 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 def _terms(text: str) -> set[str]:
     """Lower-cased words, plus single characters of CJK runs (which have no spaces)."""
     text = str(text).casefold()
-    terms = set(_WORD.findall(text))
-    terms.update(_CJK.findall(text))
-    return terms
+    found = set(_WORD.findall(text))
+    found.update(_CJK.findall(text))
+    return found
 
 
 class InMemoryMemory:
@@ -42,7 +42,8 @@ class InMemoryMemory:
             "memory_id": uuid.uuid4().hex,
             "memory": data if isinstance(data, str) else str(data),
             "user_id": str(user_id),
-            "metadata": {**(metadata or {}), "user_id": str(user_id)},
+            # a direct store attests a user's own memory unless its metadata says otherwise
+            "metadata": {"source": "user", "scope": "user", **(metadata or {}), "user_id": str(user_id)},
             "created_at": time.time(),
         }
         with self._lock:

@@ -24,13 +24,10 @@ __all__ = [
 #: with the value that means "not used". Any other value is refused, never ignored.
 UNAVAILABLE: dict[str, Any] = {
     "websocket_base_url": None,
-    "memory_policy": None,
-    "memory_namespace": None,
     "tree_of_thought": False,
     "tot_model": None,
     "tot_api_key": None,
     "tot_base_url": None,
-    "self_learning": False,
     "skills_directories": None,
     "auto_discover_skills": True,
     "tracetools": None,
