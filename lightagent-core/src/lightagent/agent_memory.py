@@ -191,10 +191,21 @@ class MemoryMethods:
             policy=policy,
             memory=memory,
             candidate_id=candidate_id,
-            decision=decision,
+            decision=_requested(decision),
             session_id=session_id,
             store=binding.store if binding is not None else None,
             interceptor=run_interceptor() if callable(run_interceptor) else self.interceptor,
             observers=[*self._observers, *global_observers()],
             reviewer_id=reviewer_id,
         )
+
+
+def _requested(decision: Any) -> Any:
+    """A caller's decision, checked: a string must name an action (never read as a reason)."""
+    from lightagent.memory.candidates import MemoryPromotionDecision, coerce_decision
+
+    if decision is None:
+        return None
+    if isinstance(decision, str):
+        return MemoryPromotionDecision(decision)
+    return coerce_decision(decision)
