@@ -15,12 +15,12 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import re
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from lightagent.errors import ConfigurationError
 from lightagent.memory.filtering import MemoryAdmissionDecision, MemoryFilterOutcome
-from lightagent.memory.protocol import result_owner
 from lightagent.memory.scope import agent_memory_user_id, is_internal, memory_user_id
 
 __all__ = ["MemoryPolicy", "coerce_admission", "expired"]
@@ -104,7 +104,8 @@ def _timestamp(value: Any) -> float | None:
 
 def expired(item: Mapping[str, Any], *, now: float) -> bool:
     """Whether a result's ``expires_at`` / ``expiration_date`` has passed (unreadable: yes)."""
-    metadata = item.get("metadata") if isinstance(item.get("metadata"), Mapping) else {}
+    raw = item.get("metadata")
+    metadata = raw if type(raw) is dict or isinstance(raw, Mapping) else {}
     for source in (metadata, item):
         for key in ("expires_at", "expiration_date"):
             value = source.get(key)
@@ -224,11 +225,17 @@ class MemoryPolicy:
     # -- retrieval ---------------------------------------------------------------------
     def result_reason(self, item: Any, scoped: str, *, now: float | None = None) -> str | None:
         """Why ``item`` (retrieved for the backend id ``scoped``) may not be injected; None: it may."""
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             return "malformed"
         raw_meta = item.get("metadata")
-        metadata: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
-        owner = result_owner(item)
+        metadata: Mapping[str, Any] = (
+            raw_meta if type(raw_meta) is dict or isinstance(raw_meta, Mapping) else {}
+        )
+        owner = item.get("user_id")
+        if owner is None:
+            owner = metadata.get("user_id")
+        if owner is not None and type(owner) is not str:
+            owner = str(owner)
         if owner is None:
             if not self.allow_unattributed_results:
                 return "unattributed"
@@ -262,13 +269,11 @@ class MemoryPolicy:
             ):
                 return "confidence"
         if self.enforce_expires_at:
-            import time
-
             if expired(item, now=time.time() if now is None else now):
                 return "expired"
         if metadata.get("injectable") is False:
             return "not_injectable"
-        if self.require_promotion_for_internal_memory and is_internal(dict(metadata)):
+        if self.require_promotion_for_internal_memory and is_internal(metadata):
             if metadata.get("promotion_status") != "promoted" or metadata.get("injectable") is not True:
                 return "unpromoted"
         return None
@@ -278,8 +283,6 @@ class MemoryPolicy:
         return self.result_reason(item, scoped) is None
 
     def _split(self, results: Iterable[Any], scoped: str) -> MemoryFilterOutcome:
-        import time
-
         now = time.time()
         outcome = MemoryFilterOutcome([])
         for index, item in enumerate(results):

@@ -32,6 +32,7 @@ class InMemoryMemory:
     def __init__(self, *, max_results: int = 5) -> None:
         self.max_results = max_results
         self._records: dict[str, list[dict[str, Any]]] = {}
+        self._terms: dict[str, set[str]] = {}  # memory_id -> its words, made once at store
         self._lock = threading.Lock()
 
     def store(
@@ -46,18 +47,20 @@ class InMemoryMemory:
             "metadata": {"source": "user", "scope": "user", **(metadata or {}), "user_id": str(user_id)},
             "created_at": time.time(),
         }
+        words = _terms(record["memory"])
         with self._lock:
             self._records.setdefault(str(user_id), []).append(record)
+            self._terms[record["memory_id"]] = words
         return {"stored": True, "memory_id": record["memory_id"], "user_id": str(user_id)}
 
     def retrieve(self, query: str, user_id: str) -> dict[str, Any]:
         """``{"results": [...]}``: this user's memories sharing words with ``query``, best first."""
         wanted = _terms(query)
         with self._lock:
-            records = list(self._records.get(str(user_id), ()))
+            records = [(r, self._terms[r["memory_id"]]) for r in self._records.get(str(user_id), ())]
         scored = []
-        for position, record in enumerate(records):
-            score = len(wanted & _terms(record["memory"]))
+        for position, (record, words) in enumerate(records):
+            score = len(wanted & words)
             if score:
                 scored.append((-score, -position, record))
         scored.sort(key=lambda row: (row[0], row[1]))
@@ -72,8 +75,10 @@ class InMemoryMemory:
         with self._lock:
             if user_id is None:
                 self._records.clear()
+                self._terms.clear()
             else:
-                self._records.pop(str(user_id), None)
+                for record in self._records.pop(str(user_id), ()):
+                    self._terms.pop(record["memory_id"], None)
 
     def __len__(self) -> int:
         with self._lock:

@@ -14,6 +14,7 @@ collide with another (``"tenant-a:alice"`` stays as the seeds wrote it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,7 @@ INTERNAL_SCOPES = frozenset({"agent", "delegation", "shared", "internal", "swarm
 
 def is_internal(metadata: Any) -> bool:
     """Whether a memory's ``metadata`` names an internal source or scope."""
-    if not isinstance(metadata, dict):
+    if type(metadata) is not dict and not isinstance(metadata, Mapping):
         return False
     return metadata.get("source") in INTERNAL_SOURCES or metadata.get("scope") in INTERNAL_SCOPES
 
