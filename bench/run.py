@@ -22,6 +22,7 @@ ORDER = [
     "tools",
     "events",
     "events_peer",
+    "memory",
     "flow",
     "dag",
     "dag_peer",
