@@ -121,7 +121,12 @@ class _Constant:
             meta = {"source": "user", "scope": "user", "user_id": user_id}
             found = self.results[user_id] = {
                 "results": [
-                    {"memory": f"note {i}", "user_id": user_id, "metadata": meta, "memory_id": str(i)}
+                    {
+                        "memory": f"note {i}",
+                        "user_id": user_id,
+                        "metadata": meta,
+                        "memory_id": str(i),
+                    }
                     for i in range(5)
                 ]
             }
@@ -155,7 +160,9 @@ def main() -> int:
     rows = [
         measure("a backend that does nothing (the agent's own cost)", _Constant, policy, fill=0),
         measure("InMemoryMemory, default policy", InMemoryMemory, policy),
-        measure("InMemoryMemory, strict policy (filters, dedupe, patterns)", InMemoryMemory, strict),
+        measure(
+            "InMemoryMemory, strict policy (filters, dedupe, patterns)", InMemoryMemory, strict
+        ),
         measure("SharedMemoryPool, in memory", SharedMemoryPool, policy),
         measure(
             "SharedMemoryPool, SQLite file",
