@@ -61,15 +61,22 @@ def test_an_agent_remembers_through_mem0(server, mem0, mode):
     assert server.embedding_requests, "mem0 embedded through the loopback server"
     stored = memory.retrieve("favourite colour", "tenant-a:alice")["results"]
     assert stored and all(r["user_id"] == "tenant-a:alice" for r in stored)
-    assert stored[0]["metadata"]["source"] == "user" and stored[0]["metadata"]["agent_name"] == agent.name
+    assert (
+        stored[0]["metadata"]["source"] == "user"
+        and stored[0]["metadata"]["agent_name"] == agent.name
+    )
 
 
 def test_tenants_and_lookalike_users_stay_apart_in_mem0(server, mem0):
     memory = mem0(infer=False)
     server.reply("ok", "ok", "ok", "ok")
-    _agent(server, memory, memory_namespace="tenant-a").run("My locker code is 4711.", user_id="alice")
+    _agent(server, memory, memory_namespace="tenant-a").run(
+        "My locker code is 4711.", user_id="alice"
+    )
     for namespace, user in (("tenant-b", "alice"), ("tenant-a", "Alice"), ("tenant-a", "*")):
-        _agent(server, memory, memory_namespace=namespace).run("What is my locker code?", user_id=user)
+        _agent(server, memory, memory_namespace=namespace).run(
+            "What is my locker code?", user_id=user
+        )
     prompts = [_system(r) for r in server.requests if r["model"] == "loopback-model"][1:]
     assert len(prompts) == 3 and not any("4711" in p for p in prompts), prompts
 
@@ -111,14 +118,21 @@ def test_an_unreachable_endpoint_is_a_typed_error_and_the_run_goes_on(server, me
         dead.retrieve("anything", "alice")
     assert info.value.code == "LA-MEMORY"
     server.reply("fine")
-    result = _agent(server, dead).run("hi there", user_id="alice", result_format="object", trace=True)
+    result = _agent(server, dead).run(
+        "hi there", user_id="alice", result_format="object", trace=True
+    )
     assert result.content == "fine" and result.error is None
     stages = [e["data"]["stage"] for e in result.trace if e["type"] == "error"]
     assert stages == ["memory_retrieve", "memory_write"]
 
 
 def test_bad_configuration_is_refused_typed():
-    for kwargs in ({"limit": 0}, {"embedding_dims": -1}, {"memory": object()}, {"memory": 1, "config": {}}):
+    for kwargs in (
+        {"limit": 0},
+        {"embedding_dims": -1},
+        {"memory": object()},
+        {"memory": 1, "config": {}},
+    ):
         with pytest.raises(LightAgentError) as info:
             Mem0Memory(**kwargs)
         assert info.value.code == "LA-CONFIG", kwargs

@@ -404,7 +404,9 @@ class LoopbackServer:
         if isinstance(raw, str) or (isinstance(raw, list) and raw and isinstance(raw[0], int)):
             raw = [raw]
         if not isinstance(raw, list) or not raw:
-            return 400, _error_body("input must be a string or a non-empty list", "invalid_request_error")
+            return 400, _error_body(
+                "input must be a string or a non-empty list", "invalid_request_error"
+            )
         dims = body.get("dimensions") or self.embedding_dimensions
         if not isinstance(dims, int) or isinstance(dims, bool) or not 1 <= dims <= 4096:
             return 400, _error_body("dimensions must be an integer 1-4096", "invalid_request_error")

@@ -36,8 +36,12 @@ def test_the_seeds_shared_memory_example_runs_as_written():
     agent.run("Remember that I prefer concise reports.", user_id="alice")
     records = shared_memory.list_records(user_id="tenant-a:alice")
     assert [r.memory for r in records] == ["Remember that I prefer concise reports."]
-    assert records[0].metadata["namespace"] == "tenant-a" and records[0].metadata["source"] == "user"
-    assert agent.memory_policy is agent.memory_filter and agent.memory_policy.namespace == "tenant-a"
+    assert (
+        records[0].metadata["namespace"] == "tenant-a" and records[0].metadata["source"] == "user"
+    )
+    assert (
+        agent.memory_policy is agent.memory_filter and agent.memory_policy.namespace == "tenant-a"
+    )
 
 
 def test_memory_namespace_is_the_policys_namespace():
@@ -48,7 +52,10 @@ def test_memory_namespace_is_the_policys_namespace():
     assert memory.retrieve("tea", "t1:alice")["results"]
     model = ScriptedModel(["ok"])
     agent = LightAgent(
-        model=model, memory=memory, memory_namespace="t1", memory_policy=MemoryPolicy(min_write_length=3)
+        model=model,
+        memory=memory,
+        memory_namespace="t1",
+        memory_policy=MemoryPolicy(min_write_length=3),
     )
     agent.run("tea?", user_id="alice")
     assert "I like tea" in model.requests[0].messages[0]["content"]
@@ -63,7 +70,11 @@ def test_memory_namespace_is_the_policys_namespace():
         {"self_learning": True},
         {"memory": InMemoryMemory(), "memory_policy": object()},
         {"memory": InMemoryMemory(), "memory_namespace": "t:1"},
-        {"memory": InMemoryMemory(), "memory_namespace": "t1", "memory_policy": MemoryPolicy(namespace="t2")},
+        {
+            "memory": InMemoryMemory(),
+            "memory_namespace": "t1",
+            "memory_policy": MemoryPolicy(namespace="t2"),
+        },
     ],
 )
 def test_a_bad_memory_configuration_is_refused(kwargs):
@@ -80,7 +91,9 @@ def test_a_refused_write_is_recorded_with_its_reason():
         memory_policy=MemoryPolicy(
             min_write_length=12,
             reject_duplicate_writes=True,
-            memory_write_admission=lambda data, ctx: None if "work" in data.lower() else "off topic",
+            memory_write_admission=lambda data, ctx: (
+                None if "work" in data.lower() else "off topic"
+            ),
         ),
     )
     blocked = []
@@ -103,7 +116,9 @@ def test_per_run_write_limit_covers_the_reflection():
         self_learning=True,
         memory_policy=MemoryPolicy(max_writes_per_run=1),
     )
-    result = agent.run("a question for the agent", user_id="alice", result_format="object", trace=True)
+    result = agent.run(
+        "a question for the agent", user_id="alice", result_format="object", trace=True
+    )
     kinds = [(k, d.get("reason")) for k, d in events(result) if k.startswith("memory_write")]
     assert kinds == [("memory_write", None), ("memory_write_block", "limit")]
     assert agent.list_memory_candidates() == []
@@ -116,7 +131,12 @@ def test_every_step_passes_its_hook_phase_in_order():
         if "memory" in ctx.phase:
             seen.append(ctx.phase)
 
-    agent = LightAgent(model=ScriptedModel(["an answer"]), memory=InMemoryMemory(), self_learning=True, hooks=[hook])
+    agent = LightAgent(
+        model=ScriptedModel(["an answer"]),
+        memory=InMemoryMemory(),
+        self_learning=True,
+        hooks=[hook],
+    )
     agent.run("a question", user_id="alice")
     assert seen == [
         "before_memory_retrieve",
@@ -132,14 +152,30 @@ def test_every_step_passes_its_hook_phase_in_order():
 
 
 def test_memory_events_carry_the_runs_trace_ids():
-    agent = LightAgent(model=ScriptedModel(["an answer"]), memory=InMemoryMemory(), self_learning=True)
+    agent = LightAgent(
+        model=ScriptedModel(["an answer"]), memory=InMemoryMemory(), self_learning=True
+    )
     result = agent.run(
-        "a question", user_id="alice", result_format="object", trace=True, parent_trace_id="p1", run_group_id="g1"
+        "a question",
+        user_id="alice",
+        result_format="object",
+        trace=True,
+        parent_trace_id="p1",
+        run_group_id="g1",
     )
     memory_events = [e for e in result.trace if e["type"].startswith("memory")]
-    assert {e["type"] for e in memory_events} == {"memory_read", "memory_write", "memory_promotion_required"}
+    assert {e["type"] for e in memory_events} == {
+        "memory_read",
+        "memory_write",
+        "memory_promotion_required",
+    }
     for event in memory_events:
-        assert (event["trace_id"], event["parent_trace_id"], event["run_group_id"], event["run_id"]) == (
+        assert (
+            event["trace_id"],
+            event["parent_trace_id"],
+            event["run_group_id"],
+            event["run_id"],
+        ) == (
             result.trace_id,
             "p1",
             "g1",
@@ -156,7 +192,9 @@ def test_a_hook_can_turn_a_write_into_internal_evidence():
 
     memory = InMemoryMemory()
     agent = LightAgent(model=ScriptedModel(["ok"]), memory=memory, hooks=[FromTool()])
-    result = agent.run("The build server is build-7.", user_id="alice", result_format="object", trace=True)
+    result = agent.run(
+        "The build server is build-7.", user_id="alice", result_format="object", trace=True
+    )
     assert len(memory) == 0
     (candidate,) = agent.list_memory_candidates()
     assert candidate["source"] == "tool" and candidate["data"] == "The build server is build-7."
@@ -165,7 +203,9 @@ def test_a_hook_can_turn_a_write_into_internal_evidence():
 
 def test_an_agents_own_memory_cannot_be_read_or_written_as_a_user():
     memory = InMemoryMemory()
-    agent = LightAgent(name="writer", model=ScriptedModel(["ok", "ok"]), memory=memory, self_learning=True)
+    agent = LightAgent(
+        name="writer", model=ScriptedModel(["ok", "ok"]), memory=memory, self_learning=True
+    )
     agent.run("What is the launch code?", user_id="alice")
     (candidate,) = agent.list_memory_candidates()
     agent.promote_memory_candidate(candidate["candidate_id"], "approve")

@@ -83,7 +83,9 @@ def test_each_retrieval_filter_names_its_reason(result, reason):
 def test_what_passes_every_filter():
     policy = MemoryPolicy(min_confidence=0.5, allowed_trust_levels=("high",))
     fresh = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
-    assert policy.allows_result(item(confidence=0.9, trust_level="high", expires_at=fresh.isoformat()), "alice")
+    assert policy.allows_result(
+        item(confidence=0.9, trust_level="high", expires_at=fresh.isoformat()), "alice"
+    )
     promoted = item(
         confidence=0.9,
         trust_level="high",
@@ -131,7 +133,9 @@ def test_unattributed_results_only_when_asked_and_never_another_users():
     ],
 )
 def test_each_write_check_names_its_reason(kwargs, data, count, recent, reason):
-    decision = MemoryPolicy(**kwargs).allows_write(data, {}, write_count=count, recent_fingerprints=recent)
+    decision = MemoryPolicy(**kwargs).allows_write(
+        data, {}, write_count=count, recent_fingerprints=recent
+    )
     assert not decision.allowed and decision.reason == reason
 
 
@@ -140,7 +144,9 @@ def test_duplicates_are_the_same_text_for_the_same_id():
     ctx = {"memory_user_id": "alice"}
     known = {policy.write_fingerprint("I like tea.", ctx)}
     assert policy.allows_write("i  LIKE tea.", ctx, recent_fingerprints=known).reason == "duplicate"
-    assert policy.allows_write("I like tea.", {"memory_user_id": "bob"}, recent_fingerprints=known).allowed
+    assert policy.allows_write(
+        "I like tea.", {"memory_user_id": "bob"}, recent_fingerprints=known
+    ).allowed
     assert MemoryPolicy().allows_write("I like tea.", ctx, recent_fingerprints=known).allowed
 
 
@@ -158,7 +164,9 @@ def test_duplicates_are_the_same_text_for_the_same_id():
     ],
 )
 def test_the_admission_callback_may_allow_refuse_or_rewrite(answer, allowed, reason, value):
-    decision = MemoryPolicy(memory_write_admission=lambda data, ctx: answer).allows_write("a memory", {})
+    decision = MemoryPolicy(memory_write_admission=lambda data, ctx: answer).allows_write(
+        "a memory", {}
+    )
     assert (decision.allowed, decision.reason, decision.value) == (allowed, reason, value)
 
 
@@ -169,7 +177,9 @@ def test_a_failing_callback_refuses_and_names_only_the_exception_type():
     decision = MemoryPolicy(memory_write_admission=boom).allows_write("the secret plan", {})
     assert not decision.allowed
     assert decision.reason == "memory_write_admission failed: ValueError"
-    rewrite_leaks = MemoryPolicy(memory_write_admission=lambda d, c: {"allowed": True, "value": "token=abcd1234efgh5678"})
+    rewrite_leaks = MemoryPolicy(
+        memory_write_admission=lambda d, c: {"allowed": True, "value": "token=abcd1234efgh5678"}
+    )
     assert rewrite_leaks.allows_write("fine", {}).reason == "secret"
 
 

@@ -39,7 +39,9 @@ def test_ranking_counts_shared_words_then_recency(pool):
     pool.store("green tea is hot tea", "u")
     pool.store("東京の天気", "u")
     assert texts(pool.retrieve("hot green tea", "u")) == ["green tea is hot tea", "tea is green"]
-    assert texts(pool.retrieve("green tea", "u"))[0] == "green tea is hot tea", "recency breaks ties"
+    assert texts(pool.retrieve("green tea", "u"))[0] == "green tea is hot tea", (
+        "recency breaks ties"
+    )
     assert texts(pool.retrieve("東京", "u")) == ["東京の天気"]
     assert pool.retrieve("", "u") == {"results": []}
     assert pool.retrieve("nothing shared", "u") == {"results": []}
@@ -49,7 +51,9 @@ def test_ranking_counts_shared_words_then_recency(pool):
 
 def test_filters_apply_before_the_limit(pool):
     for index in range(30):
-        pool.store(f"report number {index}", "u", scope=MemoryScope(source="tool", agent_name="noisy"))
+        pool.store(
+            f"report number {index}", "u", scope=MemoryScope(source="tool", agent_name="noisy")
+        )
     pool.store("the one report by the editor", "u", scope=MemoryScope(agent_name="editor"))
     only = pool.retrieve("report", "u", agent_name="editor", limit=1)
     assert texts(only) == ["the one report by the editor"]
@@ -65,7 +69,9 @@ def test_provenance_defaults_metadata_and_scope(pool):
     by_text = {r.memory: r.metadata for r in pool.list_records(user_id="u")}
     assert by_text["plain"]["source"] == "user" and by_text["plain"]["agent_name"] == "writer"
     assert by_text["labelled"]["source"] == "tool" and by_text["labelled"]["trace_id"] == "t1"
-    assert by_text["scoped"]["source"] == "reflection" and by_text["scoped"]["agent_name"] == "critic"
+    assert (
+        by_text["scoped"]["source"] == "reflection" and by_text["scoped"]["agent_name"] == "critic"
+    )
     assert all(m["user_id"] == "u" and m["memory_id"] for m in by_text.values())
 
 
@@ -73,8 +79,13 @@ def test_list_records_clear_and_len(pool):
     pool.store("a note", "tenant-a:alice")
     pool.store("another note", "tenant-a:alice", scope=MemoryScope(source="tool"))
     pool.store("bob's note", "tenant-a:bob")
-    assert [r.memory for r in pool.list_records(user_id="tenant-a:alice")] == ["a note", "another note"]
-    assert [r.memory for r in pool.list_records(user_id="tenant-a:alice", source="tool")] == ["another note"]
+    assert [r.memory for r in pool.list_records(user_id="tenant-a:alice")] == [
+        "a note",
+        "another note",
+    ]
+    assert [r.memory for r in pool.list_records(user_id="tenant-a:alice", source="tool")] == [
+        "another note"
+    ]
     assert len(pool) == 3 and len(pool.list_records(limit=2)) == 2
     with pytest.raises(LightAgentError) as info:
         pool.list_records(colour="blue")
@@ -103,7 +114,9 @@ def test_any_string_round_trips_and_stays_its_own_user(pool):
         found = pool.retrieve("note nul off", user)["results"]
         assert [r["memory"] for r in found] == [f"note {index} with\x00nul and 50% off"], user
         assert found[0]["user_id"] == user
-    assert pool.retrieve("note", "a")["results"] == [] and pool.retrieve("note", "%")["results"] == []
+    assert (
+        pool.retrieve("note", "a")["results"] == [] and pool.retrieve("note", "%")["results"] == []
+    )
 
 
 def test_bad_input_is_typed(tmp_path):

@@ -25,7 +25,13 @@ from lightagent import (
 
 
 def reflecting_agent(memory, *, replies=("The tide turns at six.",), **kwargs):
-    return LightAgent(name="keeper", model=ScriptedModel(list(replies)), memory=memory, self_learning=True, **kwargs)
+    return LightAgent(
+        name="keeper",
+        model=ScriptedModel(list(replies)),
+        memory=memory,
+        self_learning=True,
+        **kwargs,
+    )
 
 
 def kinds(result):
@@ -40,11 +46,15 @@ def agent_memories(memory, policy=None):
 def test_a_reflection_waits_as_a_non_injectable_candidate():
     memory = InMemoryMemory()
     agent = reflecting_agent(memory, replies=["The tide turns at six.", "ok"])
-    result = agent.run("When does the tide turn at the pier?", user_id="alice", result_format="object", trace=True)
+    result = agent.run(
+        "When does the tide turn at the pier?", user_id="alice", result_format="object", trace=True
+    )
     assert kinds(result) == ["memory_promotion_required"]
     (candidate,) = agent.list_memory_candidates()
     assert candidate["status"] == "candidate" and candidate["injectable"] is False
-    assert candidate["memory_user_id"] == "agent:keeper" and candidate["original_user_id"] == "alice"
+    assert (
+        candidate["memory_user_id"] == "agent:keeper" and candidate["original_user_id"] == "alice"
+    )
     assert candidate["trace_id"] == result.trace_id and candidate["run_id"] == result.run_id
     assert "data" not in agent.list_memory_candidates(include_data=False)[0]
     assert agent_memories(memory) == [], "nothing is stored before promotion"
@@ -57,7 +67,11 @@ def test_a_reflection_waits_as_a_non_injectable_candidate():
     ("answer", "event", "stored"),
     [
         (True, "memory_promotion_approved", "When asked"),
-        (lambda c, ctx: MemoryPromotionDecision.rewrite("The pier tide turns at six."), "memory_promotion_rewritten", "The pier tide"),
+        (
+            lambda c, ctx: MemoryPromotionDecision.rewrite("The pier tide turns at six."),
+            "memory_promotion_rewritten",
+            "The pier tide",
+        ),
         (False, "memory_promotion_rejected", None),
     ],
 )
@@ -65,8 +79,12 @@ def test_the_policy_decides_during_the_run(answer, event, stored):
     memory = InMemoryMemory()
     decide = answer if callable(answer) else (lambda c, ctx, a=answer: a)
     agent = reflecting_agent(memory, memory_policy=MemoryPolicy(memory_promotion_admission=decide))
-    result = agent.run("When does the tide turn at the pier?", user_id="alice", result_format="object", trace=True)
-    assert kinds(result) == [event], "a decided candidate is never pending, so no reviewer can race it"
+    result = agent.run(
+        "When does the tide turn at the pier?", user_id="alice", result_format="object", trace=True
+    )
+    assert kinds(result) == [event], (
+        "a decided candidate is never pending, so no reviewer can race it"
+    )
     found = agent_memories(memory)
     if stored is None:
         assert found == []
@@ -82,10 +100,12 @@ def test_a_failing_promotion_policy_keeps_the_candidate():
     def broken(candidate, ctx):
         raise KeyError("reviewer")
 
-    agent = reflecting_agent(InMemoryMemory(), memory_policy=MemoryPolicy(memory_promotion_admission=broken))
+    agent = reflecting_agent(
+        InMemoryMemory(), memory_policy=MemoryPolicy(memory_promotion_admission=broken)
+    )
     result = agent.run("tide?", user_id="alice", result_format="object", trace=True)
     assert kinds(result) == ["memory_promotion_required", "memory_promotion_blocked"]
-    blocked = [e["data"] for e in result.trace if e["type"] == "memory_promotion_blocked"][0]
+    blocked = next(e["data"] for e in result.trace if e["type"] == "memory_promotion_blocked")
     assert blocked["reason"] == "memory_promotion_admission failed: KeyError"
 
 
@@ -96,17 +116,24 @@ def test_hooks_decide_or_block_promotion():
 
     memory = InMemoryMemory()
     agent = reflecting_agent(memory, hooks=[Approve()])
-    result = agent.run("When does the tide turn at the pier?", user_id="alice", result_format="object", trace=True)
+    result = agent.run(
+        "When does the tide turn at the pier?", user_id="alice", result_format="object", trace=True
+    )
     assert kinds(result) == ["memory_promotion_approved"] and len(agent_memories(memory)) == 1
-    decided = [e["data"] for e in result.trace if e["type"] == "memory_promotion_approved"][0]
+    decided = next(e["data"] for e in result.trace if e["type"] == "memory_promotion_approved")
     assert decided["decided_by"] == "hook"
 
-    blocker = reflecting_agent(InMemoryMemory(), hooks=[lambda ctx: False if ctx.phase == "before_memory_promote" else None])
+    blocker = reflecting_agent(
+        InMemoryMemory(),
+        hooks=[lambda ctx: False if ctx.phase == "before_memory_promote" else None],
+    )
     result = blocker.run("tide?", user_id="alice", result_format="object", trace=True)
     assert kinds(result) == ["memory_promotion_required", "memory_promotion_blocked"]
     (candidate,) = blocker.list_memory_candidates()
     decision = blocker.promote_memory_candidate(candidate["candidate_id"], "approve")
-    assert decision.action == "keep" and decision.metadata["status"] == "candidate", "the hook blocks people too"
+    assert decision.action == "keep" and decision.metadata["status"] == "candidate", (
+        "the hook blocks people too"
+    )
 
 
 def test_a_person_approves_rewrites_or_rejects_once():
@@ -118,17 +145,28 @@ def test_a_person_approves_rewrites_or_rejects_once():
     ids = [c["candidate_id"] for c in agent.list_memory_candidates()]
     assert len(ids) == 3
     assert agent.promote_memory_candidate(ids[0]).action == "keep", "no decider: it waits"
-    first = agent.promote_memory_candidate(ids[0], MemoryPromotionDecision.approve("checked"), reviewer_id="rita")
-    rewritten = agent.promote_memory_candidate(ids[1], {"action": "rewrite", "value": "Pier tide: six."})
+    first = agent.promote_memory_candidate(
+        ids[0], MemoryPromotionDecision.approve("checked"), reviewer_id="rita"
+    )
+    rewritten = agent.promote_memory_candidate(
+        ids[1], {"action": "rewrite", "value": "Pier tide: six."}
+    )
     rejected = agent.promote_memory_candidate(ids[2], False)
     assert (first.action, rewritten.action, rejected.action) == ("approve", "rewrite", "reject")
-    assert [first.metadata["stored"], rewritten.metadata["stored"], rejected.metadata["stored"]] == [True, True, None]
+    assert [
+        first.metadata["stored"],
+        rewritten.metadata["stored"],
+        rejected.metadata["stored"],
+    ] == [True, True, None]
     again = agent.promote_memory_candidate(ids[2], "approve")
     assert again.action == "reject" and again.metadata["idempotent"], "a decision is final"
     stored = sorted(r["memory"][:12] for r in agent_memories(memory))
     assert stored == ["Pier tide: s", "When asked: "]
     assert agent.list_memory_candidates() == []
-    assert {c["status"] for c in agent.list_memory_candidates(status=None)} == {"promoted", "rejected"}
+    assert {c["status"] for c in agent.list_memory_candidates(status=None)} == {
+        "promoted",
+        "rejected",
+    }
     with pytest.raises(LightAgentError) as info:
         agent.promote_memory_candidate("cand_nope", "approve")
     assert info.value.code == "LA-MEMORY-CANDIDATE"
@@ -144,7 +182,9 @@ def test_promotion_phases_and_events_reach_hooks_and_observers():
         def on_event(self, run, event):
             seen.append((event["type"], event["trace_id"]))
 
-    agent = reflecting_agent(InMemoryMemory(), hooks=[lambda ctx: phases.append(ctx.phase)], observers=[Observer()])
+    agent = reflecting_agent(
+        InMemoryMemory(), hooks=[lambda ctx: phases.append(ctx.phase)], observers=[Observer()]
+    )
     result = agent.run("tide?", user_id="alice", result_format="object", trace=True)
     (candidate,) = agent.list_memory_candidates()
     phases.clear()
@@ -152,7 +192,9 @@ def test_promotion_phases_and_events_reach_hooks_and_observers():
     agent.promote_memory_candidate(candidate["candidate_id"], "approve")
     assert phases == ["before_memory_promote", "after_memory_promote"]
     assert [t for t, _ in seen] == ["memory_promotion_approved", "memory_write"]
-    assert {trace for _, trace in seen} == {result.trace_id}, "promotion events keep the run's trace id"
+    assert {trace for _, trace in seen} == {result.trace_id}, (
+        "promotion events keep the run's trace id"
+    )
 
 
 def test_async_promotion():
@@ -175,11 +217,17 @@ def test_decisions_are_durable_in_the_session_log(tmp_path):
     (candidate,) = agent.list_memory_candidates()
     # Another process (a fresh agent over the same stores) finds it in the log and decides.
     reviewer = reflecting_agent(pool, session_store=store)
-    assert [c["candidate_id"] for c in reviewer.list_memory_candidates(session_id="s1")] == [candidate["candidate_id"]]
-    decision = reviewer.promote_memory_candidate(candidate["candidate_id"], "approve", session_id="s1")
+    assert [c["candidate_id"] for c in reviewer.list_memory_candidates(session_id="s1")] == [
+        candidate["candidate_id"]
+    ]
+    decision = reviewer.promote_memory_candidate(
+        candidate["candidate_id"], "approve", session_id="s1"
+    )
     assert decision.metadata["stored"] and not decision.metadata["idempotent"]
     again = agent.promote_memory_candidate(candidate["candidate_id"], "reject")
-    assert again.action == "approve" and again.metadata["idempotent"], "the first agent reads the log"
+    assert again.action == "approve" and again.metadata["idempotent"], (
+        "the first agent reads the log"
+    )
     log = agent.get_session("s1", user_id="alice")
     decided = [e for e in log if e.data.get("trace_type") == "memory_promotion_approved"]
     assert len(decided) == 1 and decided[0].run_id is None, "promotion is no turn of the session"
@@ -211,16 +259,25 @@ class RacingStore:
 def test_concurrent_promoters_record_one_decision(tmp_path):
     store = SqliteSessionStore(str(tmp_path / "sessions.db"))
     pool = SharedMemoryPool(f"sqlite:///{tmp_path / 'pool.db'}")
-    reflecting_agent(pool, session_store=store).run("tide at the pier?", user_id="alice", session_id="s1")
-    (candidate,) = reflecting_agent(pool, session_store=store).list_memory_candidates(session_id="s1")
+    reflecting_agent(pool, session_store=store).run(
+        "tide at the pier?", user_id="alice", session_id="s1"
+    )
+    (candidate,) = reflecting_agent(pool, session_store=store).list_memory_candidates(
+        session_id="s1"
+    )
     racing = RacingStore(store, 4)
     results = []
 
     def promote(action):
         agent = reflecting_agent(pool, session_store=racing)
-        results.append(agent.promote_memory_candidate(candidate["candidate_id"], action, session_id="s1"))
+        results.append(
+            agent.promote_memory_candidate(candidate["candidate_id"], action, session_id="s1")
+        )
 
-    threads = [threading.Thread(target=promote, args=(a,)) for a in ("approve", "reject", "approve", "reject")]
+    threads = [
+        threading.Thread(target=promote, args=(a,))
+        for a in ("approve", "reject", "approve", "reject")
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -252,7 +309,14 @@ def test_two_processes_promote_one_candidate_once(tmp_path):
     (candidate,) = agent.list_memory_candidates()
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(PROMOTER), sessions, pool_url, candidate["candidate_id"]],
+            [
+                sys.executable,
+                "-c",
+                textwrap.dedent(PROMOTER),
+                sessions,
+                pool_url,
+                candidate["candidate_id"],
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -290,5 +354,9 @@ def test_an_unfinished_promotion_is_completed_once(tmp_path):
     assert second.metadata["idempotent"] and second.metadata["stored"]
     assert third.metadata["stored"], "the pool is idempotent by memory id"
     assert len(pool.list_records(user_id="agent:keeper")) == 1
-    kinds_in_log = [e.data.get("trace_type") for e in store.events("s1") if e.type in ("memory.promotion", "error.recorded")]
+    kinds_in_log = [
+        e.data.get("trace_type")
+        for e in store.events("s1")
+        if e.type in ("memory.promotion", "error.recorded")
+    ]
     assert kinds_in_log.count("memory_promotion_approved") == 1

@@ -27,7 +27,12 @@ from lightagent import ConfigurationError, LightAgentError, StorageError
 __all__ = ["Mem0Memory", "mem0_user_id"]
 
 #: mem0 keeps these keys for its own scoping: provenance under these names is renamed.
-_RESERVED = {"user_id": "la_user_id", "run_id": "la_run_id", "agent_id": "la_agent_id", "actor_id": "la_actor_id"}
+_RESERVED = {
+    "user_id": "la_user_id",
+    "run_id": "la_run_id",
+    "agent_id": "la_agent_id",
+    "actor_id": "la_actor_id",
+}
 _RESTORED = {v: k for k, v in _RESERVED.items()}
 
 
@@ -80,9 +85,7 @@ class Mem0Memory:
         threshold: float | None = None,
     ) -> None:
         if memory is not None and config is not None:
-            raise ConfigurationError(
-                "LA-CONFIG", "Mem0Memory takes memory= or config=, not both"
-            )
+            raise ConfigurationError("LA-CONFIG", "Mem0Memory takes memory= or config=, not both")
         if memory is not None and not (
             callable(getattr(memory, "add", None)) and callable(getattr(memory, "search", None))
         ):
@@ -91,9 +94,13 @@ class Mem0Memory:
                 f"Mem0Memory(memory=...) needs a mem0 Memory (add and search), got {type(memory).__name__}",
             )
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ConfigurationError("LA-CONFIG", f"Mem0Memory(limit=...) must be >= 1, got {limit!r}")
+            raise ConfigurationError(
+                "LA-CONFIG", f"Mem0Memory(limit=...) must be >= 1, got {limit!r}"
+            )
         if embedding_dims is not None and (
-            isinstance(embedding_dims, bool) or not isinstance(embedding_dims, int) or embedding_dims < 1
+            isinstance(embedding_dims, bool)
+            or not isinstance(embedding_dims, int)
+            or embedding_dims < 1
         ):
             raise ConfigurationError(
                 "LA-CONFIG", f"Mem0Memory(embedding_dims=...) must be >= 1, got {embedding_dims!r}"

@@ -28,7 +28,7 @@ def echo_facts(body: dict[str, Any]) -> str:
     if found:
         parts = _ROLE.split(found.group(1))
         # split() gives ["", role, text, role, text, ...]
-        for role, text in zip(parts[1::2], parts[2::2]):
+        for role, text in zip(parts[1::2], parts[2::2], strict=False):
             text = text.strip()
             if role == "user" and text:
                 facts.append({"text": text})

@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ADVERSARIAL_PIECES", "check_no_foreign_records", "user_ids", "queries"]
+__all__ = ["ADVERSARIAL_PIECES", "check_no_foreign_records", "queries", "user_ids"]
 
 ADVERSARIAL_PIECES = (
     "alice",
@@ -61,7 +61,11 @@ def user_ids() -> Any:
         st.builds(lambda a, b: a + b, piece, piece),
         st.text(max_size=24),
         st.builds(lambda a, b: a + b, piece, st.text(max_size=8)),
-        st.builds(lambda c, n: c * n, st.sampled_from(["a", "%", "_", "*", "\u0430"]), st.integers(200, 3000)),
+        st.builds(
+            lambda c, n: c * n,
+            st.sampled_from(["a", "%", "_", "*", "\u0430"]),
+            st.integers(200, 3000),
+        ),
     )
 
 

@@ -266,7 +266,9 @@ class MemoryContract(ContractSuite):
         assert "at nine" in system, system
         for leaked in ("at noon", "at dawn", "at dusk"):
             assert leaked not in system, f"{leaked!r} reached the prompt"
-        reasons = [e["data"]["reasons"] for e in result.trace if e["type"] == "memory_retrieve_filter"]
+        reasons = [
+            e["data"]["reasons"] for e in result.trace if e["type"] == "memory_retrieve_filter"
+        ]
         assert reasons and {"expired", "confidence", "unpromoted"} <= set(reasons[0]), reasons
 
     def test_a_promoted_reflection_is_injected_once(self, make_memory: Callable[[], Any]) -> None:
@@ -297,7 +299,9 @@ class MemoryContract(ContractSuite):
         from lightagent import LightAgent, ScriptedModel
 
         memory, user = make_memory(), _user()
-        agent = LightAgent(model=ScriptedModel(["ok"]), memory=memory, memory_policy=_policy_for(memory))
+        agent = LightAgent(
+            model=ScriptedModel(["ok"]), memory=memory, memory_policy=_policy_for(memory)
+        )
         result = agent.run(
             "My deploy token is ghp_0123456789abcdefghijABCDEFGHIJ012345",
             user_id=user,
@@ -306,7 +310,9 @@ class MemoryContract(ContractSuite):
         )
         blocks = [e["data"] for e in result.trace if e["type"] == "memory_write_block"]
         assert blocks and blocks[0]["reason"] == "secret", blocks
-        texts = _memories(_retrieve(memory, "deploy token", _policy_for(memory).scoped_user_id(user)))
+        texts = _memories(
+            _retrieve(memory, "deploy token", _policy_for(memory).scoped_user_id(user))
+        )
         assert not any("ghp_" in t for t in texts), texts
 
 

@@ -176,7 +176,8 @@ class MemoryPolicy:
             isinstance(min_confidence, bool) or not isinstance(min_confidence, (int, float))
         ):
             raise ConfigurationError(
-                "LA-CONFIG", f"MemoryPolicy(min_confidence=...) must be a number, got {min_confidence!r}"
+                "LA-CONFIG",
+                f"MemoryPolicy(min_confidence=...) must be a number, got {min_confidence!r}",
             )
         self.namespace = namespace
         self.allow_unattributed_results = bool(allow_unattributed_results)
@@ -274,7 +275,10 @@ class MemoryPolicy:
         if metadata.get("injectable") is False:
             return "not_injectable"
         if self.require_promotion_for_internal_memory and is_internal(metadata):
-            if metadata.get("promotion_status") != "promoted" or metadata.get("injectable") is not True:
+            if (
+                metadata.get("promotion_status") != "promoted"
+                or metadata.get("injectable") is not True
+            ):
                 return "unpromoted"
         return None
 
@@ -339,7 +343,10 @@ class MemoryPolicy:
         for pattern in self.reject_write_patterns:
             if pattern.search(text):
                 return MemoryAdmissionDecision(False, "pattern")
-        if self.reject_duplicate_writes and self.write_fingerprint(text, ctx) in recent_fingerprints:
+        if (
+            self.reject_duplicate_writes
+            and self.write_fingerprint(text, ctx) in recent_fingerprints
+        ):
             return MemoryAdmissionDecision(False, "duplicate")
         callback = self.memory_write_admission
         if callback is None:
@@ -349,7 +356,9 @@ class MemoryPolicy:
         try:
             decision = coerce_admission(callback(data, ctx), "memory_write_admission")
         except Exception as exc:  # a failing decider refuses; its message may hold the text
-            return MemoryAdmissionDecision(False, f"memory_write_admission failed: {type(exc).__name__}")
+            return MemoryAdmissionDecision(
+                False, f"memory_write_admission failed: {type(exc).__name__}"
+            )
         if decision.allowed and decision.value is not None and self.reject_secret_writes:
             if _looks_secret(str(decision.value)):
                 return MemoryAdmissionDecision(False, "secret")

@@ -161,10 +161,10 @@ def _session_event(event: dict[str, Any], agent_name: str) -> Any:
 
 def promotion(job: PromotionJob) -> Generator[Any, Any, MemoryPromotionDecision]:
     """Decide ``job.candidate_id``, record the decision once, and write the memory."""
+    import dataclasses
+
     from lightagent.interceptors import RunContext
     from lightagent.run.ids import new_id
-
-    import dataclasses
 
     cid = job.candidate_id
     candidate = job.book.get(cid) if job.book is not None else None
@@ -330,14 +330,17 @@ def _already(
     if job.book is not None:
         job.book.decide(candidate)
     record = event(
-        "memory_promotion_idempotent", {"candidate_id": candidate.candidate_id, "action": decision.action}
+        "memory_promotion_idempotent",
+        {"candidate_id": candidate.candidate_id, "action": decision.action},
     )
     if log is not None:
         yield _Append(sid or "", [_session_event(record, job.agent_name)], None)
     unfinished = decision.promotes and log is not None and not log.stored
     if unfinished and getattr(job.memory, "idempotent_writes", False):
         return (yield from _complete(job, ctx, event, candidate, decision, log, sid, True))
-    out = MemoryPromotionDecision(decision.action, decision.reason, decision.value, dict(decision.metadata))
+    out = MemoryPromotionDecision(
+        decision.action, decision.reason, decision.value, dict(decision.metadata)
+    )
     out.metadata.update(
         candidate_id=candidate.candidate_id,
         status=candidate.status,
@@ -368,8 +371,10 @@ def _complete(
             stored = True
         except Exception as exc:  # the decision stands; the write is reported unfinished
             stored = False
-            error = exc if isinstance(exc, LightAgentError) else StorageError(
-                "LA-MEMORY", f"{type(exc).__name__}: {exc}"
+            error = (
+                exc
+                if isinstance(exc, LightAgentError)
+                else StorageError("LA-MEMORY", f"{type(exc).__name__}: {exc}")
             )
             record = event("error", {"stage": "memory_promote", "error": error.to_dict()})
         else:
@@ -393,7 +398,9 @@ def _complete(
             {"candidate": candidate.to_dict(), "decision": decision.to_dict(), "result": result},
             ctx,
         )
-    out = MemoryPromotionDecision(decision.action, decision.reason, decision.value, dict(decision.metadata))
+    out = MemoryPromotionDecision(
+        decision.action, decision.reason, decision.value, dict(decision.metadata)
+    )
     out.metadata.update(
         candidate_id=candidate.candidate_id,
         status=candidate.status,
@@ -453,15 +460,22 @@ async def drive_async(job: PromotionJob) -> MemoryPromotionDecision:
                 if reader is not None:
                     value = list(await reader(effect.session_id, after=effect.after))
                 else:
-                    value = await asyncio.to_thread(job.store.events, effect.session_id, after=effect.after)
+                    value = await asyncio.to_thread(
+                        job.store.events, effect.session_id, after=effect.after
+                    )
             elif isinstance(effect, _Append):
                 writer = getattr(job.store, "aappend", None)
                 if writer is None:
                     value = await asyncio.to_thread(
-                        job.store.append, effect.session_id, effect.events, expected_sequence=effect.expected
+                        job.store.append,
+                        effect.session_id,
+                        effect.events,
+                        expected_sequence=effect.expected,
                     )
                 else:
-                    value = await writer(effect.session_id, effect.events, expected_sequence=effect.expected)
+                    value = await writer(
+                        effect.session_id, effect.events, expected_sequence=effect.expected
+                    )
             elif isinstance(effect, _Store):
                 value = await call_async(*_store_call(job.memory, effect))
             else:
@@ -479,4 +493,3 @@ def _store_call(memory: Any, effect: _Store) -> tuple[Any, ...]:
     if accepts_keyword(store, "metadata"):
         return (functools.partial(store, metadata=effect.metadata), effect.data, effect.user_id)
     return (store, effect.data, effect.user_id)
-

@@ -44,7 +44,12 @@ class InMemoryMemory:
             "memory": data if isinstance(data, str) else str(data),
             "user_id": str(user_id),
             # a direct store attests a user's own memory unless its metadata says otherwise
-            "metadata": {"source": "user", "scope": "user", **(metadata or {}), "user_id": str(user_id)},
+            "metadata": {
+                "source": "user",
+                "scope": "user",
+                **(metadata or {}),
+                "user_id": str(user_id),
+            },
             "created_at": time.time(),
         }
         words = _terms(record["memory"])
@@ -57,7 +62,9 @@ class InMemoryMemory:
         """``{"results": [...]}``: this user's memories sharing words with ``query``, best first."""
         wanted = _terms(query)
         with self._lock:
-            records = [(r, self._terms[r["memory_id"]]) for r in self._records.get(str(user_id), ())]
+            records = [
+                (r, self._terms[r["memory_id"]]) for r in self._records.get(str(user_id), ())
+            ]
         scored = []
         for position, (record, words) in enumerate(records):
             score = len(wanted & words)

@@ -101,9 +101,7 @@ class _MemoryRecords:
         with self._lock:
             records = [self._by_id[i] for i in self._by_user.get(user_id, ())]
             scored = [
-                (len(wanted & self._terms[r.memory_id]), r)
-                for r in records
-                if _matches(r, filters)
+                (len(wanted & self._terms[r.memory_id]), r) for r in records if _matches(r, filters)
             ]
         hits = [(score, r) for score, r in scored if score > 0]
         hits.sort(key=lambda hit: (-hit[0], -hit[1].created_at, hit[1].memory_id))
@@ -154,9 +152,7 @@ def _same_owner(known: SharedMemoryRecord, record: SharedMemoryRecord) -> bool:
 
 def _text(value: Any, name: str) -> str:
     if not isinstance(value, str):
-        raise ValidationError(
-            "LA-VALIDATION", f"{name} must be a str, got {type(value).__name__}"
-        )
+        raise ValidationError("LA-VALIDATION", f"{name} must be a str, got {type(value).__name__}")
     return value
 
 
@@ -223,7 +219,9 @@ class SharedMemoryPool:
         memory_id = _text(memory_id, "memory_id")
         if not memory_id or len(memory_id) > 200:
             raise ValidationError(
-                "LA-VALIDATION", "memory_id must have 1-200 characters", details={"length": len(memory_id)}
+                "LA-VALIDATION",
+                "memory_id must have 1-200 characters",
+                details={"length": len(memory_id)},
             )
         meta["user_id"] = user_id
         meta["memory_id"] = memory_id

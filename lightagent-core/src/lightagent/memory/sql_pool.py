@@ -30,7 +30,9 @@ _COLUMNS = {"agent_name": "agent_name", "source": "source", "scope": "scope"}
 def parse_url(url: str) -> tuple[str, str]:
     """``("sqlite", path)`` or ``("postgresql", libpq URL)`` for a pool URL."""
     if not isinstance(url, str):
-        raise ConfigurationError("LA-CONFIG", f"SharedMemoryPool(url=...) must be a str, got {type(url).__name__}")
+        raise ConfigurationError(
+            "LA-CONFIG", f"SharedMemoryPool(url=...) must be a str, got {type(url).__name__}"
+        )
     scheme, sep, rest = url.partition("://")
     scheme = scheme.lower()
     if sep and scheme == "sqlite":
@@ -194,7 +196,9 @@ class SqlRecords:
         meta = record.metadata
         with self._session(write=True) as conn:
             existing = self._rows(
-                conn, f"SELECT user_key, user_id FROM {t} WHERE memory_id = ?", (_enc(record.memory_id),)
+                conn,
+                f"SELECT user_key, user_id FROM {t} WHERE memory_id = ?",
+                (_enc(record.memory_id),),
             )
             if existing:
                 if existing[0][0] != user_key or _dec(existing[0][1]) != record.user_id:
@@ -221,7 +225,9 @@ class SqlRecords:
                     record.created_at,
                 ),
             )
-            rows = [(user_key, _term_key(w), _enc(record.memory_id)) for w in index_terms(record.memory)]
+            rows = [
+                (user_key, _term_key(w), _enc(record.memory_id)) for w in index_terms(record.memory)
+            ]
             if rows:
                 statement = self._sql(
                     f"INSERT INTO {t}_terms (user_key, term_key, memory_id) VALUES (?, ?, ?) "
@@ -291,10 +297,17 @@ class SqlRecords:
                 conn.execute(f"DELETE FROM {t}")
                 return int(count)
             key, enc = _key(user_id), _enc(user_id)
-            ids = self._rows(conn, f"SELECT memory_id FROM {t} WHERE user_key = ? AND user_id = ?", (key, enc))
+            ids = self._rows(
+                conn, f"SELECT memory_id FROM {t} WHERE user_key = ? AND user_id = ?", (key, enc)
+            )
             for (memory_id,) in ids:
-                conn.execute(self._sql(f"DELETE FROM {t}_terms WHERE user_key = ? AND memory_id = ?"), (key, memory_id))
-            conn.execute(self._sql(f"DELETE FROM {t} WHERE user_key = ? AND user_id = ?"), (key, enc))
+                conn.execute(
+                    self._sql(f"DELETE FROM {t}_terms WHERE user_key = ? AND memory_id = ?"),
+                    (key, memory_id),
+                )
+            conn.execute(
+                self._sql(f"DELETE FROM {t} WHERE user_key = ? AND user_id = ?"), (key, enc)
+            )
             return len(ids)
 
     def count(self) -> int:

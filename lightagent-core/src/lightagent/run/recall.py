@@ -198,8 +198,10 @@ def _recall(
 def _note_known(spec: RunSpec, allowed: list[dict[str, Any]], target: str) -> None:
     """Remember what the backend already holds, so writing it again counts as a duplicate."""
     fingerprint = getattr(spec.memory_filter, "write_fingerprint", None)
-    if not allowed or not callable(fingerprint) or not getattr(
-        spec.memory_filter, "reject_duplicate_writes", False
+    if (
+        not allowed
+        or not callable(fingerprint)
+        or not getattr(spec.memory_filter, "reject_duplicate_writes", False)
     ):
         return
     from lightagent.run.remember import memory_run

@@ -100,7 +100,9 @@ def write_turn(
         agent_target = _agent_target(spec)
         note = f"When asked: {data}\nthe agent answered: {answer}"[:REFLECTION_CHARS]
         scope = MemoryScope.reflection(spec.ctx.agent_name)
-        yield from _write(spec, st, note, _provenance(spec, scope, agent_target), agent_target, None)
+        yield from _write(
+            spec, st, note, _provenance(spec, scope, agent_target), agent_target, None
+        )
 
 
 def _agent_target(spec: RunSpec) -> str:
