@@ -46,7 +46,7 @@ def _import_mem0() -> Any:
     # mem0 reads MEM0_TELEMETRY once, at import: decide before the first import.
     os.environ.setdefault("MEM0_TELEMETRY", "False")
     try:
-        import mem0
+        import mem0  # type: ignore[import-untyped]
     except ImportError as exc:
         raise ConfigurationError(
             "LA-MISSING-EXTRA",
@@ -115,9 +115,9 @@ class Mem0Memory:
             "llm_model": llm_model,
             "embedding_model": embedding_model,
             "embedding_dims": embedding_dims,
-            "path": None if path is None else Path(path),
             "collection_name": collection_name,
         }
+        self._path = None if path is None else Path(path)
         self._memory = memory
         self._lock = threading.RLock()
 
@@ -152,7 +152,7 @@ class Mem0Memory:
             "collection_name": s["collection_name"],
             "embedding_model_dims": dims or 1536,
         }
-        path = s["path"]
+        path = self._path
         if path is None:
             from qdrant_client import QdrantClient
 
@@ -233,7 +233,7 @@ class Mem0Memory:
             closer()
 
     def __repr__(self) -> str:
-        where = self._settings["path"] or "memory"
+        where = self._path or "memory"
         return f"Mem0Memory({where}, infer={self.infer})"
 
 

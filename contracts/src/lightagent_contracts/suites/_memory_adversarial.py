@@ -93,21 +93,21 @@ def check_no_foreign_records(
 
     token = next(_counter)
     tenants = [MemoryPolicy(namespace=f"ta{token}"), MemoryPolicy(namespace=f"tb{token}")]
-    owners: list[tuple[Any, str, str]] = []
+    owners: list[tuple[Any, str, str | None]] = []
     for index, user in enumerate(ids):
         policy = tenants[index % 2]
         if any(p is policy and u == user for p, u, _ in owners):
             continue
-        marker = f"zq{token}x{index}k"
-        owners.append((policy, user, marker))
+        secret = f"zq{token}x{index}k"
+        owners.append((policy, user, secret))
         call(
             memory.store,
-            f"the secret code word is {marker}",
+            f"the secret code word is {secret}",
             policy.scoped_user_id(user),
             **_metadata(memory, policy, user),
         )
-    stranger = (tenants[0], f"stranger{token}", None)
-    markers = {marker for _, _, marker in owners}
+    stranger: tuple[Any, str, str | None] = (tenants[0], f"stranger{token}", None)
+    markers = {marker for _, _, marker in owners if marker is not None}
     query = f"what is the secret code word {tail}"
     for policy, user, marker in [*owners, stranger]:
         scoped = policy.scoped_user_id(user)

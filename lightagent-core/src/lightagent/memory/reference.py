@@ -39,7 +39,7 @@ class InMemoryMemory:
         self, data: Any, user_id: str, *, metadata: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Keep ``data`` for ``user_id``; returns ``{"stored", "memory_id", "user_id"}``."""
-        record = {
+        record: dict[str, Any] = {
             "memory_id": uuid.uuid4().hex,
             "memory": data if isinstance(data, str) else str(data),
             "user_id": str(user_id),

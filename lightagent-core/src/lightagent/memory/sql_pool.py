@@ -104,7 +104,7 @@ class SqlRecords:
                     f"the folder of {self.target!r} does not exist",
                     hint="Create the folder first, or point the URL at an existing one.",
                 )
-            conn = sqlite3.connect(
+            conn: Any = sqlite3.connect(
                 self.target, timeout=30, check_same_thread=False, isolation_level=None
             )
             conn.execute("PRAGMA busy_timeout = 30000")
