@@ -411,30 +411,39 @@ def _complete(
 
 
 # -- the two drivers: each effect performed, nothing decided -----------------------------
+def _perform(job: PromotionJob, effect: Any) -> Any:
+    """Perform one effect from sync code (the async driver sends store I/O here, in a thread)."""
+    if isinstance(effect, _Events):
+        return list(job.store.events(effect.session_id, after=effect.after))
+    if isinstance(effect, _Append):
+        return job.store.append(effect.session_id, effect.events, expected_sequence=effect.expected)
+    if isinstance(effect, _Store):
+        from lightagent.bridge import call_sync
+
+        return call_sync(*_store_call(job.memory, effect))
+    return job.interceptor.on_phase_sync(effect.ctx, effect.phase, effect.payload)
+
+
+def _step(gen: Any, value: Any, exc: BaseException | None) -> tuple[bool, Any]:
+    """(finished, the result or the next effect)."""
+    try:
+        return False, (gen.throw(exc) if exc is not None else gen.send(value))
+    except StopIteration as stop:
+        return True, stop.value
+
+
 def drive_sync(job: PromotionJob) -> MemoryPromotionDecision:
     """Run :func:`promotion` from sync code."""
-    from lightagent.bridge import call_sync
-
     gen = promotion(job)
     value: Any = None
     exc: BaseException | None = None
     while True:
-        try:
-            effect = gen.throw(exc) if exc is not None else gen.send(value)
-        except StopIteration as stop:
-            return stop.value
+        done, effect = _step(gen, value, exc)
+        if done:
+            return effect
         exc = None
         try:
-            if isinstance(effect, _Events):
-                value = list(job.store.events(effect.session_id, after=effect.after))
-            elif isinstance(effect, _Append):
-                value = job.store.append(
-                    effect.session_id, effect.events, expected_sequence=effect.expected
-                )
-            elif isinstance(effect, _Store):
-                value = call_sync(*_store_call(job.memory, effect))
-            else:
-                value = job.interceptor.on_phase_sync(effect.ctx, effect.phase, effect.payload)
+            value = _perform(job, effect)
         except Exception as error:
             exc, value = error, None
 
@@ -449,37 +458,17 @@ async def drive_async(job: PromotionJob) -> MemoryPromotionDecision:
     value: Any = None
     exc: BaseException | None = None
     while True:
-        try:
-            effect = gen.throw(exc) if exc is not None else gen.send(value)
-        except StopIteration as stop:
-            return stop.value
+        done, effect = _step(gen, value, exc)
+        if done:
+            return effect
         exc = None
         try:
-            if isinstance(effect, _Events):
-                reader = getattr(job.store, "aevents", None)
-                if reader is not None:
-                    value = list(await reader(effect.session_id, after=effect.after))
-                else:
-                    value = await asyncio.to_thread(
-                        job.store.events, effect.session_id, after=effect.after
-                    )
-            elif isinstance(effect, _Append):
-                writer = getattr(job.store, "aappend", None)
-                if writer is None:
-                    value = await asyncio.to_thread(
-                        job.store.append,
-                        effect.session_id,
-                        effect.events,
-                        expected_sequence=effect.expected,
-                    )
-                else:
-                    value = await writer(
-                        effect.session_id, effect.events, expected_sequence=effect.expected
-                    )
+            if isinstance(effect, _Phase):
+                value = await job.interceptor.on_phase(effect.ctx, effect.phase, effect.payload)
             elif isinstance(effect, _Store):
                 value = await call_async(*_store_call(job.memory, effect))
             else:
-                value = await job.interceptor.on_phase(effect.ctx, effect.phase, effect.payload)
+                value = await asyncio.to_thread(_perform, job, effect)
         except Exception as error:
             exc, value = error, None
 

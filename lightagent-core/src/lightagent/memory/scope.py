@@ -42,6 +42,18 @@ def is_internal(metadata: Any) -> bool:
     return metadata.get("source") in INTERNAL_SOURCES or metadata.get("scope") in INTERNAL_SCOPES
 
 
+#: The provenance fields of a ``MemoryScope``, as metadata keys.
+_FIELDS = (
+    "source",
+    "scope",
+    "agent_name",
+    "trace_id",
+    "parent_trace_id",
+    "confidence",
+    "trust_level",
+)
+
+
 def _escape(text: str) -> str:
     return text.replace("%", "%25").replace(":", "%3A")
 
@@ -79,15 +91,7 @@ class MemoryScope:
     def to_metadata(self) -> dict[str, Any]:
         """``{"source", "scope", …}``: the set fields, over ``metadata``."""
         out = dict(self.metadata)
-        for key in (
-            "source",
-            "scope",
-            "agent_name",
-            "trace_id",
-            "parent_trace_id",
-            "confidence",
-            "trust_level",
-        ):
+        for key in _FIELDS:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -97,19 +101,7 @@ class MemoryScope:
     def from_metadata(cls, metadata: dict[str, Any] | None) -> MemoryScope:
         """The scope a metadata dict describes (unknown keys stay in ``metadata``)."""
         data = dict(metadata or {})
-        known = {
-            key: data.pop(key)
-            for key in (
-                "source",
-                "scope",
-                "agent_name",
-                "trace_id",
-                "parent_trace_id",
-                "confidence",
-                "trust_level",
-            )
-            if data.get(key) is not None
-        }
+        known = {key: data.pop(key) for key in _FIELDS if data.get(key) is not None}
         return cls(**known, metadata=data)
 
     @classmethod

@@ -139,14 +139,19 @@ class _MemoryRecords:
         return None
 
 
+def owner_conflict(memory_id: str) -> StorageError:
+    """The error for a memory id another user's record already has."""
+    return StorageError(
+        "LA-STORAGE-CONFLICT",
+        f"memory id {memory_id!r} already belongs to another user",
+        hint="Leave memory_id unset (one is made) or use ids unique across users.",
+        details={"memory_id": memory_id},
+    )
+
+
 def _same_owner(known: SharedMemoryRecord, record: SharedMemoryRecord) -> bool:
     if known.user_id != record.user_id:
-        raise StorageError(
-            "LA-STORAGE-CONFLICT",
-            f"memory id {record.memory_id!r} already belongs to another user",
-            hint="Leave memory_id unset (one is made) or use ids unique across users.",
-            details={"memory_id": record.memory_id},
-        )
+        raise owner_conflict(record.memory_id)
     return False
 
 

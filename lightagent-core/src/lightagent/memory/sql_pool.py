@@ -189,7 +189,7 @@ class SqlRecords:
 
     # -- the records protocol (see shared._MemoryRecords) -----------------------------
     def add(self, record: Any) -> bool:
-        from lightagent.memory.shared import index_terms
+        from lightagent.memory.shared import index_terms, owner_conflict
 
         t = self.table
         user_key = _key(record.user_id)
@@ -202,12 +202,7 @@ class SqlRecords:
             )
             if existing:
                 if existing[0][0] != user_key or _dec(existing[0][1]) != record.user_id:
-                    raise StorageError(
-                        "LA-STORAGE-CONFLICT",
-                        f"memory id {record.memory_id!r} already belongs to another user",
-                        hint="Leave memory_id unset (one is made) or use ids unique across users.",
-                        details={"memory_id": record.memory_id},
-                    )
+                    raise owner_conflict(record.memory_id)
                 return False
             conn.execute(
                 self._sql(
