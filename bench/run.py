@@ -28,6 +28,7 @@ ORDER = [
     "dag_peer",
     "otel",
     "serve",
+    "mcp",
 ]
 
 

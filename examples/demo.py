@@ -2,8 +2,9 @@
 
 1. the installed plugins; 2. an agent with tools and a durable SQLite session, continued
 over two runs and replayed from its event log; 3. a LightFlow run, checkpointed and
-resumed; 4. a LightDAG run with a verifier and an artifact; 5. the trace of a run;
-6. memory that fails closed: tenants, a refused write, a reflection promoted, and mem0.
+resumed; 4. a LightDAG run with a verifier and an artifact; 5. an MCP server's tools;
+6. the trace of a run; 7. memory that fails closed: tenants, a refused write, a
+reflection promoted, and mem0.
 
 Offline by default, on the built-in ScriptedModel and embedded stores (SQLite, JSON files
 in a temporary folder). With OPENAI_API_KEY or LIGHTAGENT_BASE_URL set, the same tour runs
@@ -240,6 +241,48 @@ def tour_dag(workdir: Path) -> None:
         store.close()
 
 
+def tour_mcp() -> None:
+    section("5. MCP: an agent calls a real MCP server (mcp-server-time over stdio, offline)")
+    import shutil
+
+    command = shutil.which("mcp-server-time") or shutil.which(
+        "mcp-server-time", path=str(Path(sys.executable).parent)
+    )
+    if command is None:
+        print("  (skipped: mcp-server-time is not installed; `make setup` installs it)")
+        return
+    from lightagent_mcp import MCPToolset
+
+    time_server = MCPToolset({"command": command, "args": ["--local-timezone", "UTC"]}, name="time")
+    script = [
+        {
+            "tool_calls": [
+                {
+                    "name": "convert_time",
+                    "arguments": {
+                        "source_timezone": "UTC",
+                        "time": "12:00",
+                        "target_timezone": "Asia/Tokyo",
+                    },
+                }
+            ]
+        },
+        "Noon in UTC is 21:00 in Tokyo.",
+    ]
+    with LightAgent(model=model_for("mcp", script), tools=[time_server]) as agent:
+        result = agent.run(
+            "It is noon in UTC. What time is it in Tokyo?", result_format="object", trace=True
+        )
+        show("tools from the server", sorted(time_server.definition_hashes))
+        show("answer", result.content)
+        for event in result.trace:
+            if event["type"] == "tool_result":
+                show(
+                    f"  {event['data']['name']} returned", " ".join(event["data"]["output"].split())
+                )
+    show("session closed; server process tree ended", time_server.link.pgid is None)
+
+
 def memory_script(request: ModelRequest) -> str:
     """Offline stand-in: answer from the memories the agent put in the system prompt."""
     system = str(request.messages[0].get("content", ""))
@@ -248,7 +291,7 @@ def memory_script(request: ModelRequest) -> str:
 
 
 def tour_memory(workdir: Path) -> None:
-    section("6. Memory that fails closed (a SQLite memory pool, tenants, promotion, mem0)")
+    section("7. Memory that fails closed (a SQLite memory pool, tenants, promotion, mem0)")
     from lightagent import MemoryPolicy, SharedMemoryPool
 
     pool = SharedMemoryPool(f"sqlite:///{workdir / 'memory.sqlite3'}")
@@ -344,7 +387,7 @@ def tour_mem0(workdir: Path) -> None:
 
 
 def tour_trace(result: Any) -> None:
-    section("5. The trace of run 1 (every event, summarized)")
+    section("6. The trace of run 1 (every event, summarized)")
     print("  " + " -> ".join(event["type"] for event in result.trace))
     summary = summarize_trace(result.trace)
     show("summary", {k: v for k, v in summary.to_dict().items() if v not in (None, {}, [], 0)})
@@ -360,10 +403,12 @@ def main() -> int:
         first = tour_agent(workdir)
         tour_flow(workdir)
         tour_dag(workdir)
+        tour_mcp()
         tour_trace(first)
         tour_memory(workdir)
     print(
-        "\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md, docs/memory.md"
+        "\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md, docs/mcp.md, "
+        "docs/memory.md"
     )
     return 0
 

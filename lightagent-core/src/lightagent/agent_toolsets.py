@@ -99,10 +99,30 @@ class ToolsetMethods:
         return self
 
     async def aopen(self) -> Any:
-        """Async :meth:`open`."""
-        for owner in self._owners():
-            await owner.aopen()
+        """Async :meth:`open`: the toolsets open concurrently; every one is tried, and the
+        first failure is raised after the others are open."""
+        results = await asyncio.gather(
+            *(owner.aopen() for owner in self._owners()), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
         return self
+
+    async def setup_mcp(self, mcp_setting: Any = None, *, credential_provider: Any = None) -> Any:
+        """Connect the MCP servers of an ``mcpServers`` document (a dict, JSON string or path)
+        as toolsets of this agent; returns the ``MCPClientManager`` (needs lightagent-mcp)."""
+        try:
+            from lightagent_mcp import setup_mcp
+        except ImportError as exc:
+            if exc.name not in ("lightagent_mcp", "mcp"):
+                raise
+            raise ConfigurationError(
+                "LA-MISSING-EXTRA",
+                "agent.setup_mcp needs the lightagent-mcp plugin, which is not installed",
+                hint="pip install 'lightagent-core[mcp]'",
+            ) from None
+        return await setup_mcp(self, mcp_setting, credential_provider=credential_provider)
 
     def close(self) -> None:
         """Close every toolset this agent opened (any thread; the agent stays usable)."""

@@ -104,6 +104,14 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-FLOW-RUN-ACTIVE", "validation", "The run is already executing in this process.", "Wait for it to finish or cancel it first."),
     ("LA-FLOW-MISMATCH", "validation", "The stored run was made by a flow with other steps.", "Resume it with the flow that started it (same step names and depends_on)."),
     ("LA-FLOW-APPROVAL", "policy", "The approval decision does not fit the step.", "Approve only steps with requires_approval; use approve, reject, edit or respond."),
+    # MCP tool servers (lightagent-mcp).
+    ("LA-MCP-CONFIG", "validation", "The MCP server settings are invalid.", "Fix the mcpServers entry and key named in the message."),
+    ("LA-MCP-START", "tool", "The MCP server could not be started.", "Check the server's command, args and cwd; its stderr is in details."),
+    ("LA-MCP-EXITED", "tool", "The MCP server process exited.", "See the server's stderr in details; the next call starts it again."),
+    ("LA-MCP-TIMEOUT", "tool", "The MCP server did not answer in time.", "Raise init_timeout or timeout in the server's settings, or make the server faster."),
+    ("LA-MCP-UNAVAILABLE", "tool", "The MCP server is not reachable or the connection was lost.", "Check the server's URL and that it runs; calls reconnect up to reconnect_attempts."),
+    ("LA-MCP-PROTOCOL", "tool", "The MCP server answered with a protocol error.", "See the server's error in the message; check the tool name and arguments."),
+    ("LA-MCP-UNAPPROVED", "policy", "The MCP tool's definition changed since it was approved.", "Review the new definition, then call toolset.approve(tool) to enable it again."),
     ("LA-UNKNOWN", "unknown", "An unexpected error occurred.", "See details; report it if it persists."),
 )
 # fmt: on

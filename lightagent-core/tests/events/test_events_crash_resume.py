@@ -95,6 +95,8 @@ def _kill_at_random(proc, rng, window):
 
 
 @pytest.mark.slow
+# About 250 interpreter starts: ~80 s on a quiet 2-core machine, several times that on a busy one.
+@pytest.mark.timeout(1200)
 def test_sigkill_and_resume_never_repeats_a_side_effect(tmp_path):
     rng = random.Random(20261130)
     script = tmp_path / "child.py"

@@ -119,7 +119,12 @@ def find_taint(
 
 
 class ToolOutputScreen:
-    """A hook: wrap tool output as untrusted data, and gate sensitive calls derived from it."""
+    """A hook: wrap tool output as untrusted data, and gate sensitive calls derived from it.
+
+    Output of tools marked ``untrusted_output`` (MCP servers, retrieved documents: the loop
+    passes ``untrusted=True``) is always screened, even when its name is in
+    ``trusted_tools``; ``only_untrusted=True`` screens that output and no other.
+    """
 
     def __init__(
         self,
@@ -130,6 +135,7 @@ class ToolOutputScreen:
         on_taint: str = "approval",
         wrap: bool = True,
         min_chars: int = 8,
+        only_untrusted: bool = False,
         name: str = "tool_output_screen",
     ) -> None:
         if mode not in ("arguments", "context"):
@@ -152,6 +158,7 @@ class ToolOutputScreen:
         self.on_taint = on_taint
         self.wrap = wrap
         self.min_chars = min_chars
+        self.only_untrusted = only_untrusted
         self.name = name
         self.phases = frozenset({"before_tool_call", "after_tool_result"})
 
@@ -164,7 +171,10 @@ class ToolOutputScreen:
         """Record the output as untrusted (per run) and wrap it for the model."""
         payload = ctx.payload or {}
         tool = str(payload.get("tool_name"))
-        if tool in self.trusted_tools:
+        untrusted = bool(payload.get("untrusted"))
+        if tool in self.trusted_tools and not untrusted:
+            return None
+        if self.only_untrusted and not untrusted:
             return None
         output = payload.get("output")
         text = output if isinstance(output, str) else str(output)

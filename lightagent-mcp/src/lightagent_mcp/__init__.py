@@ -1,4 +1,45 @@
-"""lightagent-mcp: MCP tool servers (stdio, SSE, streamable HTTP) as lightagent tool providers."""
+"""lightagent-mcp: MCP tool servers (stdio, SSE, streamable HTTP) as lightagent toolsets.
+
+``import lightagent_mcp`` stays cheap: the ``mcp`` SDK is imported when a server is first
+connected.
+"""
+
+from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__: list[str] = []
+
+from lightagent_mcp.credentials import Scrubber
+from lightagent_mcp.errors import (
+    MCPConfigError,
+    MCPDefinitionChanged,
+    MCPProtocolError,
+    MCPServerError,
+    MCPServerExited,
+    MCPStartError,
+    MCPTimeout,
+    MCPUnavailable,
+)
+from lightagent_mcp.manager import MCPClientManager, setup_mcp
+from lightagent_mcp.pins import DefinitionPins
+from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
+from lightagent_mcp.toolset import MCPToolset
+
+__all__ = [
+    "DefinitionPins",
+    "MCPClientManager",
+    "MCPConfigError",
+    "MCPDefinitionChanged",
+    "MCPProtocolError",
+    "MCPServerError",
+    "MCPServerExited",
+    "MCPStartError",
+    "MCPTimeout",
+    "MCPToolset",
+    "MCPUnavailable",
+    "Scrubber",
+    "ServerSettings",
+    "__version__",
+    "load_mcp_settings",
+    "parse_server",
+    "setup_mcp",
+]

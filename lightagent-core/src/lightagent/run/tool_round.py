@@ -42,6 +42,7 @@ def tool_round(
     runnable: list[ToolCall] = []
     keys: dict[str, str] = {}
     titles: dict[str, str | None] = {}
+    untrusted: set[str] = set()  # calls whose tool's output comes from outside (MCP, documents)
     for call in calls:
         check_cancel(ctx)
         key = (recorded_keys or {}).get(call.id) or idempotency_key(
@@ -51,6 +52,8 @@ def tool_round(
         tool = registry.get(call.name) if registry is not None else None
         title = getattr(tool, "title", None) or call.name
         titles[call.id] = title
+        if tool is not None and tool.metadata.get("untrusted_output"):
+            untrusted.add(call.id)
         if active:
             ctx.emit(
                 "tool_call",
@@ -169,9 +172,10 @@ def tool_round(
         if err is not None and err.get("code") in REPAIRABLE:
             repairable = True
         if interceptor is not None and err is None:
-            out = yield from ask(
-                "after_tool_result", {"tool_name": call.name, "output": output, "call_id": call.id}
-            )
+            payload = {"tool_name": call.name, "output": output, "call_id": call.id}
+            if call.id in untrusted:
+                payload["untrusted"] = True
+            out = yield from ask("after_tool_result", payload)
             if out.action == "block":
                 code = out.metadata.get("code") or "LA-HOOK"
                 reason = strip_code(out.reason or "blocked", code)

@@ -1,0 +1,238 @@
+"""The official ``mcp`` SDK behind one small surface: 2.x (``mcp.Client``) and 1.x (``ClientSession``).
+
+Everything version-specific lives here: opening a session over stdio, SSE or streamable
+HTTP, listing tools page by page, calling one, and reading results and errors, whose field
+names differ between the two lines (``input_schema`` / ``inputSchema`` …).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+from contextlib import AsyncExitStack
+from datetime import timedelta
+from importlib import metadata
+from typing import Any
+
+__all__ = [
+    "classify",
+    "error_text",
+    "list_all_tools",
+    "open_session",
+    "result_parts",
+    "sdk_major",
+    "tool_parts",
+]
+
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+INVALID_REQUEST = -32600
+_MAJOR: int | None = None
+_PAGE_CAP = 100
+try:  # Python 3.10: anyio brings the backport
+    _GROUP: Any = builtins.BaseExceptionGroup  # type: ignore[attr-defined,unused-ignore]
+except AttributeError:  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup as _GROUP  # type: ignore[no-redef,import-not-found,unused-ignore]
+
+
+def sdk_major() -> int:
+    """The installed ``mcp`` SDK's major version."""
+    global _MAJOR
+    if _MAJOR is None:
+        try:
+            _MAJOR = int(metadata.version("mcp").split(".", 1)[0])
+        except (metadata.PackageNotFoundError, ValueError):
+            _MAJOR = 2
+    return _MAJOR
+
+
+def _field(obj: Any, *names: str) -> Any:
+    for name in names:
+        value = getattr(obj, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _dump(obj: Any) -> Any:
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        return dump(by_alias=True, mode="json", exclude_none=True)
+    return obj
+
+
+def tool_parts(tool: Any) -> dict[str, Any]:
+    """name, title, description, input_schema, output_schema, annotations of a listed tool."""
+    annotations = _field(tool, "annotations")
+    return {
+        "name": tool.name,
+        "title": _field(tool, "title"),
+        "description": _field(tool, "description") or "",
+        "input_schema": _dump(_field(tool, "input_schema", "inputSchema"))
+        or {"type": "object", "properties": {}},
+        "output_schema": _dump(_field(tool, "output_schema", "outputSchema")),
+        "annotations": _dump(annotations) if annotations is not None else None,
+    }
+
+
+def _block_text(block: Any) -> str:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        mime = _field(block, "mime_type", "mimeType") or "application/octet-stream"
+        return f"[{kind}: {mime}, {len(getattr(block, 'data', '') or '') * 3 // 4} bytes]"
+    if kind == "resource_link":
+        return f"[resource: {block.uri}]"
+    if kind == "resource":
+        resource = block.resource
+        text = getattr(resource, "text", None)
+        return str(text) if text is not None else f"[resource: {resource.uri}]"
+    return json.dumps(_dump(block), ensure_ascii=False, default=str)
+
+
+def result_parts(result: Any) -> tuple[str, dict[str, Any] | None, bool, list[Any]]:
+    """(text the model reads, structured content, is_error, content blocks as dicts)."""
+    blocks = list(_field(result, "content") or [])
+    structured = _field(result, "structured_content", "structuredContent")
+    is_error = bool(_field(result, "is_error", "isError"))
+    text = "\n".join(_block_text(b) for b in blocks)
+    if not text and structured is not None:
+        text = json.dumps(structured, ensure_ascii=False, default=str)
+    return text, structured, is_error, [_dump(b) for b in blocks]
+
+
+def classify(exc: BaseException) -> str:
+    """``timeout``, ``session`` (the server no longer knows our session), ``closed``,
+    ``protocol`` (a JSON-RPC error answer) or ``transport`` (could not reach the server)."""
+    error = getattr(exc, "error", None)
+    code = getattr(error, "code", None)
+    if isinstance(code, int) and hasattr(exc, "error"):
+        message = str(getattr(error, "message", "") or "")
+        if code == REQUEST_TIMEOUT:
+            return "timeout"
+        if code == CONNECTION_CLOSED:
+            return "closed"
+        if code == INVALID_REQUEST and "session" in message.lower():
+            return "session"
+        if code == -32603 and "error response" in message.lower():
+            return "transport"
+        return "protocol"
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        return "timeout"
+    if isinstance(exc, _GROUP):
+        kinds = {classify(e) for e in exc.exceptions}
+        return kinds.pop() if len(kinds) == 1 else "transport"
+    return "transport"
+
+
+def error_text(exc: BaseException) -> str:
+    """A short description of ``exc`` (its group members flattened)."""
+    if isinstance(exc, _GROUP):
+        return "; ".join(error_text(e) for e in exc.exceptions[:3])
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def open_session(
+    stack: AsyncExitStack,
+    settings: Any,
+    resolved: Any,
+    *,
+    message_handler: Any,
+    stdio_transport: Any,
+    watch: Any = None,
+) -> Any:
+    """Connect and initialize; the session's resources are entered on ``stack``.
+
+    ``stdio_transport(params)`` wraps the SDK's stdio transport (process-group tracking).
+    """
+    import mcp
+
+    major = sdk_major()
+    timeout = settings.init_timeout
+    if settings.transport == "stdio":
+        params = mcp.StdioServerParameters(
+            command=settings.command,
+            args=resolved.args,
+            env=resolved.env or None,
+            cwd=settings.cwd,
+        )
+        transport = stdio_transport(params)
+    elif settings.transport == "sse":
+        from mcp.client.sse import sse_client
+
+        transport = sse_client(
+            resolved.url, headers=resolved.headers or None, timeout=timeout, sse_read_timeout=3600
+        )
+    elif major >= 2:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(
+                headers=resolved.headers or None,
+                timeout=httpx2.Timeout(timeout, read=max(settings.timeout, 300.0)),
+            )
+        )
+        transport = streamable_http_client(resolved.url, http_client=http)
+    else:
+        from mcp.client import streamable_http
+
+        transport = streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]
+            resolved.url, headers=resolved.headers or None, timeout=timedelta(seconds=timeout)
+        )
+    if watch is not None:
+        transport = watch(transport)
+    if major >= 2:
+        client = mcp.Client(
+            transport,
+            mode=settings.protocol,
+            read_timeout_seconds=timeout,
+            message_handler=message_handler,
+            client_info=mcp.Implementation(name="lightagent", version=_version()),
+            cache=None,
+        )
+        await stack.enter_async_context(client)
+        return client
+    streams = await stack.enter_async_context(transport)
+    session = mcp.ClientSession(
+        streams[0],
+        streams[1],
+        read_timeout_seconds=timedelta(seconds=timeout),  # type: ignore[arg-type,unused-ignore]
+        message_handler=message_handler,
+        client_info=mcp.Implementation(name="lightagent", version=_version()),
+    )
+    await stack.enter_async_context(session)
+    await session.initialize()
+    return session
+
+
+def _version() -> str:
+    from lightagent_mcp import __version__
+
+    return __version__
+
+
+async def list_all_tools(client: Any, timeout: float) -> list[Any]:
+    """Every tool the server lists (all pages)."""
+    tools: list[Any] = []
+    cursor: str | None = None
+    for _ in range(_PAGE_CAP):
+        if sdk_major() >= 2:
+            page = await asyncio.wait_for(client.list_tools(cursor=cursor), timeout)
+        else:
+            page = await asyncio.wait_for(client.list_tools(cursor), timeout)
+        tools.extend(page.tools)
+        cursor = _field(page, "next_cursor", "nextCursor")
+        if not cursor:
+            break
+    return tools
+
+
+async def call_tool(client: Any, name: str, arguments: dict[str, Any], timeout: float) -> Any:
+    """One ``tools/call``, answered within ``timeout`` seconds or an SDK timeout error."""
+    if sdk_major() >= 2:
+        return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+    return await client.call_tool(name, arguments, read_timeout_seconds=timedelta(seconds=timeout))

@@ -1,0 +1,251 @@
+"""``MCPToolset``: one MCP server as a kernel ``Toolset``.
+
+The toolset is loop-bound: the kernel enters it in one owner task of its background loop,
+so its session works from sync code, from any event loop and any thread, and closes in the
+task that opened it. Its tools keep their JSON schemas whole; their output is marked
+untrusted (``ToolDefinition.untrusted_output``) so tool-output screens apply; each
+definition is pinned by hash (see :mod:`lightagent_mcp.pins`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from lightagent import BaseToolset, ToolCallContext, ToolDefinition, ToolResult
+from lightagent.errors import ToolError
+
+from lightagent_mcp import _sdk
+from lightagent_mcp.connection import ServerLink
+from lightagent_mcp.credentials import Scrubber
+from lightagent_mcp.errors import MCPConfigError, MCPDefinitionChanged
+from lightagent_mcp.pins import DefinitionPins
+from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
+
+__all__ = ["MCPToolset"]
+
+_log = logging.getLogger("lightagent.mcp")
+
+
+class MCPToolset(BaseToolset):
+    """The tools of one MCP server (stdio, SSE or streamable HTTP).
+
+    ``MCPToolset({"command": "uvx", "args": ["mcp-server-time"]}, name="time")`` or
+    ``MCPToolset(ServerSettings(...))``; :meth:`from_settings` builds one per server of an
+    ``mcpServers`` document. ``credential_provider`` supplies headers for remote servers;
+    ``pins`` shares (or persists) approved definition hashes.
+    """
+
+    loop_bound = True
+
+    def __init__(
+        self,
+        server: ServerSettings | Mapping[str, Any],
+        *,
+        name: str | None = None,
+        credential_provider: Any = None,
+        pins: DefinitionPins | None = None,
+    ) -> None:
+        if isinstance(server, ServerSettings):
+            settings = server
+        elif isinstance(server, Mapping):
+            if "mcpServers" in server:
+                raise MCPConfigError(
+                    "LA-MCP-CONFIG",
+                    "MCPToolset takes one server's settings; use MCPToolset.from_settings(document) "
+                    "for a whole mcpServers document",
+                )
+            settings = parse_server(name or "mcp", server)
+        else:
+            raise MCPConfigError(
+                "LA-MCP-CONFIG",
+                f"MCPToolset needs one server's settings (a dict), got {type(server).__name__}",
+            )
+        super().__init__(
+            namespace=settings.namespace or settings.name, namespace_tools=settings.namespace_tools
+        )
+        self.settings = settings
+        self.pins = pins if pins is not None else DefinitionPins()
+        self.scrubber = Scrubber()
+        self.link = ServerLink(
+            settings,
+            credential_provider=credential_provider,
+            scrubber=self.scrubber,
+            on_change=self._server_changed,
+        )
+        self._definitions: dict[str, ToolDefinition] | None = None
+        self._users = 0
+        #: Tools whose definition is not approved: name -> {"approved", "current", "definition"}.
+        self.pending: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def from_settings(
+        cls,
+        source: Any,
+        *,
+        credential_provider: Any = None,
+        pins: DefinitionPins | None = None,
+    ) -> list[MCPToolset]:
+        """One toolset per enabled server of an ``mcpServers`` document (dict, JSON or path)."""
+        shared = pins if pins is not None else DefinitionPins()
+        return [
+            cls(settings, credential_provider=credential_provider, pins=shared)
+            for settings in load_mcp_settings(source).values()
+            if not settings.disabled
+        ]
+
+    @property
+    def name(self) -> str:
+        """The server's name in the settings."""
+        return self.settings.name
+
+    def __repr__(self) -> str:
+        return f"MCPToolset({self.settings.name!r}, transport={self.settings.transport!r})"
+
+    # -- lifecycle (called in the owner task) ---------------------------------------------
+    async def __aenter__(self) -> MCPToolset:
+        # Several owners (two agents, an agent and a manager) may share one toolset: the
+        # session closes when the last of them leaves.
+        self._users += 1
+        try:
+            await self.link.client()
+        except BaseException:
+            self._users -= 1
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self._users = max(0, self._users - 1)
+        if self._users == 0:
+            await self.link.close()
+
+    def _server_changed(self, why: str) -> None:
+        self._definitions = None
+        self.notify_changed()
+
+    # -- tools -------------------------------------------------------------------------------
+    def _selected(self, tool: str) -> bool:
+        s = self.settings
+        if s.include and not any(fnmatch.fnmatchcase(tool, p) for p in s.include):
+            return False
+        return not any(fnmatch.fnmatchcase(tool, p) for p in s.exclude)
+
+    async def list_tools(self) -> list[ToolDefinition]:
+        """The server's tools that pass ``include``/``exclude`` and whose definitions are approved."""
+        if self._definitions is not None:
+            return list(self._definitions.values())
+        listed = await self.link.list_tools()
+        server, approved, pending = self.settings.name, {}, {}
+        for tool in listed:
+            parts = _sdk.tool_parts(tool)
+            if not self._selected(parts["name"]):
+                continue
+            definition = ToolDefinition(
+                name=parts["name"],
+                description=parts["description"],
+                parameters=parts["input_schema"],
+                output_schema=parts["output_schema"],
+                title=parts["title"],
+                untrusted_output=True,
+                metadata={"server": server, "annotations": parts["annotations"]},
+            )
+            current, pinned = definition.definition_hash, self.pins.get(server, definition.name)
+            if pinned is None and self.settings.approval == "first_use":
+                self.pins.pin(server, definition.name, current)
+                pinned = current
+            if pinned == current:
+                approved[definition.name] = definition
+                continue
+            pending[definition.name] = {
+                "approved": pinned,
+                "current": current,
+                "definition": definition,
+            }
+            if (
+                definition.name not in self.pending
+                or self.pending[definition.name]["current"] != current
+            ):
+                _log.warning(
+                    "MCP server %s: tool %r %s; it is disabled until approved "
+                    "(toolset.approve(%r)) [%s]",
+                    server,
+                    definition.name,
+                    "changed its definition" if pinned else "is not approved yet",
+                    definition.name,
+                    current,
+                )
+                self.link._event(
+                    "definition_changed" if pinned else "approval_needed",
+                    tool=definition.name,
+                    approved=pinned,
+                    current=current,
+                )
+        self.pending = pending
+        self._definitions = approved
+        return list(approved.values())
+
+    def approve(self, tool: str | None = None) -> list[str]:
+        """Approve the current definition of ``tool`` (or of every pending tool); returns the names."""
+        names = [tool] if tool is not None else list(self.pending)
+        done = []
+        for name in names:
+            entry = self.pending.get(name)
+            if entry is None:
+                continue
+            self.pins.pin(self.settings.name, name, entry["current"])
+            done.append(name)
+        if done:
+            self._definitions = None
+            self.notify_changed()
+        return done
+
+    @property
+    def definition_hashes(self) -> dict[str, str]:
+        """``tool -> definition hash`` of the tools offered now."""
+        return {n: d.definition_hash for n, d in (self._definitions or {}).items()}
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: ToolCallContext | None = None
+    ) -> ToolResult:
+        """Call ``name``; the model reads the text content, ``structured`` keeps the structured content."""
+        if self._definitions is None:
+            await self.list_tools()
+        if name in self.pending:
+            entry = self.pending[name]
+            raise MCPDefinitionChanged(
+                "LA-MCP-UNAPPROVED",
+                f"the definition of {name!r} on MCP server {self.settings.name!r} is not approved",
+                details={
+                    "server": self.settings.name,
+                    "tool": name,
+                    "approved": entry["approved"],
+                    "current": entry["current"],
+                },
+            )
+        if name not in (self._definitions or {}):
+            raise ToolError(
+                "LA-TOOL-NOT-FOUND",
+                f"MCP server {self.settings.name!r} offers no tool {name!r}",
+                details={"server": self.settings.name, "tool": name},
+            )
+        result = await self.link.call(name, dict(arguments or {}))
+        text, structured, is_error, blocks = _sdk.result_parts(result)
+        return ToolResult(
+            content=text,
+            structured=structured,
+            is_error=is_error,
+            metadata={"server": self.settings.name, "content": blocks},
+        )
+
+    # -- status ----------------------------------------------------------------------------
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Recent lifecycle events (connect, reconnect, lost, list_changed, definition_changed)."""
+        return list(self.link.events)
+
+    @property
+    def last_error(self) -> dict[str, Any] | None:
+        """The last failure, redacted (``LightAgentError.to_dict()`` form), or None."""
+        return self.link.last_error
