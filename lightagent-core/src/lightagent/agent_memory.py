@@ -102,7 +102,8 @@ class MemoryMethods:
         """Memory candidates waiting for promotion (``status=None``: decided ones too).
 
         Without ``session_id``, those this agent made in this process; with it, those the
-        session's log holds (from any process).
+        session's log holds (from any process). This is a reviewer's view: it reads the log
+        whoever the session belongs to (``get_session`` is the owner's).
         """
         if session_id is not None:
             from lightagent.events.store import validate_session_id
