@@ -201,7 +201,7 @@ class MemoryContract(ContractSuite):
 
     #: Examples of the adversarial property test in the default run, and in the slow one.
     property_examples = 20
-    property_examples_slow = 1500
+    property_examples_slow = 1000
 
     def _property(self, make_memory: Callable[[], Any], examples: int) -> None:
         from hypothesis import HealthCheck, given, settings
