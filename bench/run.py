@@ -18,9 +18,11 @@ HERE = Path(__file__).resolve().parent
 ORDER = [
     "import",
     "agent",
+    "concurrency",
     "peers",
     "tools",
     "events",
+    "durable",
     "events_peer",
     "memory",
     "flow",
@@ -39,6 +41,48 @@ def _as_section(text: str) -> str:
     return "\n".join("#" + line if line.startswith("#") else line for line in text.splitlines())
 
 
+def _versions() -> str:
+    """The versions that move the figures: the SDK, the drivers, the machine's CPU."""
+    import importlib.metadata as md
+    import sqlite3
+
+    parts = []
+    for dist in ("openai", "psycopg", "SQLAlchemy"):
+        try:
+            parts.append(f"{dist} {md.version(dist)}")
+        except md.PackageNotFoundError:
+            parts.append(f"{dist} not installed")
+    parts.append(f"SQLite {sqlite3.sqlite_version}")
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return ", ".join(parts) + (f"; CPU {cpu}" if cpu else "")
+
+
+READING = """\
+How to read this page. Every table compares lightagent with a *floor* measured in the same
+run on the same machine: the raw `openai` SDK against the same loopback server for the agent
+loop, raw `sqlite3` / raw `psycopg` doing one `INSERT` + `COMMIT` for the stores. A ratio is
+ours over the floor, so **lower is better**, except in the concurrency table, where it is
+runs per second and **higher is better**. The machine is shared with other work: absolute
+times move between runs (the load average is printed where it matters); the ratios are the
+figures to compare. The goals:
+
+* concurrent runs under model latency (50 ms, 100 and 1,000 in flight): at least the raw
+  SDK's runs/s — *Concurrent tool runs under model latency*;
+* one durable session append within 2x the raw driver at every session length, SQLite and
+  PostgreSQL — *Durable session appends against the raw driver*;
+* one durable LightFlow step within 2x one raw commit — *LightFlow checkpoint overhead*
+  (`overhead x floor`);
+* a single run cheaper than the raw SDK's — *Agent loop overhead over the raw openai SDK*.
+"""
+
+
 def main(selected: list[str]) -> int:
     scripts = sorted(
         HERE.glob("bench_*.py"),
@@ -54,9 +98,9 @@ def main(selected: list[str]) -> int:
     parts = [
         "# Benchmark results\n",
         f"Measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}, by `make bench`. "
-        "Figures are ratios to the floor named in each table (the raw `openai` SDK on the same "
-        "loopback server, or raw `sqlite3`); lower is better.\n",
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, {_versions()}; load average "
+        f"{os.getloadavg()[0]:.1f} at the end, by `make bench`.\n",
+        READING,
     ]
     for area in ORDER + sorted(
         p.stem for p in (HERE / "results").glob("*.md") if p.stem not in ORDER

@@ -168,7 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
             status, answer = owner._embeddings(body)
             self._send_json(status, answer)
             return
-        reply = owner._take(body, dict(self.headers.items()), self.path)
+        reply = owner._take(body, _Headers(self.headers.items()), self.path)
         owner._answer(self, body, reply)
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
@@ -186,7 +186,31 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
+    # Hundreds of clients may connect at once (load tests, benchmarks); socketserver's
+    # default backlog of 5 would drop their SYNs and stall each for a retransmit.
+    request_queue_size = 1024
     owner: LoopbackServer
+
+
+class _Headers(dict):  # type: ignore[type-arg]
+    """A request's headers as sent, looked up regardless of case (HTTP names are)."""
+
+    def _key(self, key: object) -> object:
+        if isinstance(key, str) and not dict.__contains__(self, key):
+            lower = key.lower()
+            for name in self:
+                if name.lower() == lower:
+                    return name
+        return key
+
+    def __getitem__(self, key: str) -> str:
+        return dict.__getitem__(self, self._key(key))
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, self._key(key))
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return dict.get(self, self._key(key), default)
 
 
 def _sse(payload: Any) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 from lightagent.errors import StorageError
@@ -143,8 +144,8 @@ def test_v0_event_is_read_back_upgraded(tmp_path):
     # Through a real store: a v0 row stored by an old version is upgraded on read.
     store = SqliteSessionStore(tmp_path / "s.db")
     store.append("s", [{"type": "a.b"}])
-    with store.engine.begin() as conn:
-        conn.exec_driver_sql(
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        conn.execute(
             "UPDATE session_events SET payload = ? WHERE sequence = 1",
             (json.dumps({"kind": "a.b", "seq": 1, "payload": {"old": True}, "session_id": "s"}),),
         )

@@ -126,24 +126,21 @@ def sql_store(request, tmp_path):
 def test_sql_store_never_skips_a_damaged_row(sql_store, damage):
     """A missing, undecodable or misnumbered row in the middle is LA-STORAGE-CORRUPT at its
     sequence, and the events before it stay readable."""
-    import sqlalchemy as sa
     from lightagent.errors import StorageError
 
     sql_store.append("s", [{"type": "n.e", "data": {"i": i}} for i in range(10)])
-    table = sql_store.session_events
-    where = (table.c.session_id == "s") & (table.c.sequence == 5)
-    with sql_store.engine.begin() as conn:
+    table = sql_store._tables[1]
+    sql = sql_store._db.sql
+    where = "WHERE session_id = 's' AND sequence = 5"
+    with sql_store._write() as cur:  # the store's own connection: SQLite or PostgreSQL
         if damage == "delete":
-            conn.execute(sa.delete(table).where(where))
+            cur.execute(f"DELETE FROM {table} {where}")
         elif damage == "garbage":
-            conn.execute(sa.update(table).where(where).values(payload="{not json"))
+            cur.execute(sql(f"UPDATE {table} SET payload = ? {where}"), ("{not json",))
         else:  # the payload of event 6 stored under sequence 5
-            six = conn.execute(
-                sa.select(table.c.payload).where(
-                    (table.c.session_id == "s") & (table.c.sequence == 6)
-                )
-            ).scalar_one()
-            conn.execute(sa.update(table).where(where).values(payload=six))
+            cur.execute(f"SELECT payload FROM {table} WHERE session_id = 's' AND sequence = 6")
+            six = cur.fetchone()[0]
+            cur.execute(sql(f"UPDATE {table} SET payload = ? {where}"), (six,))
     with pytest.raises(StorageError) as info:
         sql_store.events("s")
     assert info.value.code == "LA-STORAGE-CORRUPT"

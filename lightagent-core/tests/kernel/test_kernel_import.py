@@ -9,6 +9,7 @@ import sys
 HEAVY = (
     "openai",
     "httpx",
+    "httpx2",
     "sqlalchemy",
     "mcp",
     "pluggy",

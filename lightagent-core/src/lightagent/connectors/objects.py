@@ -405,9 +405,12 @@ def _check_registration(
         try:
             built = obj()
         except Exception:
-            built = None
-        if built is not None:
-            problem = _protocol_problem(kind, built)
+            # It needs its configuration (``("mcp", {...})``): what it builds is checked
+            # when a user names it, not here.
+            problem = None
+        else:
+            if built is not None:
+                problem = _protocol_problem(kind, built)
     if problem:
         out["findings"].append(_finding("LAV040", f"{kind} {name!r} {problem}", where))
 

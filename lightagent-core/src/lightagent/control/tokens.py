@@ -113,10 +113,9 @@ class SqlTokenLedger:
     """
 
     def __init__(self, url: Any, *, table: str = "la_approval_token_uses") -> None:
-        try:
-            import sqlalchemy as sa
-        except ImportError as exc:  # pragma: no cover - sqlalchemy is a core dependency
-            raise ConfigurationError("LA-MISSING-EXTRA", "SqlTokenLedger needs sqlalchemy") from exc
+        from lightagent.extras import require
+
+        sa = require("sqlalchemy", "sql", "SqlTokenLedger")
         if isinstance(url, str):
             if url.startswith("sqlite:///") and ":memory:" not in url:
                 self.engine = sa.create_engine(url, connect_args={"timeout": 30})

@@ -1,11 +1,13 @@
-"""``SqlSessionStore``: session logs in SQL through SQLAlchemy 2 (SQLite or PostgreSQL).
+"""``SqlSessionStore``: session logs in SQL, on the drivers themselves (SQLite or PostgreSQL).
 
 Two tables: ``sessions`` (one row per session with its last sequence, the optimistic
 concurrency guard) and ``session_events`` (primary key ``(session_id, sequence)``, a
 second guard). An append reads and bumps the session row in one write transaction —
 ``BEGIN IMMEDIATE`` on SQLite, ``SELECT … FOR UPDATE`` on PostgreSQL — so a stale
 ``expected_sequence`` gets ``LA-STORAGE-CONFLICT`` and two writers never interleave.
-SQLAlchemy is imported only when a store is built.
+SQLite runs on the standard library's ``sqlite3``, PostgreSQL on ``psycopg`` 3 (the
+``postgres`` extra), imported when a store is built; the tables are the ones earlier
+versions created through SQLAlchemy, so existing databases carry on.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError, StorageError
 from lightagent.events.model import SessionEvent
+from lightagent.events.sql_conn import Database, open_database
 from lightagent.events.store import (
     EventInput,
     SessionInfo,
@@ -36,9 +39,11 @@ __all__ = ["DEFAULT_PATH", "SqlSessionStore", "SqliteSessionStore"]
 #: Where ``SqliteSessionStore()`` (and ``session_store="sqlite"``) keeps its database.
 DEFAULT_PATH = ".lightagent/sessions.sqlite3"
 
+_INFO = "session_id, last_sequence, created_at, updated_at, metadata"
+
 
 class SqlSessionStore(SessionStoreBase):
-    """Sessions in any SQLAlchemy database: ``sqlite:///path`` or ``postgresql+psycopg://…``.
+    """Sessions in SQLite (``sqlite:///path``) or PostgreSQL (``postgresql+psycopg://…``).
 
     The database file and tables are created on the first write, never by a read (a read
     of a store that does not exist finds nothing). A SQLite file's folder must exist:
@@ -47,6 +52,9 @@ class SqlSessionStore(SessionStoreBase):
     ``LA-STORAGE-NOT-FOUND`` naming it. ``table_prefix`` lets several stores share one
     database. ``synchronous`` is SQLite's durability pragma (``FULL`` by default;
     ``NORMAL`` in WAL mode may lose the last commits on power loss, never on a crash).
+    ``busy_timeout_ms`` bounds the wait for another writer's lock (and, on PostgreSQL,
+    for a connection). ``engine_options`` is kept for the signature of earlier versions,
+    which ran on SQLAlchemy; anything passed in it is refused.
     """
 
     def __init__(
@@ -73,78 +81,84 @@ class SqlSessionStore(SessionStoreBase):
             raise ConfigurationError(
                 "LA-CONFIG", f"table_prefix must be alphanumeric, not {table_prefix!r}."
             )
-        try:
-            import sqlalchemy as sa
-        except ImportError as exc:  # pragma: no cover - sqlalchemy is a core dependency
-            raise StorageError(
-                "LA-MISSING-EXTRA", "SQLAlchemy is not installed.", hint="pip install sqlalchemy"
-            ) from exc
+        if engine_options:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                "SqlSessionStore no longer takes engine_options: it runs on the database "
+                "driver, not SQLAlchemy.",
+                hint="Drop engine_options; use busy_timeout_ms and synchronous.",
+            )
         self.url = url
-        self._sa = sa
         self._is_sqlite = url.startswith("sqlite")
         self._file = _sqlite_file(url) if self._is_sqlite else None
         if create_dirs is None:  # only the built-in default location makes its own folder
             create_dirs = self._file is not None and self._file == Path(DEFAULT_PATH)
         self.create_dirs = create_dirs
-        options = dict(engine_options or {})
-        if self._is_sqlite:
-            options.setdefault("connect_args", {}).setdefault("timeout", busy_timeout_ms / 1000)
-        else:
-            options.setdefault("pool_pre_ping", True)
-        try:
-            self.engine = sa.create_engine(url, **options)
-        except Exception as exc:
-            raise ConfigurationError(
-                "LA-CONFIG",
-                f"Cannot use database URL {_safe_url(url)}: {type(exc).__name__}: {exc}",
-                hint="For PostgreSQL install the driver: pip install 'lightagent-core[postgres]'.",
-            ) from exc
-        if self._is_sqlite:
-            _configure_sqlite(self.engine, synchronous.upper(), busy_timeout_ms)
+        self._db: Database = open_database(
+            url,
+            sqlite_file=str(self._file) if self._file is not None else None,
+            synchronous=synchronous.upper(),
+            busy_timeout_ms=busy_timeout_ms,
+        )
         self._define(table_prefix)
         self._ready = False
         self._ready_lock = threading.Lock()
 
     def _define(self, prefix: str) -> None:
-        sa = self._sa
-        meta = sa.MetaData()
-        self.sessions = sa.Table(
-            f"{prefix}sessions",
-            meta,
-            sa.Column("session_id", sa.String(200), primary_key=True),
-            sa.Column("last_sequence", sa.Integer, nullable=False),
-            sa.Column("created_at", sa.Float),
-            sa.Column("updated_at", sa.Float, index=True),
-            sa.Column("metadata", sa.Text),
+        db = self._db
+        s, e = f"{prefix}sessions", f"{prefix}session_events"
+        self._tables = (s, e)
+        lock = " FOR UPDATE" if db.dialect == "postgresql" else ""
+        # The same tables (and index name) as the SQLAlchemy schema of earlier versions.
+        self._ddl = [
+            f"CREATE TABLE IF NOT EXISTS {s} (session_id VARCHAR(200) NOT NULL, "
+            "last_sequence INTEGER NOT NULL, created_at FLOAT, updated_at FLOAT, "
+            "metadata TEXT, PRIMARY KEY (session_id))",
+            f"CREATE INDEX IF NOT EXISTS ix_{s}_updated_at ON {s} (updated_at)",
+            f"CREATE TABLE IF NOT EXISTS {e} (session_id VARCHAR(200) NOT NULL, "
+            "sequence INTEGER NOT NULL, event_id VARCHAR(64) NOT NULL, "
+            "type VARCHAR(100) NOT NULL, timestamp FLOAT, payload TEXT NOT NULL, "
+            "PRIMARY KEY (session_id, sequence))",
+        ]
+        sql = db.sql
+        self._q_last_locked = sql(f"SELECT last_sequence FROM {s} WHERE session_id = ?{lock}")
+        self._q_last = sql(f"SELECT last_sequence FROM {s} WHERE session_id = ?")
+        self._q_new_session = sql(
+            f"INSERT INTO {s} (session_id, last_sequence, created_at, updated_at, metadata) "
+            "VALUES (?, ?, ?, ?, ?)"
         )
-        self.session_events = sa.Table(
-            f"{prefix}session_events",
-            meta,
-            sa.Column("session_id", sa.String(200), primary_key=True),
-            sa.Column("sequence", sa.Integer, primary_key=True, autoincrement=False),
-            sa.Column("event_id", sa.String(64), nullable=False),
-            sa.Column("type", sa.String(100), nullable=False),
-            sa.Column("timestamp", sa.Float),
-            sa.Column("payload", sa.Text, nullable=False),
+        self._q_bump = sql(
+            f"UPDATE {s} SET last_sequence = ?, updated_at = ? "
+            "WHERE session_id = ? AND last_sequence = ?"
         )
-        self._meta = meta
+        self._q_insert = sql(
+            f"INSERT INTO {e} (session_id, sequence, event_id, type, timestamp, payload) "
+            "VALUES (?, ?, ?, ?, ?, ?)"
+        )
+        self._q_events = sql(
+            f"SELECT sequence, payload FROM {e} WHERE session_id = ? AND sequence > ? "
+            "ORDER BY sequence"
+        )
+        self._q_info = sql(f"SELECT {_INFO} FROM {s} WHERE session_id = ?")
+        self._q_list = sql(
+            f"SELECT {_INFO} FROM {s} ORDER BY updated_at DESC, session_id LIMIT ? OFFSET ?"
+        )
+        self._q_delete_events = sql(f"DELETE FROM {e} WHERE session_id = ?")
+        self._q_delete = sql(f"DELETE FROM {s} WHERE session_id = ?")
 
     # -- connections ------------------------------------------------------------
 
     def exists(self) -> bool:
         """Whether the store exists: its database (file) is there and holds the tables.
 
-        Never creates anything; reads of a store that does not exist find nothing.
+        Never creates anything; reads of a store that does not exist finds nothing.
         """
         if self._ready:
             return True
         if self._file is not None and not self._file.is_file():
             return False
-        try:
-            with self.engine.connect() as conn:
-                return bool(self._sa.inspect(conn).has_table(self.sessions.name))
-        except self._sa.exc.OperationalError as exc:
-            raise self._unavailable(exc) from exc
+        with self._read() as cur:
+            return self._db.has_table(cur, self._tables[0])
 
     def _readable(self) -> bool:
         """Whether there is anything to read (a read never creates the database or tables)."""
@@ -163,14 +177,13 @@ class SqlSessionStore(SessionStoreBase):
             for attempt in range(3):
                 try:
                     # In a write transaction: a deferred check-then-CREATE deadlocks in WAL.
-                    with self.engine.connect() as conn:
-                        conn = conn.execution_options(lightagent_immediate=True)
-                        with conn.begin():
-                            self._meta.create_all(conn, checkfirst=True)
+                    with self._write_tx() as cur:
+                        for statement in self._ddl:
+                            cur.execute(statement)
                     break
-                except self._sa.exc.OperationalError as exc:
-                    raise self._unavailable(exc) from exc
-                except self._sa.exc.DatabaseError:
+                except StorageError:
+                    raise
+                except self._db.database_error:
                     # Another process created the tables between the check and CREATE.
                     if attempt == 2:
                         raise
@@ -205,26 +218,29 @@ class SqlSessionStore(SessionStoreBase):
         )
 
     @contextmanager
+    def _write_tx(self) -> Iterator[Any]:
+        try:
+            with self._db.transaction(write=True) as cur:
+                yield cur
+        except self._db.unavailable as exc:
+            raise self._unavailable(exc) from exc
+
+    @contextmanager
     def _write(self) -> Iterator[Any]:
         self._ensure_tables()
-        try:
-            with self.engine.connect() as conn:
-                conn = conn.execution_options(lightagent_immediate=True)
-                with conn.begin():
-                    yield conn
-        except self._sa.exc.OperationalError as exc:
-            raise self._unavailable(exc) from exc
+        with self._write_tx() as cur:
+            yield cur
 
     @contextmanager
     def _read(self) -> Iterator[Any]:
         try:
-            with self.engine.connect() as conn:
-                yield conn
-        except self._sa.exc.OperationalError as exc:
+            with self._db.transaction(write=False) as cur:
+                yield cur
+        except self._db.unavailable as exc:
             raise self._unavailable(exc) from exc
 
-    def _unavailable(self, exc: Exception) -> StorageError:
-        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
+    def _unavailable(self, exc: BaseException) -> StorageError:
+        cause = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         if self._file is not None and "unable to open" in cause:
             cause += _why_unopenable(self._file)
         return StorageError(
@@ -253,7 +269,7 @@ class SqlSessionStore(SessionStoreBase):
         for attempt in range(3):
             try:
                 return self._append_once(session_id, items, expected_sequence)
-            except self._sa.exc.IntegrityError as exc:
+            except self._db.integrity as exc:
                 # Two writers created the same session (or raced a sequence) at once.
                 if expected_sequence is not None or attempt == 2:
                     actual = self.last_sequence(session_id)
@@ -263,11 +279,9 @@ class SqlSessionStore(SessionStoreBase):
     def _append_once(
         self, session_id: str, items: list[EventInput], expected: int | None
     ) -> list[SessionEvent]:
-        sa, s, e = self._sa, self.sessions, self.session_events
-        with self._write() as conn:
-            row = conn.execute(
-                sa.select(s.c.last_sequence).where(s.c.session_id == session_id).with_for_update()
-            ).first()
+        with self._write() as cur:
+            cur.execute(self._q_last_locked, (session_id,))
+            row = cur.fetchone()
             last = row[0] if row is not None else 0
             self._check_expected(session_id, expected, last)
             prepared = self._prepare(session_id, items, last)
@@ -276,42 +290,30 @@ class SqlSessionStore(SessionStoreBase):
             now = time.time()
             new_last = prepared[-1].sequence
             if row is None:
-                meta = (
-                    prepared[0].data.get("metadata")
-                    if prepared[0].type == "session.started"
-                    else None
-                )
-                conn.execute(
-                    s.insert().values(
-                        session_id=session_id,
-                        last_sequence=new_last,
-                        created_at=prepared[0].timestamp,
-                        updated_at=now,
-                        metadata=json.dumps(meta if isinstance(meta, dict) else {}),
-                    )
+                first = prepared[0]
+                meta = first.data.get("metadata") if first.type == "session.started" else None
+                cur.execute(
+                    self._q_new_session,
+                    (
+                        session_id,
+                        new_last,
+                        first.timestamp,
+                        now,
+                        json.dumps(meta if isinstance(meta, dict) else {}),
+                    ),
                 )
             else:
-                done = conn.execute(
-                    s.update()
-                    .where(s.c.session_id == session_id, s.c.last_sequence == last)
-                    .values(last_sequence=new_last, updated_at=now)
-                )
-                if done.rowcount != 1:
+                cur.execute(self._q_bump, (new_last, now, session_id, last))
+                if cur.rowcount != 1:
                     raise conflict_error(session_id, expected, self.last_sequence(session_id))
-            conn.execute(
-                e.insert(),
-                [
-                    {
-                        "session_id": session_id,
-                        "sequence": ev.sequence,
-                        "event_id": ev.event_id[:64],
-                        "type": ev.type,
-                        "timestamp": ev.timestamp,
-                        "payload": dumps_event(ev),
-                    }
-                    for ev in prepared
-                ],
-            )
+            rows = [
+                (session_id, ev.sequence, ev.event_id[:64], ev.type, ev.timestamp, dumps_event(ev))
+                for ev in prepared
+            ]
+            if len(rows) == 1:
+                cur.execute(self._q_insert, rows[0])
+            else:
+                cur.executemany(self._q_insert, rows)
         return prepared
 
     # -- read ------------------------------------------------------------------
@@ -322,18 +324,14 @@ class SqlSessionStore(SessionStoreBase):
         """Events with ``sequence > after`` in order; a gap raises ``LA-STORAGE-CORRUPT``."""
         validate_session_id(session_id)
         self._check_page(after, limit)
-        e = self.session_events
-        query = (
-            self._sa.select(e.c.sequence, e.c.payload)
-            .where(e.c.session_id == session_id, e.c.sequence > after)
-            .order_by(e.c.sequence)
-        )
-        if limit is not None:
-            query = query.limit(limit)
         if not self._readable():
             return []
-        with self._read() as conn:
-            rows = conn.execute(query).all()
+        query, args = self._q_events, (session_id, after)
+        if limit is not None:
+            query, args = query + self._db.sql(" LIMIT ?"), (session_id, after, limit)
+        with self._read() as cur:
+            cur.execute(query, args)
+            rows = cur.fetchall()
         out: list[SessionEvent] = []
         expected = after + 1
         for seq, payload in rows:
@@ -352,50 +350,45 @@ class SqlSessionStore(SessionStoreBase):
     def last_sequence(self, session_id: str) -> int:
         """The session row's last sequence, 0 when unknown."""
         validate_session_id(session_id)
-        s = self.sessions
         if not self._readable():
             return 0
-        with self._read() as conn:
-            value = conn.execute(
-                self._sa.select(s.c.last_sequence).where(s.c.session_id == session_id)
-            ).scalar()
-        return int(value or 0)
+        with self._read() as cur:
+            cur.execute(self._q_last, (session_id,))
+            row = cur.fetchone()
+        return int(row[0]) if row and row[0] else 0
 
     def get_session(self, session_id: str) -> SessionInfo | None:
         """The session's summary or ``None``."""
         validate_session_id(session_id)
-        s = self.sessions
         if not self._readable():
             return None
-        with self._read() as conn:
-            row = conn.execute(s.select().where(s.c.session_id == session_id)).first()
+        with self._read() as cur:
+            cur.execute(self._q_info, (session_id,))
+            row = cur.fetchone()
         return _info(row) if row is not None else None
 
     def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionInfo]:
         """Sessions, most recently updated first."""
-        s = self.sessions
-        query = (
-            s.select().order_by(s.c.updated_at.desc(), s.c.session_id).limit(limit).offset(offset)
-        )
         if not self._readable():
             return []
-        with self._read() as conn:
-            return [_info(row) for row in conn.execute(query).all()]
+        with self._read() as cur:
+            cur.execute(self._q_list, (limit, offset))
+            return [_info(row) for row in cur.fetchall()]
 
     def delete(self, session_id: str) -> bool:
         """Remove the session and its events in one transaction."""
         validate_session_id(session_id)
-        s, e = self.sessions, self.session_events
         if not self._readable():
             return False
-        with self._write() as conn:
-            conn.execute(e.delete().where(e.c.session_id == session_id))
-            done = conn.execute(s.delete().where(s.c.session_id == session_id))
-        return done.rowcount > 0
+        with self._write() as cur:
+            cur.execute(self._q_delete_events, (session_id,))
+            cur.execute(self._q_delete, (session_id,))
+            done = cur.rowcount
+        return done > 0
 
     def close(self) -> None:
-        """Dispose of the connection pool."""
-        self.engine.dispose()
+        """Close the pooled connections (a later call opens new ones)."""
+        self._db.close()
 
 
 class SqliteSessionStore(SqlSessionStore):
@@ -407,15 +400,16 @@ class SqliteSessionStore(SqlSessionStore):
 
 
 def _info(row: Any) -> SessionInfo:
+    session_id, last_sequence, created_at, updated_at, metadata = row
     try:
-        meta = json.loads(row.metadata) if row.metadata else {}
+        meta = json.loads(metadata) if metadata else {}
     except ValueError:
         meta = {}
     return SessionInfo(
-        session_id=row.session_id,
-        last_sequence=int(row.last_sequence),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
+        session_id=session_id,
+        last_sequence=int(last_sequence),
+        created_at=created_at,
+        updated_at=updated_at,
         metadata=meta if isinstance(meta, dict) else {},
     )
 
@@ -467,49 +461,3 @@ def _why_unopenable(file: Path) -> str:
         return f" ({exc.strerror or exc} in {folder})"
     os.unlink(probe)
     return ""
-
-
-def _enable_wal(cursor: Any, busy_timeout_ms: int) -> None:
-    # Switching a fresh file to WAL needs an exclusive lock, and SQLite answers "database
-    # is locked" at once (no busy handler) while another process opens or switches the
-    # same file; wait and try again within the busy timeout instead of failing the store.
-    import sqlite3
-
-    deadline = time.monotonic() + busy_timeout_ms / 1000
-    delay = 0.005
-    while True:
-        try:
-            row = cursor.execute("PRAGMA journal_mode=WAL").fetchone()
-            # SQLite reports the mode still in force when it could not switch.
-            mode = str(row[0]).lower() if row else ""
-            if mode in ("wal", "memory") or time.monotonic() >= deadline:
-                return
-        except sqlite3.OperationalError as exc:
-            text = str(exc).lower()
-            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
-                raise
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
-
-
-def _configure_sqlite(engine: Any, synchronous: str, busy_timeout_ms: int) -> None:
-    from sqlalchemy import event
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # Let SQLAlchemy's "begin" event issue BEGIN itself (deferred or IMMEDIATE).
-        dbapi_conn.isolation_level = None
-        cursor = dbapi_conn.cursor()
-        try:
-            cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-            _enable_wal(cursor, busy_timeout_ms)
-            cursor.execute(f"PRAGMA synchronous={synchronous}")
-        finally:
-            cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        # A deferred transaction that reads then writes gets SQLITE_BUSY in WAL despite
-        # busy_timeout; writers take the write lock up front instead.
-        immediate = conn.get_execution_options().get("lightagent_immediate")
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -1,4 +1,5 @@
-"""The durable store of ``SharedMemoryPool``: SQLite (stdlib ``sqlite3``) or PostgreSQL (psycopg 3).
+"""The durable store of ``SharedMemoryPool``: SQLite (stdlib ``sqlite3``) or PostgreSQL (psycopg 3),
+on the pooled connections the session store uses.
 
 Two tables: the records, and a word index (``user_key, term_key, memory_id``) so a search
 ranks by shared words *in SQL*, with the user and the filters in the ``WHERE`` clause
@@ -69,7 +70,8 @@ def _dumps(metadata: Mapping[str, Any]) -> str:
 
 
 class SqlRecords:
-    """Pool records in one SQL database (one connection, serialised by a lock)."""
+    """Pool records in one SQL database, through the core's pooled connections
+    (:mod:`lightagent.events.sql_conn`, the session store's too)."""
 
     def __init__(self, url: str, *, table: str = "lightagent_memory") -> None:
         if not _TABLE.fullmatch(table):
@@ -78,7 +80,7 @@ class SqlRecords:
             )
         self.dialect, self.target = parse_url(url)
         self.table = table
-        self._conn: Any = None
+        self._db: Any = None  # opened on first use: the driver is imported then
         self._lock = threading.Lock()
 
     def describe(self) -> str:
@@ -88,104 +90,68 @@ class SqlRecords:
         return "postgresql://" + self.target.rsplit("@", 1)[-1]
 
     # -- connection --------------------------------------------------------------------
-    def _connect(self) -> Any:
-        if self.dialect == "sqlite":
-            try:
-                import sqlite3
-            except ImportError as exc:  # pragma: no cover - CPython builds have it
-                raise ConfigurationError(
-                    "LA-MISSING-EXTRA",
-                    "SharedMemoryPool on SQLite needs Python's sqlite3 module",
-                    hint="Use a Python build with sqlite3, or a postgresql:// URL.",
-                ) from exc
-            if self.target != ":memory:" and not Path(self.target).parent.exists():
-                raise StorageError(
-                    "LA-STORAGE-NOT-FOUND",
-                    f"the folder of {self.target!r} does not exist",
-                    hint="Create the folder first, or point the URL at an existing one.",
-                )
-            conn: Any = sqlite3.connect(
-                self.target, timeout=30, check_same_thread=False, isolation_level=None
-            )
-            conn.execute("PRAGMA busy_timeout = 30000")
-            if self.target != ":memory:":
-                conn.execute("PRAGMA journal_mode = WAL")
-        else:
-            try:
-                import psycopg
-            except ImportError as exc:
-                raise ConfigurationError(
-                    "LA-MISSING-EXTRA",
-                    "SharedMemoryPool on PostgreSQL needs psycopg 3",
-                    hint="pip install 'lightagent-core[postgres]'",
-                ) from exc
-            conn = psycopg.connect(self.target, autocommit=True, connect_timeout=10)
-        self._schema(conn)
-        return conn
+    def _database(self) -> Any:
+        with self._lock:
+            if self._db is not None:
+                return self._db
+            from lightagent.events.sql_conn import PostgresDatabase, SqliteDatabase
 
-    def _schema(self, conn: Any) -> None:
+            if self.dialect == "sqlite":
+                if self.target != ":memory:" and not Path(self.target).parent.exists():
+                    raise StorageError(
+                        "LA-STORAGE-NOT-FOUND",
+                        f"the folder of {self.target!r} does not exist",
+                        hint="Create the folder first, or point the URL at an existing one.",
+                    )
+                db: Any = SqliteDatabase(self.target, synchronous="FULL", busy_timeout_ms=30000)
+            else:
+                from lightagent.extras import require
+
+                require("psycopg", "postgres", "SharedMemoryPool on PostgreSQL")
+                db = PostgresDatabase(self.target, connect_timeout=10)
+            try:
+                with db.transaction(write=True) as cur:
+                    self._schema(cur)
+            except Exception:
+                db.close()
+                raise
+            self._db = db
+            return db
+
+    def _schema(self, cur: Any) -> None:
         t = self.table
-        statements = (
+        if self.dialect == "postgresql":
+            # one creator at a time when several processes start on a fresh database
+            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (t,))
+        cur.execute(
             f"CREATE TABLE IF NOT EXISTS {t} (memory_id TEXT PRIMARY KEY, user_key TEXT NOT NULL, "
             "user_id TEXT NOT NULL, memory TEXT NOT NULL, source TEXT, scope TEXT, "
-            "agent_name TEXT, metadata TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)",
-            f"CREATE INDEX IF NOT EXISTS {t}_by_user ON {t} (user_key, created_at)",
-            f"CREATE TABLE IF NOT EXISTS {t}_terms (user_key TEXT NOT NULL, term_key TEXT NOT NULL, "
-            "memory_id TEXT NOT NULL, PRIMARY KEY (user_key, term_key, memory_id))",
+            "agent_name TEXT, metadata TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)"
         )
-        if self.dialect == "postgresql":
-            with conn.transaction():
-                # one creator at a time when several processes start on a fresh database
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (t,))
-                for statement in statements:
-                    conn.execute(statement)
-        else:
-            for statement in statements:
-                conn.execute(statement)
+        cur.execute(f"CREATE INDEX IF NOT EXISTS {t}_by_user ON {t} (user_key, created_at)")
+        cur.execute(
+            f"CREATE TABLE IF NOT EXISTS {t}_terms (user_key TEXT NOT NULL, term_key TEXT NOT NULL, "
+            "memory_id TEXT NOT NULL, PRIMARY KEY (user_key, term_key, memory_id))"
+        )
 
     @contextmanager
     def _session(self, write: bool = False) -> Iterator[Any]:
-        """The connection, under the lock, in a transaction when ``write``; errors typed."""
-        with self._lock:
-            try:
-                if self._conn is None:
-                    self._conn = self._connect()
-                conn = self._conn
-                if self.dialect == "postgresql":
-                    if write:
-                        with conn.transaction():
-                            yield conn
-                    else:
-                        yield conn
-                elif write:
-                    conn.execute("BEGIN IMMEDIATE")
-                    try:
-                        yield conn
-                    except BaseException:
-                        conn.execute("ROLLBACK")
-                        raise
-                    conn.execute("COMMIT")
-                else:
-                    yield conn
-            except (ConfigurationError, StorageError):
-                raise
-            except Exception as exc:
-                self._broken()
-                raise _storage_error(exc, self.describe()) from exc
-
-    def _broken(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception:
-                pass
+        """A cursor in one transaction (committed on success); driver errors typed."""
+        try:
+            db = self._database()
+            with db.transaction(write=write) as cur:
+                yield cur
+        except (ConfigurationError, StorageError):
+            raise
+        except Exception as exc:
+            raise _storage_error(exc, self.describe()) from exc
 
     def _sql(self, statement: str) -> str:
         return statement.replace("?", "%s") if self.dialect == "postgresql" else statement
 
-    def _rows(self, conn: Any, statement: str, params: Sequence[Any] = ()) -> list[Any]:
-        return list(conn.execute(self._sql(statement), tuple(params)).fetchall())
+    def _rows(self, cur: Any, statement: str, params: Sequence[Any] = ()) -> list[Any]:
+        cur.execute(self._sql(statement), tuple(params))
+        return list(cur.fetchall())
 
     # -- the records protocol (see shared._MemoryRecords) -----------------------------
     def add(self, record: Any) -> bool:
@@ -194,9 +160,9 @@ class SqlRecords:
         t = self.table
         user_key = _key(record.user_id)
         meta = record.metadata
-        with self._session(write=True) as conn:
+        with self._session(write=True) as cur:
             existing = self._rows(
-                conn,
+                cur,
                 f"SELECT user_key, user_id FROM {t} WHERE memory_id = ?",
                 (_enc(record.memory_id),),
             )
@@ -204,7 +170,7 @@ class SqlRecords:
                 if existing[0][0] != user_key or _dec(existing[0][1]) != record.user_id:
                     raise owner_conflict(record.memory_id)
                 return False
-            conn.execute(
+            cur.execute(
                 self._sql(
                     f"INSERT INTO {t} (memory_id, user_key, user_id, memory, source, scope, "
                     "agent_name, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -228,11 +194,7 @@ class SqlRecords:
                     f"INSERT INTO {t}_terms (user_key, term_key, memory_id) VALUES (?, ?, ?) "
                     "ON CONFLICT DO NOTHING"
                 )
-                if self.dialect == "postgresql":
-                    with conn.cursor() as cur:
-                        cur.executemany(statement, rows)
-                else:
-                    conn.executemany(statement, rows)
+                cur.executemany(statement, rows)
         return True
 
     def search(
@@ -253,8 +215,8 @@ class SqlRecords:
             "ORDER BY s.score DESC, r.created_at DESC, r.memory_id LIMIT ?"
         )
         args = [user_key, *(_term_key(w) for w in words), user_key, _enc(user_id), *params, limit]
-        with self._session() as conn:
-            rows = self._rows(conn, statement, args)
+        with self._session() as cur:
+            rows = self._rows(cur, statement, args)
         return [(int(row[5]), _record(row)) for row in rows]
 
     def _where(self, filters: Mapping[str, str]) -> tuple[str, list[Any]]:
@@ -280,38 +242,40 @@ class SqlRecords:
         if limit is not None:
             statement += " LIMIT ?"
             params.append(int(limit))
-        with self._session() as conn:
-            return [_record(row) for row in self._rows(conn, statement, params)]
+        with self._session() as cur:
+            return [_record(row) for row in self._rows(cur, statement, params)]
 
     def clear(self, user_id: str | None) -> int:
         t = self.table
-        with self._session(write=True) as conn:
+        with self._session(write=True) as cur:
             if user_id is None:
-                count = self._rows(conn, f"SELECT COUNT(*) FROM {t}")[0][0]
-                conn.execute(f"DELETE FROM {t}_terms")
-                conn.execute(f"DELETE FROM {t}")
+                count = self._rows(cur, f"SELECT COUNT(*) FROM {t}")[0][0]
+                cur.execute(f"DELETE FROM {t}_terms")
+                cur.execute(f"DELETE FROM {t}")
                 return int(count)
             key, enc = _key(user_id), _enc(user_id)
             ids = self._rows(
-                conn, f"SELECT memory_id FROM {t} WHERE user_key = ? AND user_id = ?", (key, enc)
+                cur, f"SELECT memory_id FROM {t} WHERE user_key = ? AND user_id = ?", (key, enc)
             )
             for (memory_id,) in ids:
-                conn.execute(
+                cur.execute(
                     self._sql(f"DELETE FROM {t}_terms WHERE user_key = ? AND memory_id = ?"),
                     (key, memory_id),
                 )
-            conn.execute(
+            cur.execute(
                 self._sql(f"DELETE FROM {t} WHERE user_key = ? AND user_id = ?"), (key, enc)
             )
             return len(ids)
 
     def count(self) -> int:
-        with self._session() as conn:
-            return int(self._rows(conn, f"SELECT COUNT(*) FROM {self.table}")[0][0])
+        with self._session() as cur:
+            return int(self._rows(cur, f"SELECT COUNT(*) FROM {self.table}")[0][0])
 
     def close(self) -> None:
         with self._lock:
-            self._broken()
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
 
 
 def _str(value: Any) -> str | None:

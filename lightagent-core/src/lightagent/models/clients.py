@@ -1,7 +1,9 @@
 """The ``openai`` SDK clients behind :class:`OpenAIModel`: keys, lazy creation, reuse.
 
 Kept apart so the model module holds only the request/response logic. Nothing here
-imports ``openai`` or ``httpx`` until a client is first needed.
+imports ``openai`` until a client is first needed, and nothing here imports the SDK's
+HTTP transport (``httpx`` on openai 1.x/2.x, ``httpx2`` on 3.x): timeouts are the SDK's
+own ``openai.Timeout`` type.
 """
 
 from __future__ import annotations
@@ -18,6 +20,45 @@ from lightagent.models.profiles import ProviderProfile, is_local_url
 __all__ = ["ClientMixin", "env", "plain"]
 
 _NO_KEY = "not-needed"  # the SDK insists on a key; local servers ignore it
+
+#: Requests one async SDK client carries at once before another client takes the next.
+#: The SDK's connection pool scans every connection it holds for each request it sends,
+#: and keeps at most 100 idle ones (more are closed and reopened): with hundreds of runs
+#: in flight one client spends more CPU in its pool than on the requests. Several small
+#: pools per event loop keep each scan short and every connection reused.
+REQUESTS_PER_CLIENT = 50
+
+
+class _Shards:
+    """The async clients of one event loop, each carrying at most ``per_client`` requests."""
+
+    __slots__ = ("clients", "load", "make", "per_client")
+
+    def __init__(self, make: Any, per_client: int) -> None:
+        self.make = make
+        self.per_client = per_client
+        self.clients: list[Any] = []
+        self.load: list[int] = []
+
+    def first(self) -> Any:
+        if not self.clients:
+            self.clients.append(self.make())
+            self.load.append(0)
+        return self.clients[0]
+
+    def acquire(self) -> int:
+        """The slot of the first client with room, creating one when all are full."""
+        load = self.load
+        for slot, count in enumerate(load):
+            if count < self.per_client:
+                load[slot] = count + 1
+                return slot
+        self.clients.append(self.make())
+        load.append(1)
+        return len(load) - 1
+
+    def release(self, slot: int) -> None:
+        self.load[slot] -= 1
 
 
 def env(*names: str) -> str | None:
@@ -60,7 +101,7 @@ class ClientMixin:
     def _init_clients(self, client: Any, async_client: Any) -> None:
         self._client = client
         self._async_client = async_client
-        self._async_clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self._async_clients: weakref.WeakKeyDictionary[Any, _Shards] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._quiet: dict[int, tuple[Any, Any]] = {}
 
@@ -82,7 +123,6 @@ class ClientMixin:
         )
 
     def _client_kwargs(self) -> dict[str, Any]:
-        import httpx
         import openai
 
         given = self._client
@@ -100,7 +140,7 @@ class ClientMixin:
         return {
             "api_key": self._resolve_key(),
             "base_url": self.base_url,
-            "timeout": httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+            "timeout": openai.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
             "max_retries": 0,
             "default_headers": self.default_headers or None,
         }
@@ -120,19 +160,40 @@ class ClientMixin:
     def client(self, value: Any) -> None:
         self._client = value
 
-    @property
-    def async_client(self) -> Any:
-        """The async client for the running event loop (one per loop, reused)."""
-        if self._async_client is not None:
-            return self._async_client
+    def _shards(self) -> _Shards:
         loop = asyncio.get_running_loop()
-        client = self._async_clients.get(loop)
-        if client is None:
+        shards = self._async_clients.get(loop)
+        if shards is None:
             import openai
 
-            client = openai.AsyncOpenAI(**self._client_kwargs())
-            self._async_clients[loop] = client
-        return client
+            kwargs = self._client_kwargs()
+            shards = _Shards(lambda: openai.AsyncOpenAI(**kwargs), REQUESTS_PER_CLIENT)
+            self._async_clients[loop] = shards
+        return shards
+
+    @property
+    def async_client(self) -> Any:
+        """The async client for the running event loop (created on first use, reused).
+
+        Requests made through this model spread over more clients of the same loop when
+        more than ``REQUESTS_PER_CLIENT`` are in flight; this is the first of them.
+        """
+        if self._async_client is not None:
+            return self._async_client
+        return self._shards().first()
+
+    def _lease(self) -> tuple[Any, _Shards | None, int]:
+        """An async client for one request, its shards and slot (give it back with ``_unlease``)."""
+        if self._async_client is not None:
+            return self._no_sdk_retries(self._async_client), None, -1
+        shards = self._shards()
+        slot = shards.acquire()
+        return shards.clients[slot], shards, slot
+
+    @staticmethod
+    def _unlease(shards: _Shards | None, slot: int) -> None:
+        if shards is not None:
+            shards.release(slot)
 
     @async_client.setter
     def async_client(self, value: Any) -> None:
@@ -155,7 +216,8 @@ class ClientMixin:
             client.close()
 
     async def aclose(self) -> None:
-        """Close the async client of the running event loop, if one was created."""
-        client = self._async_clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
+        """Close the async clients of the running event loop, if any were created."""
+        shards = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if shards is not None:
+            for client in shards.clients:
+                await client.close()

@@ -21,7 +21,7 @@ from lightagent.models.clients import ClientMixin, env, plain
 from lightagent.models.parse import parse_completion, tool_names
 from lightagent.models.profiles import ProviderProfile, get_profile, profile_by_name
 from lightagent.models.retry import backoff_delay, is_retryable, to_model_error
-from lightagent.models.sse import aiter_sse_json, iter_sse_json
+from lightagent.models.sse import aiter_sse_json, aread_lines, iter_sse_json, read_lines
 from lightagent.models.stream import StreamAssembler
 
 __all__ = ["DEFAULT_MODEL", "OpenAIModel"]
@@ -30,10 +30,9 @@ DEFAULT_MODEL = "gpt-4o-mini"
 
 
 def _is_transport(exc: BaseException) -> bool:
-    import httpx
     import openai
 
-    return isinstance(exc, (httpx.TransportError, openai.APIConnectionError))
+    return isinstance(exc, openai.APIConnectionError)  # APITimeoutError included
 
 
 class OpenAIModel(ClientMixin):
@@ -189,10 +188,10 @@ class OpenAIModel(ClientMixin):
             return await self._injected_acomplete(request)
         start = time.perf_counter()
         body = self.build_body(request)
-        client = self._no_sdk_retries(self.async_client)
         attempt = 0
         while True:
             attempt += 1
+            client, shards, slot = self._lease()
             try:
                 if isinstance(client, openai.AsyncOpenAI):
                     raw = await client.post("/chat/completions", body=body, cast_to=object)
@@ -204,7 +203,9 @@ class OpenAIModel(ClientMixin):
                 error = self._fail(exc, attempt)
                 if not self._should_retry(error, attempt):
                     raise error from exc
-                await asyncio.sleep(self._delay(error, attempt))
+            finally:
+                self._unlease(shards, slot)
+            await asyncio.sleep(self._delay(error, attempt))
         response = parse_completion(data, self.profile, self._names(request))
         return self._finish(response, attempt, start)
 
@@ -246,8 +247,8 @@ class OpenAIModel(ClientMixin):
             assembler = StreamAssembler(self.profile, names)
             try:
                 raw = self._open(client, body)
-                response = getattr(raw, "response", None)  # the SDK stream's httpx response
-                source = iter_sse_json(response.iter_lines()) if response is not None else raw
+                response = getattr(raw, "response", None)  # the SDK stream's HTTP response
+                source = iter_sse_json(read_lines(response)) if response is not None else raw
                 try:
                     for chunk in source:
                         if not isinstance(chunk, dict):
@@ -284,11 +285,11 @@ class OpenAIModel(ClientMixin):
         start = time.perf_counter()
         body = self.build_body(request, stream=True)
         names = self._names(request)
-        client = self._no_sdk_retries(self.async_client)
         attempt = 0
         while True:
             attempt += 1
             assembler = StreamAssembler(self.profile, names)
+            client, shards, slot = self._lease()
             try:
                 if isinstance(client, openai.AsyncOpenAI):
                     raw = await client.post(
@@ -301,7 +302,7 @@ class OpenAIModel(ClientMixin):
                 else:
                     raw = await client.chat.completions.create(**body)
                 response = getattr(raw, "response", None)
-                source = aiter_sse_json(response.aiter_lines()) if response is not None else raw
+                source = aiter_sse_json(aread_lines(response)) if response is not None else raw
                 try:
                     async for chunk in source:
                         if not isinstance(chunk, dict):
@@ -321,7 +322,9 @@ class OpenAIModel(ClientMixin):
                 error = self._stream_error(exc, assembler, attempt)
                 if assembler.chunks or not self._should_retry(error, attempt):
                     raise error from exc
-                await asyncio.sleep(self._delay(error, attempt))
+            finally:
+                self._unlease(shards, slot)
+            await asyncio.sleep(self._delay(error, attempt))
         yield self._finish(assembler.close(), attempt, start)
 
     async def _injected_astream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
@@ -337,11 +340,9 @@ class OpenAIModel(ClientMixin):
     def _stream_error(
         self, exc: BaseException, assembler: StreamAssembler, attempt: int
     ) -> ModelError:
-        import httpx
-        import openai
-
-        if assembler.chunks and isinstance(exc, (httpx.TransportError, openai.APIConnectionError)):
-            error = assembler.truncated(exc)  # the connection dropped or stalled mid-answer
+        if assembler.chunks and _is_transport(exc):
+            # The connection dropped or stalled mid-answer; name what the transport said.
+            error = assembler.truncated(exc.__cause__ or exc)
             error.details["attempts"] = attempt
             return error
         if assembler.chunks and isinstance(exc, ValueError):

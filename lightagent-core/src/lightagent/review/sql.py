@@ -1,6 +1,7 @@
 """``SqlReviewStore``: approval requests and decisions in SQL (SQLite file or PostgreSQL).
 
-SQLAlchemy is imported when a store is built, never when ``lightagent`` is imported. A
+SQLAlchemy (the ``sql`` extra: ``pip install 'lightagent-core[sql]'``) is imported when
+a store is built, never when ``lightagent`` is imported. A
 decision row's primary key makes deciding twice impossible; consuming is a conditional
 ``UPDATE … WHERE consumed_at IS NULL``, so across any number of processes exactly one
 consumer wins.
@@ -47,10 +48,9 @@ class SqlReviewStore:
     """A durable review store; ``url`` is a SQLAlchemy URL or an Engine."""
 
     def __init__(self, url: Any, *, prefix: str = "la_review") -> None:
-        try:
-            import sqlalchemy as sa
-        except ImportError as exc:  # pragma: no cover - sqlalchemy is a core dependency
-            raise ConfigurationError("LA-MISSING-EXTRA", "SqlReviewStore needs sqlalchemy") from exc
+        from lightagent.extras import require
+
+        sa = require("sqlalchemy", "sql", "SqlReviewStore")
         if isinstance(url, str):
             if not url or "://" not in url:
                 raise ConfigurationError(

@@ -1,9 +1,12 @@
-"""``SqlLightFlowStore``: flow runs in SQL through SQLAlchemy 2 (SQLite file or PostgreSQL).
+"""``SqlLightFlowStore``: flow runs in SQL (a SQLite file or PostgreSQL), on the drivers.
 
 ``SqlLightFlowStore("sqlite:///runs.db")`` (or a bare path) keeps runs in one SQLite
-file in WAL mode with ``synchronous=FULL`` and ``BEGIN IMMEDIATE`` writes;
-``SqlLightFlowStore("postgresql+psycopg://…")`` moves them to PostgreSQL so several hosts
-share them. A step commit is one upsert in one transaction.
+file in WAL mode with ``synchronous=FULL`` and ``BEGIN IMMEDIATE`` writes, through the
+standard library's ``sqlite3``; ``SqlLightFlowStore("postgresql+psycopg://…")`` moves
+them to PostgreSQL (``psycopg`` 3) so several hosts share them. Both use the pooled
+connections of ``lightagent``'s SQL session store. A step commit is one transaction:
+the run row read (``FOR UPDATE`` on PostgreSQL, to check the fencing epoch) and one
+upsert of the step. The tables are the ones earlier versions created through SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -16,88 +19,84 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lightagent.errors import ConfigurationError, PluginError, StorageError
+from lightagent.errors import ConfigurationError, StorageError
+from lightagent.events.sql_conn import Database, open_database
 
 from lightagent_flow.stores.base import FaultHook, assemble_record, check_run_id, fenced_out
 
 __all__ = ["SqlLightFlowStore"]
 
-
-def _schema(sa: Any) -> tuple[Any, Any, Any, Any]:
-    meta = sa.MetaData()
-    runs = sa.Table(
-        "lightflow_runs",
-        meta,
-        sa.Column("run_id", sa.String(128), primary_key=True),
-        sa.Column("status", sa.String(32), nullable=False, default="pending"),
-        sa.Column("updated_at", sa.Float, nullable=False, default=0.0),
-        sa.Column("header", sa.Text, nullable=False),
-        sa.Column("cancel_requested", sa.Boolean, nullable=False, default=False),
-        sa.Column("epoch", sa.Integer, nullable=False, default=0),
-    )
-    steps = sa.Table(
-        "lightflow_steps",
-        meta,
-        sa.Column("run_id", sa.String(128), primary_key=True),
-        sa.Column("name", sa.String(512), primary_key=True),
-        sa.Column("updated_at", sa.Float, nullable=False),
-        sa.Column("record", sa.Text, nullable=False),
-    )
-    approvals = sa.Table(
-        "lightflow_approvals",
-        meta,
-        sa.Column("run_id", sa.String(128), primary_key=True),
-        sa.Column("step", sa.String(512), primary_key=True),
-        sa.Column("decision", sa.Text, nullable=False),
-    )
-    return meta, runs, steps, approvals
+_DDL = [
+    "CREATE TABLE IF NOT EXISTS lightflow_runs (run_id VARCHAR(128) NOT NULL, "
+    "status VARCHAR(32) NOT NULL, updated_at FLOAT NOT NULL, header TEXT NOT NULL, "
+    "cancel_requested BOOLEAN NOT NULL, epoch INTEGER NOT NULL, PRIMARY KEY (run_id))",
+    "CREATE TABLE IF NOT EXISTS lightflow_steps (run_id VARCHAR(128) NOT NULL, "
+    "name VARCHAR(512) NOT NULL, updated_at FLOAT NOT NULL, record TEXT NOT NULL, "
+    "PRIMARY KEY (run_id, name))",
+    "CREATE TABLE IF NOT EXISTS lightflow_approvals (run_id VARCHAR(128) NOT NULL, "
+    "step VARCHAR(512) NOT NULL, decision TEXT NOT NULL, PRIMARY KEY (run_id, step))",
+]
 
 
 def _url(url: str) -> str:
     return url if "://" in url else f"sqlite:///{url}"
 
 
+def _sqlite_path(url: str) -> str | None:
+    """The file of a SQLite URL (``None`` for an in-memory database)."""
+    path = url.split(":///", 1)[1].split("?", 1)[0] if ":///" in url else ""
+    return None if path in ("", ":memory:") else path
+
+
+def _safe(url: str) -> str:
+    head, sep, tail = url.partition("://")
+    if "@" in tail:
+        creds, _, host = tail.rpartition("@")
+        return f"{head}{sep}{creds.split(':', 1)[0]}:***@{host}"
+    return url
+
+
 class SqlLightFlowStore:
-    """Flow run records in a SQL database named by a SQLAlchemy URL (or a SQLite file path)."""
+    """Flow run records in SQLite (a URL or a file path) or PostgreSQL (a URL).
+
+    ``echo`` is kept for the signature of earlier versions, which ran on SQLAlchemy; it
+    logs nothing now.
+    """
 
     blocking = True
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
-        try:
-            import sqlalchemy as sa
-        except ImportError as exc:  # pragma: no cover - a dependency of this distribution
-            raise PluginError(
-                "LA-MISSING-EXTRA",
-                "SqlLightFlowStore needs SQLAlchemy: pip install 'sqlalchemy>=2'",
-            ) from exc
         if not isinstance(url, str) or not url:
             raise ConfigurationError(
                 "LA-CONFIG", f"SqlLightFlowStore needs a URL or a path, got {url!r}"
             )
-        self._sa = sa
         self.url = _url(url)
-        try:
-            parsed = sa.engine.make_url(self.url)
-        except sa.exc.ArgumentError as exc:
-            raise ConfigurationError("LA-CONFIG", f"not a database URL: {url!r}") from exc
-        self._sqlite = parsed.get_backend_name() == "sqlite"
-        try:
-            if self._sqlite:
-                self._engine = self._sqlite_engine(parsed, echo)
-            else:
-                self._engine = sa.create_engine(parsed, echo=echo, pool_pre_ping=True)
-        except sa.exc.NoSuchModuleError as exc:
-            raise PluginError(
-                "LA-MISSING-EXTRA",
-                f"no SQLAlchemy driver for {parsed.drivername!r}: pip install 'lightagent-core[postgres]'",
-            ) from exc
-        except ModuleNotFoundError as exc:
-            raise PluginError("LA-MISSING-EXTRA", f"missing database driver: {exc}") from exc
-        self._meta, self._runs, self._steps, self._approvals = _schema(sa)
+        self._sqlite = self.url.startswith("sqlite")
+        path = _sqlite_path(self.url) if self._sqlite else None
+        self._db: Database = open_database(
+            self.url,
+            sqlite_file=path,
+            synchronous="FULL",
+            busy_timeout_ms=30000,
+        )
+        lock = "" if self._sqlite else " FOR UPDATE"
+        sql = self._db.sql
+        self._q_run_locked = sql(
+            f"SELECT epoch, cancel_requested FROM lightflow_runs WHERE run_id = ?{lock}"
+        )
+        self._q_header = sql(
+            "INSERT INTO lightflow_runs (run_id, status, updated_at, header, cancel_requested, "
+            "epoch) VALUES (?, ?, ?, ?, ?, 0) ON CONFLICT (run_id) DO UPDATE SET "
+            "status = excluded.status, updated_at = excluded.updated_at, header = excluded.header"
+        )
+        self._q_step = sql(
+            "INSERT INTO lightflow_steps (run_id, name, updated_at, record) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (run_id, name) DO UPDATE SET "
+            "updated_at = excluded.updated_at, record = excluded.record"
+        )
         # Created on the first write (or a read of a store that exists), never by a read:
         # a mistyped path stays a missing store instead of becoming a new empty one.
-        memory = parsed.database in (None, "", ":memory:")
-        self._file = Path(str(parsed.database)) if self._sqlite and not memory else None
+        self._file = Path(path) if path is not None else None
         self._ready = False
         self._ready_lock = threading.Lock()
         self._fault: FaultHook | None = None
@@ -108,8 +107,8 @@ class SqlLightFlowStore:
             return True
         if self._file is not None and not self._file.is_file():
             return False
-        with self._tx(read_only=True, ensure=False) as conn:
-            return bool(self._sa.inspect(conn).has_table("lightflow_runs"))
+        with self._tx(read_only=True, ensure=False) as cur:
+            return self._db.has_table(cur, "lightflow_runs")
 
     def _ensure(self) -> None:
         """Create the tables (and a SQLite file's folder) and migrate them, once."""
@@ -125,9 +124,17 @@ class SqlLightFlowStore:
                     raise StorageError(
                         "LA-STORAGE", f"cannot create the folder of flow store {self!r}: {exc}"
                     ) from exc
-            with self._tx(ensure=False) as conn:
-                self._meta.create_all(conn, checkfirst=True)
-                self._migrate(conn)
+            for attempt in range(3):
+                try:
+                    with self._tx(ensure=False) as cur:
+                        for statement in _DDL:
+                            cur.execute(statement)
+                        self._migrate(cur)
+                    break
+                except StorageError as exc:
+                    # Another process created the tables between the check and CREATE.
+                    if exc.code != "LA-STORAGE" or attempt == 2:
+                        raise
             self._ready = True
 
     def _readable(self) -> bool:
@@ -136,91 +143,39 @@ class SqlLightFlowStore:
             self._ensure()  # an existing store of an older version gets its new columns
         return self._ready
 
-    def _migrate(self, conn: Any) -> None:
+    def _migrate(self, cur: Any) -> None:
         """Add the columns newer versions need to tables an older version created."""
-        columns = {c["name"] for c in self._sa.inspect(conn).get_columns("lightflow_runs")}
-        if "epoch" not in columns:
-            conn.exec_driver_sql(
-                "ALTER TABLE lightflow_runs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0"
-            )
+        if "epoch" not in self._db.columns(cur, "lightflow_runs"):
+            cur.execute("ALTER TABLE lightflow_runs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0")
 
     def __repr__(self) -> str:
-        return f"SqlLightFlowStore({self._engine.url.render_as_string(hide_password=True)!r})"
-
-    def _sqlite_engine(self, parsed: Any, echo: bool) -> Any:
-        sa = self._sa
-        engine = sa.create_engine(parsed, echo=echo, connect_args={"timeout": 30})
-
-        @sa.event.listens_for(engine, "connect")
-        def _connect(dbapi_conn: Any, _record: Any) -> None:
-            dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=FULL")
-            cur.execute("PRAGMA busy_timeout=30000")
-            cur.close()
-
-        @sa.event.listens_for(engine, "begin")
-        def _begin(conn: Any) -> None:
-            # IMMEDIATE for writes: a read-then-write transaction in WAL would otherwise get
-            # SQLITE_BUSY; plain reads take no write lock.
-            read_only = conn.get_execution_options().get("lightflow_read_only", False)
-            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
-
-        return engine
+        return f"SqlLightFlowStore({_safe(self.url)!r})"
 
     @contextmanager
     def _tx(self, *, read_only: bool = False, ensure: bool = True) -> Iterator[Any]:
-        sa = self._sa
+        db = self._db
         if ensure and not read_only:
             self._ensure()
         try:
-            with self._engine.connect() as conn:
-                if read_only:
-                    conn = conn.execution_options(lightflow_read_only=True)
-                with conn.begin():
-                    yield conn
-        except sa.exc.OperationalError as exc:
+            with db.transaction(write=not read_only) as cur:
+                yield cur
+        except db.unavailable as exc:
             raise StorageError(
-                "LA-STORAGE-UNAVAILABLE", f"flow store {self!r} failed: {exc.orig or exc}"
+                "LA-STORAGE-UNAVAILABLE", f"flow store {self!r} failed: {exc}"
             ) from exc
-        except sa.exc.SQLAlchemyError as exc:
+        except db.database_error as exc:
             raise StorageError("LA-STORAGE", f"flow store {self!r} failed: {exc}") from exc
 
-    def _upsert(self, conn: Any, table: Any, keys: dict[str, Any], values: dict[str, Any]) -> None:
-        name = self._engine.dialect.name
-        row = {**keys, **values}
-        if name in ("sqlite", "postgresql"):
-            if name == "sqlite":
-                from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-                stmt: Any = sqlite_insert(table).values(**row)
-            else:
-                from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-                stmt = pg_insert(table).values(**row)
-            conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=values))
-            return
-        cond = self._sa.and_(*(table.c[k] == v for k, v in keys.items()))
-        conn.execute(table.delete().where(cond))
-        conn.execute(table.insert().values(**row))
-
     def close(self) -> None:
-        """Release the connection pool."""
-        self._engine.dispose()
+        """Close the pooled connections (a later call opens new ones)."""
+        self._db.close()
 
     # -- the store contract --------------------------------------------------
 
-    def _run_row(self, conn: Any, run_id: str) -> Any:
-        runs = self._runs
+    def _check_epoch(self, cur: Any, run_id: str, epoch: int | None) -> Any:
         # FOR UPDATE (PostgreSQL): a claim and a fenced write on one run serialize.
-        query = self._sa.select(runs.c.epoch, runs.c.cancel_requested).where(
-            runs.c.run_id == run_id
-        )
-        return conn.execute(query.with_for_update()).first()
-
-    def _check_epoch(self, conn: Any, run_id: str, epoch: int | None) -> Any:
-        row = self._run_row(conn, run_id)
+        cur.execute(self._q_run_locked, (run_id,))
+        row = cur.fetchone()
         if epoch is not None and (row is None or row[0] != epoch):
             raise fenced_out(run_id, epoch, None if row is None else row[0])
         return row
@@ -228,26 +183,30 @@ class SqlLightFlowStore:
     def save_header(self, run_id: str, header: dict[str, Any], *, epoch: int | None = None) -> None:
         """Write (replace) the run's header."""
         check_run_id(run_id)
-        values = {
-            "status": str(header.get("status") or "pending"),
-            "updated_at": float(header.get("updated_at") or time.time()),
-            "header": json.dumps(header, ensure_ascii=False, sort_keys=True),
-        }
-        with self._tx() as conn:
+        values = (
+            run_id,
+            str(header.get("status") or "pending"),
+            float(header.get("updated_at") or time.time()),
+            json.dumps(header, ensure_ascii=False, sort_keys=True),
+            False,
+        )
+        with self._tx() as cur:
             if epoch is not None:
-                self._check_epoch(conn, run_id, epoch)
-            self._upsert(conn, self._runs, {"run_id": run_id}, values)
+                self._check_epoch(cur, run_id, epoch)
+            cur.execute(self._q_header, values)
 
     def claim_run(self, run_id: str) -> int:
         """Bump and return the run's epoch (the run's header must exist)."""
         check_run_id(run_id)
-        runs = self._runs
-        with self._tx() as conn:
-            row = self._run_row(conn, run_id)
+        with self._tx() as cur:
+            row = self._check_epoch(cur, run_id, None)
             if row is None:
                 raise StorageError("LA-STORAGE", f"cannot claim run {run_id!r}: it has no header")
             epoch = int(row[0] or 0) + 1
-            conn.execute(runs.update().where(runs.c.run_id == run_id).values(epoch=epoch))
+            cur.execute(
+                self._db.sql("UPDATE lightflow_runs SET epoch = ? WHERE run_id = ?"),
+                (epoch, run_id),
+            )
         return epoch
 
     def commit_step(self, run_id: str, step: dict[str, Any], *, epoch: int | None = None) -> bool:
@@ -259,10 +218,10 @@ class SqlLightFlowStore:
         name = step["name"]
         if self._fault:
             self._fault("before_commit", run_id, name)
-        values = {"updated_at": time.time(), "record": json.dumps(step, ensure_ascii=False)}
-        with self._tx() as conn:
-            row = self._check_epoch(conn, run_id, epoch)
-            self._upsert(conn, self._steps, {"run_id": run_id, "name": name}, values)
+        record = json.dumps(step, ensure_ascii=False)
+        with self._tx() as cur:
+            row = self._check_epoch(cur, run_id, epoch)
+            cur.execute(self._q_step, (run_id, name, time.time(), record))
             if self._fault:
                 self._fault("inside_commit", run_id, name)
         if self._fault:
@@ -274,35 +233,34 @@ class SqlLightFlowStore:
     ) -> bool:
         """Persist a decision for ``step`` (with ``exclusive``, only when it has none)."""
         check_run_id(run_id)
-        keys = {"run_id": run_id, "step": step}
         text = json.dumps(decision, ensure_ascii=False)
+        insert = "INSERT INTO lightflow_approvals (run_id, step, decision) VALUES (?, ?, ?)"
         if exclusive:
             try:  # the primary key makes the first insert win
-                with self._tx() as conn:
-                    conn.execute(self._approvals.insert().values(**keys, decision=text))
+                with self._tx() as cur:
+                    cur.execute(self._db.sql(insert), (run_id, step, text))
             except StorageError as exc:
-                if isinstance(exc.__cause__, self._sa.exc.IntegrityError):
+                if isinstance(exc.__cause__, self._db.integrity):
                     return False
                 raise
             return True
-        with self._tx() as conn:
-            self._upsert(conn, self._approvals, keys, {"decision": text})
+        upsert = f"{insert} ON CONFLICT (run_id, step) DO UPDATE SET decision = excluded.decision"
+        with self._tx() as cur:
+            cur.execute(self._db.sql(upsert), (run_id, step, text))
         return True
 
     def clear_approvals(self, run_id: str, steps: list[str]) -> None:
         """Forget the decisions of ``steps``."""
         if not steps:
             return
-        table = self._approvals
-        with self._tx() as conn:
-            conn.execute(table.delete().where(table.c.run_id == run_id, table.c.step.in_(steps)))
+        query = self._db.sql("DELETE FROM lightflow_approvals WHERE run_id = ? AND step = ?")
+        with self._tx() as cur:
+            cur.executemany(query, [(run_id, step) for step in steps])
 
     def _set_cancel(self, run_id: str, value: bool) -> None:
-        table = self._runs
-        with self._tx() as conn:
-            conn.execute(
-                table.update().where(table.c.run_id == run_id).values(cancel_requested=value)
-            )
+        query = self._db.sql("UPDATE lightflow_runs SET cancel_requested = ? WHERE run_id = ?")
+        with self._tx() as cur:
+            cur.execute(query, (value, run_id))
 
     def request_cancel(self, run_id: str, reason: str | None = None) -> None:
         """Ask whoever runs ``run_id`` to stop before its next step."""
@@ -314,13 +272,12 @@ class SqlLightFlowStore:
 
     def cancel_requested(self, run_id: str) -> bool:
         """Whether a cancel was requested for ``run_id``."""
-        table = self._runs
         if not self._readable():
             return False
-        with self._tx(read_only=True) as conn:
-            row = conn.execute(
-                self._sa.select(table.c.cancel_requested).where(table.c.run_id == run_id)
-            ).first()
+        query = self._db.sql("SELECT cancel_requested FROM lightflow_runs WHERE run_id = ?")
+        with self._tx(read_only=True) as cur:
+            cur.execute(query, (run_id,))
+            row = cur.fetchone()
         return bool(row and row[0])
 
     def _decode(self, text: str, where: str) -> dict[str, Any]:
@@ -335,23 +292,23 @@ class SqlLightFlowStore:
     def load_run(self, run_id: str) -> dict[str, Any] | None:
         """The assembled record, or ``None`` when there is no such run."""
         check_run_id(run_id)
-        sa, runs, steps, approvals = self._sa, self._runs, self._steps, self._approvals
         if not self._readable():
             return None
-        with self._tx(read_only=True) as conn:
-            row = conn.execute(
-                sa.select(runs.c.header, runs.c.cancel_requested).where(runs.c.run_id == run_id)
-            ).first()
+        sql = self._db.sql
+        with self._tx(read_only=True) as cur:
+            cur.execute(
+                sql("SELECT header, cancel_requested FROM lightflow_runs WHERE run_id = ?"),
+                (run_id,),
+            )
+            row = cur.fetchone()
             if row is None:
                 return None
-            step_rows = conn.execute(
-                sa.select(steps.c.name, steps.c.record).where(steps.c.run_id == run_id)
-            ).all()
-            approval_rows = conn.execute(
-                sa.select(approvals.c.step, approvals.c.decision).where(
-                    approvals.c.run_id == run_id
-                )
-            ).all()
+            cur.execute(sql("SELECT name, record FROM lightflow_steps WHERE run_id = ?"), (run_id,))
+            step_rows = cur.fetchall()
+            cur.execute(
+                sql("SELECT step, decision FROM lightflow_approvals WHERE run_id = ?"), (run_id,)
+            )
+            approval_rows = cur.fetchall()
         header = self._decode(row[0], f"run {run_id} header")
         step_map = {n: self._decode(r, f"run {run_id} step {n}") for n, r in step_rows}
         approval_map = {s: self._decode(d, f"run {run_id} approval {s}") for s, d in approval_rows}
@@ -359,13 +316,11 @@ class SqlLightFlowStore:
 
     def list_runs(self) -> list[dict[str, Any]]:
         """Every run's header, most recently updated first."""
-        runs = self._runs
         if not self._readable():
             return []
-        with self._tx(read_only=True) as conn:
-            rows = conn.execute(
-                self._sa.select(runs.c.run_id, runs.c.header).order_by(runs.c.updated_at.desc())
-            ).all()
+        with self._tx(read_only=True) as cur:
+            cur.execute("SELECT run_id, header FROM lightflow_runs ORDER BY updated_at DESC")
+            rows = cur.fetchall()
         return [self._decode(h, f"run {rid} header") for rid, h in rows]
 
     def save_run(self, run_id: str, record: dict[str, Any]) -> None:

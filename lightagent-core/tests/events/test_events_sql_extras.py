@@ -1,0 +1,61 @@
+"""What each SQL store needs installed: the session stores run on the drivers alone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+
+def _run(code: str, cwd: Path) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True, text=True, timeout=120, cwd=cwd,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split("\n")
+
+
+def test_sessions_need_no_sqlalchemy_and_the_sql_stores_name_their_extra(tmp_path: Path) -> None:
+    # ``sys.modules[name] = None`` makes ``import name`` fail as if it were not installed.
+    lines = _run(
+        """
+        import sys
+        sys.modules["sqlalchemy"] = None
+        sys.modules["psycopg"] = None
+        from lightagent import LightAgentError, SqliteSessionStore, SqlSessionStore
+        from lightagent.control.tokens import SqlTokenLedger
+        from lightagent.review.sql import SqlReviewStore
+
+        store = SqliteSessionStore("s.db")
+        store.append("s", [{"type": "n.e"}], expected_sequence=0)
+        print(store.last_sequence("s"), len(store.events("s")))
+        for build in (lambda: SqlReviewStore("sqlite:///r.db"),
+                      lambda: SqlTokenLedger("sqlite:///t.db"),
+                      lambda: SqlSessionStore("postgresql+psycopg://u@127.0.0.1/db")):
+            try:
+                build()
+            except LightAgentError as error:
+                print(error.code, error.hint)
+        """,
+        tmp_path,
+    )
+    assert lines[0] == "1 1"
+    assert lines[1:4] == [
+        "LA-MISSING-EXTRA pip install 'lightagent-core[sql]'",
+        "LA-MISSING-EXTRA pip install 'lightagent-core[sql]'",
+        "LA-MISSING-EXTRA pip install 'lightagent-core[postgres]'",
+    ]
+
+
+def test_an_unsupported_database_url_is_typed(tmp_path: Path) -> None:
+    import pytest
+    from lightagent import ConfigurationError, SqlSessionStore
+
+    with pytest.raises(ConfigurationError) as info:
+        SqlSessionStore("mysql://u@127.0.0.1/db")
+    assert info.value.code == "LA-CONFIG" and "postgresql" in info.value.hint
+    with pytest.raises(ConfigurationError) as info:
+        SqlSessionStore(f"sqlite:///{tmp_path / 's.db'}", engine_options={"echo": True})
+    assert info.value.code == "LA-CONFIG"
