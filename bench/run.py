@@ -24,6 +24,7 @@ ORDER = [
     "events",
     "durable",
     "events_peer",
+    "memory",
     "flow",
     "dag",
     "dag_peer",

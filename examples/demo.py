@@ -2,7 +2,9 @@
 
 1. the installed plugins; 2. an agent with tools and a durable SQLite session, continued
 over two runs and replayed from its event log; 3. a LightFlow run, checkpointed and
-resumed; 4. a LightDAG run with a verifier and an artifact; 5. the trace of a run.
+resumed; 4. a LightDAG run with a verifier and an artifact; 5. an MCP server's tools;
+6. the trace of a run; 7. memory that fails closed: tenants, a refused write, a
+reflection promoted, and mem0.
 
 Offline by default, on the built-in ScriptedModel and embedded stores (SQLite, JSON files
 in a temporary folder). With OPENAI_API_KEY or LIGHTAGENT_BASE_URL set, the same tour runs
@@ -281,6 +283,109 @@ def tour_mcp() -> None:
     show("session closed; server process tree ended", time_server.link.pgid is None)
 
 
+def memory_script(request: ModelRequest) -> str:
+    """Offline stand-in: answer from the memories the agent put in the system prompt."""
+    system = str(request.messages[0].get("content", ""))
+    remembered = [line[2:] for line in system.splitlines() if line.startswith("- ")]
+    return f"From memory: {' | '.join(remembered)}" if remembered else "Noted."
+
+
+def tour_memory(workdir: Path) -> None:
+    section("7. Memory that fails closed (a SQLite memory pool, tenants, promotion, mem0)")
+    from lightagent import MemoryPolicy, SharedMemoryPool
+
+    pool = SharedMemoryPool(f"sqlite:///{workdir / 'memory.sqlite3'}")
+    policy = MemoryPolicy(namespace="acme", min_write_length=8)
+
+    def concierge(tenant: MemoryPolicy) -> LightAgent:
+        return LightAgent(
+            name="concierge",
+            model=model_for("memory", memory_script),
+            memory=pool,
+            memory_policy=tenant,
+            self_learning=True,
+        )
+
+    agent = concierge(policy)
+    agent.run("Remember: my room is 412 and I drink green tea.", user_id="alice")
+    show(
+        "acme/alice asks again",
+        agent.run("Which room am I in, and what do I drink?", user_id="alice"),
+    )
+    other = concierge(MemoryPolicy(namespace="globex"))
+    show(
+        "globex/alice (same user id, other tenant)",
+        other.run("Which room am I in?", user_id="alice"),
+    )
+    refused = agent.run(
+        "My card token is sk-live-4242424242424242abcd",
+        user_id="alice",
+        result_format="object",
+        trace=True,
+    )
+    show(
+        "a credential-looking write",
+        [e["data"]["reason"] for e in refused.trace if e["type"] == "memory_write_block"],
+    )
+    pending = agent.list_memory_candidates(include_data=False)
+    show("reflections waiting for promotion", len(pending))
+    decision = agent.promote_memory_candidate(pending[0]["candidate_id"], "approve")
+    show("promoted once", {"action": decision.action, "stored": decision.metadata["stored"]})
+    again = agent.promote_memory_candidate(pending[0]["candidate_id"], "approve")
+    show("promoting again", {"idempotent": again.metadata["idempotent"]})
+    show(
+        "records in the pool (acme/alice, the agent's own)",
+        [
+            len(pool.list_records(user_id=policy.scoped_user_id("alice"))),
+            len(pool.list_records(user_id=policy.agent_user_id("concierge"))),
+        ],
+    )
+    pool.close()
+    tour_mem0(workdir)
+
+
+def tour_mem0(workdir: Path) -> None:
+    """mem0 (lightagent-memory-mem0) on the loopback server: its LLM and embeddings on 127.0.0.1."""
+    try:
+        from lightagent_contracts import LoopbackServer
+        from lightagent_memory_mem0 import Mem0Memory, echo_facts
+    except ImportError:
+        show("mem0", "install lightagent-memory-mem0 (and lightagent-contracts) to see mem0 here")
+        return
+    import logging
+
+    os.environ.setdefault("MEM0_DIR", str(workdir / "mem0-home"))  # keep ~/.mem0 untouched
+    logging.getLogger("mem0").setLevel(logging.ERROR)  # its notes on optional extras (spaCy …)
+    with LoopbackServer(embedding_dimensions=64) as server:
+        server.route("mem0-llm", echo_facts)
+        memory = Mem0Memory(
+            base_url=server.base_url,
+            api_key="offline",
+            llm_model="mem0-llm",
+            embedding_dims=64,
+            path=workdir / "mem0",
+        )
+        agent = LightAgent(
+            name="mem0-concierge",
+            model=model_for("mem0", memory_script),
+            memory=memory,
+            memory_namespace="acme",
+        )
+        agent.run("My favourite colour is teal.", user_id="bob")
+        show("mem0, bob asks again", agent.run("What is my favourite colour?", user_id="bob"))
+        found = memory.retrieve("favourite colour", "acme:bob")["results"]
+        show("mem0 records of acme/bob", sorted(r["memory"] for r in found))
+        show("mem0 sees for acme/eve", memory.retrieve("favourite colour", "acme:eve")["results"])
+        show(
+            "mem0 calls on the loopback",
+            {
+                "extraction": sum(r["model"] == "mem0-llm" for r in server.requests),
+                "embeddings": len(server.embedding_requests),
+            },
+        )
+        memory.close()
+
+
 def tour_trace(result: Any) -> None:
     section("6. The trace of run 1 (every event, summarized)")
     print("  " + " -> ".join(event["type"] for event in result.trace))
@@ -300,7 +405,11 @@ def main() -> int:
         tour_dag(workdir)
         tour_mcp()
         tour_trace(first)
-    print("\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md, docs/mcp.md")
+        tour_memory(workdir)
+    print(
+        "\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md, docs/mcp.md, "
+        "docs/memory.md"
+    )
     return 0
 
 

@@ -81,6 +81,8 @@ async def shout(text: str) -> str:
 
 
 class TestReferenceMemory(MemoryContract):
+    property_examples_slow = 200  # a test double: the kernel's backends run the thousands
+
     @pytest.fixture
     def make_memory(self):
         return DictMemory
@@ -221,7 +223,18 @@ class TestBrokenTools(ToolProviderContract):
 def test_broken_implementations_fail_the_suites(tmp_path):
     (tmp_path / "test_broken.py").write_text(textwrap.dedent(BROKEN))
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-rf",
+            "-m",
+            "not slow",
+            str(tmp_path),
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -231,7 +244,9 @@ def test_broken_implementations_fail_the_suites(tmp_path):
     assert failed == {
         "TestBrokenMemory::test_users_are_isolated",
         "TestBrokenMemory::test_results_are_attributed_to_their_user",
-        "TestBrokenMemory::test_an_agent_injects_and_writes_through_it",
+        "TestBrokenMemory::test_lookalike_wildcard_and_path_ids_are_other_users",
+        "TestBrokenMemory::test_tenants_are_isolated_through_the_policy",
+        "TestBrokenMemory::test_adversarial_ids_and_queries_find_no_foreign_record",
         "TestBrokenTools::test_names_are_valid_and_unique",
         "TestBrokenToolset::test_unknown_tool_is_refused",
         "TestBrokenRetrieval::test_filters_apply_before_the_limit",

@@ -4,6 +4,9 @@
 ``POST /v1/chat/completions`` from a queue of scripted replies, in JSON or as an SSE
 stream (when the request says ``"stream": true``). It speaks HTTP/1.1 with keep-alive so
 the ``openai`` SDK reuses its connections, and it records every request body and header.
+``POST /v1/embeddings`` answers deterministic vectors (:meth:`LoopbackServer.embed`: hashed
+words, so texts sharing words are close); :meth:`LoopbackServer.route` gives one model name
+a standing reply (a memory library's extraction calls beside the agent's scripted turns).
 
     with LoopbackServer() as srv:
         srv.reply("hello", {"tool_calls": [{"name": "add", "arguments": {"a": 1}}]})
@@ -19,8 +22,13 @@ or callables ``fn(body) -> reply`` evaluated per request.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import math
+import re
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -145,7 +153,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.rstrip("/")
+        embeddings = path.endswith("/embeddings")
+        if not (embeddings or path.endswith("/chat/completions")):
             self._send_json(404, _error_body(f"no route {self.path}", "not_found"))
             return
         try:
@@ -154,6 +164,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, _error_body("body is not JSON", "invalid_request_error"))
             return
         owner = self.server.owner
+        if embeddings:
+            status, answer = owner._embeddings(body)
+            self._send_json(status, answer)
+            return
         reply = owner._take(body, _Headers(self.headers.items()), self.path)
         owner._answer(self, body, reply)
 
@@ -204,6 +218,26 @@ def _sse(payload: Any) -> bytes:
     return b"data: " + text.encode() + b"\n\n"
 
 
+_WORDS = re.compile(r"\w+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _embedding(text: str, dimensions: int) -> list[float]:
+    """Signed feature hashing of the lower-cased words (and CJK characters), L2-normalised."""
+    vector = [0.0] * dimensions
+    lowered = text.casefold()
+    tokens = _WORDS.findall(lowered) + _CJK.findall(lowered)
+    for token in tokens:
+        digest = hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        vector[value % dimensions] += 1.0 if (value >> 63) & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0.0:  # no words: a fixed unit vector, never a zero one (cosine needs a norm)
+        vector[0] = 1.0
+        return vector
+    return [v / norm for v in vector]
+
+
 def _split(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
@@ -223,8 +257,13 @@ class LoopbackServer:
         chunk_size: int = 16,
         default: Reply | None = None,
         port: int = 0,
+        embedding_dimensions: int = 256,
     ) -> None:
         self.model = model
+        self.embedding_dimensions = embedding_dimensions
+        #: Bodies of ``/v1/embeddings`` requests (chat bodies are in :attr:`requests`).
+        self.embedding_requests: list[dict[str, Any]] = []
+        self._routes: dict[str, Reply] = {}
         self.chunk_size = max(1, chunk_size)
         self.default = default
         self.requests: list[dict[str, Any]] = []
@@ -311,6 +350,19 @@ class LoopbackServer:
             self._queue.extend(replies)
         return self
 
+    def route(self, model: str, reply: Reply) -> LoopbackServer:
+        """Answer every chat request for ``model`` with ``reply`` (a callable is called per
+        request), leaving the queue to the others; the request is recorded as usual."""
+        with self._lock:
+            self._routes[model] = reply
+        return self
+
+    @staticmethod
+    def embed(text: str, dimensions: int = 256) -> list[float]:
+        """The vector ``/v1/embeddings`` answers for ``text``: deterministic, unit length,
+        and the closer the more words two texts share."""
+        return _embedding(str(text), dimensions)
+
     def replay(self, fixture: str | Path | dict[str, Any]) -> LoopbackServer:
         """Queue a recorded wire fixture (``response`` or ``stream`` chunks) verbatim."""
         return self.reply(_fixture_reply(load_fixture(fixture)))
@@ -346,6 +398,7 @@ class LoopbackServer:
             self.requests.clear()
             self.headers.clear()
             self.paths.clear()
+            self.embedding_requests.clear()
             self.unexpected = 0
 
     # -- serving ---------------------------------------------------------------------
@@ -355,7 +408,10 @@ class LoopbackServer:
             self.headers.append(headers)
             self.paths.append(path)
             self._counter += 1
-            if self._queue:
+            routed = self._routes.get(str(body.get("model")))
+            if routed is not None:
+                reply = routed
+            elif self._queue:
                 reply = self._queue.popleft()
             elif self.default is not None:
                 reply = self.default
@@ -366,6 +422,33 @@ class LoopbackServer:
         while callable(reply) and not isinstance(reply, (ErrorReply, RawReply)):
             reply = reply(body)
         return reply
+
+    def _embeddings(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        raw = body.get("input")
+        if isinstance(raw, str) or (isinstance(raw, list) and raw and isinstance(raw[0], int)):
+            raw = [raw]
+        if not isinstance(raw, list) or not raw:
+            return 400, _error_body(
+                "input must be a string or a non-empty list", "invalid_request_error"
+            )
+        dims = body.get("dimensions") or self.embedding_dimensions
+        if not isinstance(dims, int) or isinstance(dims, bool) or not 1 <= dims <= 4096:
+            return 400, _error_body("dimensions must be an integer 1-4096", "invalid_request_error")
+        with self._lock:
+            self.embedding_requests.append(body)
+        data = []
+        tokens = 0
+        for index, item in enumerate(raw):
+            text = item if isinstance(item, str) else " ".join(str(t) for t in item)
+            tokens += max(1, len(text.split()))
+            vector = _embedding(text, dims)
+            encoded: Any = vector
+            if body.get("encoding_format") == "base64":
+                encoded = base64.b64encode(struct.pack(f"<{dims}f", *vector)).decode()
+            data.append({"object": "embedding", "index": index, "embedding": encoded})
+        model = body.get("model") or "loopback-embedding"
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return 200, {"object": "list", "data": data, "model": model, "usage": usage}
 
     def _answer(self, handler: _Handler, body: dict[str, Any], reply: Reply) -> None:
         if isinstance(reply, ErrorReply):

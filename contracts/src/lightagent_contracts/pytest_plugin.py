@@ -17,3 +17,10 @@ from lightagent_contracts.network import (  # noqa: F401
 )
 from lightagent_contracts.outage import postgres_outage  # noqa: F401
 from lightagent_contracts.postgres import _postgres_database, postgres_url  # noqa: F401
+
+
+def pytest_configure(config: object) -> None:
+    """Register the ``slow`` marker the contract suites use (their thousands-of-examples tests)."""
+    config.addinivalue_line(  # type: ignore[attr-defined]
+        "markers", "slow: long contract tests (deselect with -m 'not slow')"
+    )

@@ -14,6 +14,7 @@ import threading
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
+from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
@@ -37,7 +38,7 @@ from lightagent.toolsets.protocol import is_toolset
 __all__ = ["LightAgent"]
 
 
-class LightAgent(SessionMethods, ToolsetMethods):
+class LightAgent(SessionMethods, ToolsetMethods, MemoryMethods):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 
     ``model`` is a model name (an :class:`~lightagent.models.openai_compat.OpenAIModel`
@@ -78,6 +79,9 @@ class LightAgent(SessionMethods, ToolsetMethods):
         log_level: str = "INFO",
         log_file: str | None = None,
         memory: Any = None,
+        memory_policy: Any = None,
+        memory_namespace: str | None = None,
+        self_learning: bool = False,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
         **unknown: Any,
@@ -135,7 +139,10 @@ class LightAgent(SessionMethods, ToolsetMethods):
 
             self._memory = _resolve_memory(memory)
         #: What retrieved memories and memory writes pass (a ``MemoryFilter``; None: the default).
-        self.memory_filter: Any = None
+        self.memory_filter, self._memory_book = memory_settings(
+            memory, memory_policy, memory_namespace, self_learning
+        )
+        self.self_learning = bool(self_learning)
         self._retrieval_spec = retrieval
         self._retrieval: Any = None
         if isinstance(retrieval_inject, bool):

@@ -59,6 +59,7 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-STORAGE-UNAVAILABLE", "storage", "The database is not reachable.", "Check the URL and that the server is running."),
     ("LA-STORAGE-NOT-FOUND", "storage", "No such store: its database, file or folder does not exist.", "Check the path or URL; reads never create a store, the first write does (in an existing folder)."),
     ("LA-MEMORY", "storage", "The memory backend failed or answered in a shape that cannot be read.", "retrieve() must return {\"results\": [{\"memory\": ...}]}; see details."),
+    ("LA-MEMORY-CANDIDATE", "validation", "No such memory candidate.", "List them with agent.list_memory_candidates(session_id=...); one made in another process is found through its session."),
     ("LA-RETRIEVAL", "storage", "The retrieval provider failed.", "Check the provider's index and the filters passed; see details."),
     ("LA-PLUGIN", "plugin", "A plugin failed to load.", "Run `lightagent plugins` to see the failure; upgrade or disable it."),
     ("LA-PLUGIN-CONFLICT", "plugin", "Two plugins registered the same provider name.", "Uninstall or disable one of the two plugins named."),

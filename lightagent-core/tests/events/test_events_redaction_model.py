@@ -9,8 +9,8 @@ import pytest
 from lightagent.errors import StorageError
 from lightagent.events.memory_store import InMemorySessionStore
 from lightagent.events.model import SESSION_SCHEMA_VERSION, EventMigrationRegistry, SessionEvent
-from lightagent.events.redaction import REDACTION_FAILED, is_secret_key, redact, redact_text
 from lightagent.events.sql_store import SqliteSessionStore
+from lightagent.redaction import REDACTION_FAILED, is_secret_key, redact, redact_text
 
 CANARIES = {
     "openai": "sk-proj-AbCdEf0123456789GhIjKlMn",

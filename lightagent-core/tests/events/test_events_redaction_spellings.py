@@ -12,7 +12,7 @@ import sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 from lightagent import LightAgent, SqliteSessionStore, tool
-from lightagent.events.redaction import REDACTED, is_secret_key, redact
+from lightagent.redaction import REDACTED, is_secret_key, redact
 from lightagent_contracts.loopback import LoopbackServer
 
 SECRET_NAMES = [

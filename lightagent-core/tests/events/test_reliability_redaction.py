@@ -107,6 +107,6 @@ def test_encoded_and_vendor_forms_never_reach_the_session_log(tmp_path, name):
     ],
 )
 def test_encoded_benign_text_is_left_alone(text):
-    from lightagent.events.redaction import redact_text
+    from lightagent.redaction import redact_text
 
     assert redact_text(text) == text

@@ -37,6 +37,12 @@ def test_demo_offline() -> None:
     assert '"research": 1' in out  # resume did not re-run the finished step
     assert "run: succeeded" in out and "task double: verified" in out
     assert "run_start -> model_request" in out
+    assert "acme/alice asks again: From memory: Remember: my room is 412" in out
+    assert "globex/alice (same user id, other tenant): Noted." in out  # no memory crossed
+    assert 'a credential-looking write: ["secret"' in out
+    assert '"idempotent": true' in out
+    assert "mem0, bob asks again: From memory: My favourite colour is teal." in out
+    assert "mem0 sees for acme/eve: []" in out
     assert "Traceback" not in proc.stderr
     assert "\033[" not in out  # stdout is a pipe: no colour codes
     assert "\n== 1. " in out

@@ -45,11 +45,11 @@ class LineServer(socketserver.ThreadingTCPServer):
     def port(self) -> int:
         return self.server_address[1]
 
-    def wait_opened(self, count: int, timeout: float = 5.0) -> bool:
+    def wait_opened(self, count: int, timeout: float = 30.0) -> bool:
         with self.changed:
             return self.changed.wait_for(lambda: self.opened >= count, timeout)
 
-    def wait_closed(self, count: int, timeout: float = 5.0) -> bool:
+    def wait_closed(self, count: int, timeout: float = 30.0) -> bool:
         with self.changed:
             return self.changed.wait_for(lambda: self.closed >= count, timeout)
 

@@ -11,7 +11,8 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 @pytest.mark.parametrize("page", ["toolsets.md", "memory.md", "retrieval.md"])
-def test_code_blocks_run(page):
+def test_code_blocks_run(page, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # files a page writes (a SQLite pool …) stay out of the tree
     text = (DOCS / page).read_text(encoding="utf-8")
     blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
     assert blocks, f"{page} has no python block"

@@ -37,7 +37,7 @@ EXAMPLES = {
 @pytest.mark.parametrize("example", sorted(EXAMPLES))
 def test_example_passes_its_own_tests(example):
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", "tests"],
         cwd=ROOT / "examples" / example,
         capture_output=True,
         text=True,
@@ -96,7 +96,11 @@ def test_installed_examples_plug_in_by_entry_point_alone(tmp_path, loopback_serv
     memory_path = tmp_path / "memories.jsonl"
     memory_path.write_text(
         json.dumps(
-            {"memory": "Ada thinks in miles.", "user_id": "ada", "metadata": {"user_id": "ada"}}
+            {
+                "memory": "Ada thinks in miles.",
+                "user_id": "ada",
+                "metadata": {"user_id": "ada", "source": "user"},
+            }
         )
         + "\n"
     )

@@ -87,7 +87,7 @@ class LeakyMemory:
     def __init__(self):
         self.records = [
             {"memory": "Bob's PIN is 4711.", "user_id": "bob"},
-            {"memory": "Alice likes tea.", "metadata": {"user_id": "alice"}},
+            {"memory": "Alice likes tea.", "metadata": {"user_id": "alice", "source": "user"}},
             {"memory": "An unattributed fact about tea."},
         ]
 
@@ -105,8 +105,10 @@ def test_results_attributed_to_another_user_never_reach_the_prompt():
     result = agent.run("tea?", user_id="alice", result_format="object", trace=True)
     system = model.requests[0].messages[0]["content"]
     assert "4711" not in system and "Alice likes tea." in system
+    assert "unattributed fact" not in system, "results naming no user fail closed"
     filtered = dict(_events(result))["memory_retrieve_filter"]
-    assert filtered["blocked_count"] == 1 and filtered["reasons"] == {"other_user": 1}
+    assert filtered["blocked_count"] == 2
+    assert filtered["reasons"] == {"other_user": 1, "unattributed": 1}
     assert memory.records[-1] == {"memory": "tea?", "user_id": "alice"}
 
 

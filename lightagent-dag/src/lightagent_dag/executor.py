@@ -49,7 +49,7 @@ def task_capability() -> Any:
 
 def _error(exc: BaseException) -> dict[str, Any]:
     """The error as stored (attempt, task, event): credentials redacted, fail closed."""
-    from lightagent.events.redaction import REDACTION_FAILED, redact, redact_text
+    from lightagent.redaction import REDACTION_FAILED, redact, redact_text
 
     typed = exc if isinstance(exc, LightAgentError) else None
     code = typed.code if typed is not None else "LA-DAG"

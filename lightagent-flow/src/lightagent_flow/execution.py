@@ -335,7 +335,7 @@ class StepExecution:
 
 def _redacted(message: str) -> str:
     """An error message as it is stored and shown: credentials redacted, fail closed."""
-    from lightagent.events.redaction import REDACTION_FAILED, redact_text
+    from lightagent.redaction import REDACTION_FAILED, redact_text
 
     try:
         return redact_text(str(message))

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from lightagent import redact
-from lightagent.events.redaction import is_secret_key, redact_text
+from lightagent.redaction import is_secret_key, redact_text
 
 from lightagent_mcp.errors import MCPConfigError
 

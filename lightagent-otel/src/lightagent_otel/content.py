@@ -22,7 +22,7 @@ MAX_CHARS = 32_000
 
 def as_json(value: Any) -> str:
     """``value`` redacted and serialized as JSON text (cut at :data:`MAX_CHARS`)."""
-    from lightagent.events.redaction import redact_or_marker
+    from lightagent.redaction import redact_or_marker
 
     clean = redact_or_marker(value)
     text = clean if isinstance(clean, str) else json.dumps(clean, ensure_ascii=False, default=str)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from lightagent.events.redaction import REDACTION_FAILED, redact_text
+from lightagent.redaction import REDACTION_FAILED, redact_text
 
 __all__ = ["RedactingFilter", "install_log_redaction"]
 

@@ -23,7 +23,6 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError, StorageError
 from lightagent.events.model import SessionEvent
-from lightagent.events.sql_conn import Database, open_database
 from lightagent.events.store import (
     EventInput,
     SessionInfo,
@@ -33,6 +32,7 @@ from lightagent.events.store import (
     path_error,
     validate_session_id,
 )
+from lightagent.sql_conn import Database, open_database
 
 __all__ = ["DEFAULT_PATH", "SqlSessionStore", "SqliteSessionStore"]
 

@@ -19,7 +19,7 @@ from typing import IO, Any, Protocol, runtime_checkable
 
 from lightagent.errors import StorageError, ValidationError
 from lightagent.events.model import SessionEvent
-from lightagent.events.redaction import REDACTION_FAILED, redact
+from lightagent.redaction import REDACTION_FAILED, redact
 
 __all__ = [
     "EventInput",

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from lightagent.errors import ConfigurationError
-from lightagent.events.redaction import redact_or_marker
+from lightagent.redaction import redact_or_marker
 
 __all__ = [
     "ExportReport",

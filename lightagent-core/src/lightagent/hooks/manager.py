@@ -181,7 +181,7 @@ def _hook_steps(hook: Any, phase: str) -> Any:
 def _safe_text(text: str) -> str:
     """Exception text with credentials redacted (it lands in traces); the type name if that fails."""
     try:
-        from lightagent.events.redaction import redact_text
+        from lightagent.redaction import redact_text
 
         return redact_text(text)
     except Exception:

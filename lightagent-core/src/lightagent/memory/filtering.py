@@ -1,9 +1,9 @@
 """The filter point between a memory backend and the prompt, and before each write.
 
 Every retrieved result passes :meth:`MemoryFilter.filter_results` before the loop may
-inject it; every write passes :meth:`MemoryFilter.admit_write`. ``MemoryPolicy`` is one
-such filter; :class:`DefaultMemoryFilter` is what an agent uses without one. It fails
-closed on isolation: a result attributed to another user never reaches the prompt.
+inject it; every write passes :meth:`MemoryFilter.admit_write`. ``MemoryPolicy`` is the
+filter an agent uses (``MemoryPolicy()`` without ``memory_policy=``); it fails closed.
+:class:`DefaultMemoryFilter` is the smallest filter: user attribution only.
 """
 
 from __future__ import annotations
@@ -14,7 +14,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from lightagent.memory.protocol import result_owner
 
-__all__ = ["DefaultMemoryFilter", "MemoryFilter", "MemoryFilterOutcome", "WriteAdmission"]
+__all__ = [
+    "DefaultMemoryFilter",
+    "MemoryAdmissionDecision",
+    "MemoryFilter",
+    "MemoryFilterOutcome",
+    "WriteAdmission",
+]
 
 
 @dataclass
@@ -26,12 +32,16 @@ class MemoryFilterOutcome:
 
 
 @dataclass
-class WriteAdmission:
+class MemoryAdmissionDecision:
     """The verdict on one write: ``allowed``, a ``reason`` when refused, a rewritten ``value``."""
 
     allowed: bool = True
     reason: str | None = None
     value: Any = None
+
+
+#: The seam's first name for :class:`MemoryAdmissionDecision` (the same class).
+WriteAdmission = MemoryAdmissionDecision
 
 
 @runtime_checkable
@@ -54,13 +64,13 @@ class MemoryFilter(Protocol):
 
 
 class DefaultMemoryFilter:
-    """Isolation by attribution: results attributed to another user are blocked.
+    """Isolation by user attribution only: results of another user, or of nobody, are blocked.
 
-    ``allow_unattributed`` (default True, as in the seeds) lets results without a
-    ``user_id`` through; set it False to fail closed on those too.
+    ``allow_unattributed=True`` lets results without a ``user_id`` through (the seeds'
+    default, which fails open; ours fails closed).
     """
 
-    def __init__(self, *, allow_unattributed: bool = True) -> None:
+    def __init__(self, *, allow_unattributed: bool = False) -> None:
         self.allow_unattributed = allow_unattributed
 
     def filter_results(

@@ -39,7 +39,7 @@ def memory_items(raw: Any) -> list[dict[str, Any]]:
     """
     if raw is None:
         return []
-    if isinstance(raw, Mapping):
+    if type(raw) is dict or isinstance(raw, Mapping):
         items = raw.get("results", [])
     elif isinstance(raw, (list, tuple)):
         items = raw
@@ -58,7 +58,7 @@ def memory_items(raw: Any) -> list[dict[str, Any]]:
     for item in items:
         if isinstance(item, str):
             out.append({"memory": item})
-        elif isinstance(item, Mapping):
+        elif type(item) is dict or isinstance(item, Mapping):
             text = item.get("memory", item.get("text", item.get("content")))
             if text is None:
                 continue

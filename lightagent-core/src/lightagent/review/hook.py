@@ -45,7 +45,7 @@ def _summary(request: ApprovalRequest) -> dict[str, Any]:
 
 def _redacted(value: Any) -> Any:
     try:
-        from lightagent.events.redaction import redact_or_marker
+        from lightagent.redaction import redact_or_marker
     except ImportError:  # pragma: no cover - the events package ships with the core
         return value
     return redact_or_marker(value)

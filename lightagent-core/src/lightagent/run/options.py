@@ -27,13 +27,10 @@ __all__ = [
 #: real parameter to ``LightAgent.__init__``.
 UNAVAILABLE: dict[str, Any] = {
     "websocket_base_url": None,
-    "memory_policy": None,
-    "memory_namespace": None,
     "tree_of_thought": False,
     "tot_model": None,
     "tot_api_key": None,
     "tot_base_url": None,
-    "self_learning": False,
     "skills_directories": None,
     "auto_discover_skills": True,
     "tracetools": None,

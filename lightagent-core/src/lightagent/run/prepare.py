@@ -123,10 +123,10 @@ def build_spec(
     memory_filter = None
     if memory is not None:
         memory_filter = agent.memory_filter
-        if memory_filter is None:
-            from lightagent.memory.filtering import DefaultMemoryFilter
+        if memory_filter is None:  # no policy given: the default one, which fails closed
+            from lightagent.memory.policy import MemoryPolicy
 
-            memory_filter = DefaultMemoryFilter()
+            memory_filter = MemoryPolicy()
 
     output = None
     if opts.output_schema is not None:
@@ -159,6 +159,8 @@ def build_spec(
         base_registry=registry,
         memory=memory,
         memory_filter=memory_filter,
+        self_learning=memory is not None and getattr(agent, "self_learning", False),
+        memory_book=getattr(agent, "_memory_book", None) if memory is not None else None,
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
     )

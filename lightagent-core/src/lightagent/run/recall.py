@@ -1,5 +1,6 @@
 """Memory and retrieval as steps of the loop: retrieve before the first model request,
-write after the run, inject opt-in retrieval context. Each is a generator of effects.
+write after the run (:mod:`lightagent.run.remember`), inject opt-in retrieval context.
+Each is a generator of effects.
 
 Every step is recorded in the run's events (``memory_read``, ``memory_retrieve_filter``,
 ``memory_retrieve_block``, ``memory_write``, ``memory_write_block``, ``retrieval``; failures
@@ -16,16 +17,18 @@ from collections import Counter
 from collections.abc import Generator
 from typing import Any
 
-from lightagent.errors import LightAgentError, StorageError
+from lightagent.errors import LightAgentError
 from lightagent.memory.protocol import accepts_keyword, memory_items
 from lightagent.run.effects import RetrieveMemory, Search, StoreMemory
-from lightagent.run.phases import ask, payload_value
+from lightagent.run.memory_steps import ask_memory, backend_user, memory_failed
+from lightagent.run.phases import payload_value
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
 
 __all__ = [
     "MEMORY_HEADER",
     "RETRIEVAL_HEADER",
+    "backend_user",
     "inject",
     "memory_retrieve",
     "memory_write",
@@ -55,75 +58,67 @@ def inject(messages: list[dict[str, Any]], text: str) -> None:
         messages.insert(0, {"role": "system", "content": text})
 
 
-def _failed(spec: RunSpec, stage: str, exc: BaseException, code: str) -> None:
-    error = (
-        exc
-        if isinstance(exc, LightAgentError)
-        else StorageError(
-            code, f"{type(exc).__name__}: {exc}", details={"exception": type(exc).__name__}
-        )
-    )
-    ctx = spec.ctx
-    if ctx.active:
-        ctx.emit("error", {"stage": stage, "error": error.to_dict()})
-    _log.warning("run %s: %s failed, going on without it: %s", ctx.run_id, stage, error)
-
-
-def _ask(phase: str, payload: dict[str, Any]) -> Generator[Any, Any, Any]:
-    """``ask`` where an interceptor failure counts as a block (memory is never worth a crash)."""
-    try:
-        return (yield from ask(phase, payload))
-    except LightAgentError as exc:
-        from lightagent.interceptors import PhaseOutcome
-
-        return PhaseOutcome("block", None, exc.message, {"code": exc.code})
-
-
-def _backend_user(spec: RunSpec) -> str:
-    """The user id the backend sees: the filter may scope it (a ``MemoryPolicy`` namespace)."""
-    scope = getattr(spec.memory_filter, "backend_user_id", None)
-    user_id = spec.ctx.user_id
-    return str(scope(user_id, context=spec.ctx)) if callable(scope) else user_id
-
-
 def memory_retrieve(
     spec: RunSpec, st: RunState, query: str, messages: list[dict[str, Any]]
 ) -> Generator[Any, Any, None]:
-    """Retrieve the user's memories, filter them, and inject what is allowed."""
+    """Retrieve the user's memories (and the agent's own with ``self_learning``), filter
+    them, and inject what is allowed."""
+    allowed = yield from _recall(spec, st, query, None)
+    agent_filter = getattr(spec.memory_filter, "filter_agent_results", None)
+    if spec.self_learning and callable(agent_filter):
+        allowed = allowed + (yield from _recall(spec, st, query, agent_filter))
+    if allowed:
+        lines = "\n".join(f"- {m['memory']}" for m in allowed)
+        inject(messages, f"{MEMORY_HEADER}\n{lines}")
+
+
+def _recall(
+    spec: RunSpec, st: RunState, query: str, agent_filter: Any
+) -> Generator[Any, Any, list[dict[str, Any]]]:
+    """One retrieval through its phases and the filter: the user's, or the agent's own."""
     ctx = spec.ctx
     active = ctx.active
     interceptor = spec.interceptor
     user_id = ctx.user_id
+    scope = "user" if agent_filter is None else "agent"
     st.stage = "memory_retrieve"
     if interceptor is not None:
-        out = yield from _ask("before_memory_retrieve", {"query": query, "user_id": user_id})
+        out = yield from ask_memory(
+            "before_memory_retrieve", {"query": query, "user_id": user_id, "scope": scope}
+        )
         if out.action == "block":
             if active:
                 ctx.emit(
                     "memory_retrieve_block",
                     {"phase": "before_memory_retrieve", "reason": out.reason, "user_id": user_id},
                 )
-            return
+            return []
         if out.action == "replace" and out.payload is not None:
             new_query = payload_value(out.payload, "query")
             if isinstance(new_query, str):
                 query = new_query
     started = time.perf_counter()
     try:
-        backend_user = _backend_user(spec)
-        raw = yield RetrieveMemory(query, backend_user)
+        if agent_filter is None:
+            target = backend_user(spec)
+        else:
+            target = str(spec.memory_filter.agent_user_id(ctx.agent_name))
+        raw = yield RetrieveMemory(query, target)
         items = memory_items(raw)
     except Exception as exc:
-        _failed(spec, "memory_retrieve", exc, "LA-MEMORY")
-        return
+        memory_failed(spec, "memory_retrieve", exc, "LA-MEMORY")
+        return []
     try:
         # The filter point (MemoryPolicy): nothing reaches the prompt without passing it.
-        outcome = spec.memory_filter.filter_results(items, user_id=user_id, context=ctx)
+        if agent_filter is None:
+            outcome = spec.memory_filter.filter_results(items, user_id=user_id, context=ctx)
+        else:
+            outcome = agent_filter(items, agent_name=ctx.agent_name, context=ctx)
         allowed = list(outcome.allowed)
         blocked = list(outcome.blocked)
     except Exception as exc:  # a failing filter lets nothing through
-        _failed(spec, "memory_retrieve", exc, "LA-MEMORY")
-        return
+        memory_failed(spec, "memory_retrieve", exc, "LA-MEMORY")
+        return []
     if blocked and active:
         reasons = Counter(str(b.get("reason", "blocked")) for b in blocked)
         ctx.emit(
@@ -134,11 +129,13 @@ def memory_retrieve(
                 "blocked_count": len(blocked),
                 "reasons": dict(reasons),
                 "user_id": user_id,
+                "scope": scope,
             },
         )
     if interceptor is not None:
-        out = yield from _ask(
-            "after_memory_retrieve", {"query": query, "user_id": user_id, "results": allowed}
+        out = yield from ask_memory(
+            "after_memory_retrieve",
+            {"query": query, "user_id": user_id, "results": allowed, "scope": scope},
         )
         if out.action == "block":
             if active:
@@ -146,105 +143,51 @@ def memory_retrieve(
                     "memory_retrieve_block",
                     {"phase": "after_memory_retrieve", "reason": out.reason, "user_id": user_id},
                 )
-            return
+            return []
         if out.action == "replace" and out.payload is not None:
             try:
                 allowed = memory_items({"results": payload_value(out.payload, "results")})
             except LightAgentError as exc:
-                _failed(spec, "memory_retrieve", exc, "LA-MEMORY")
-                return
+                memory_failed(spec, "memory_retrieve", exc, "LA-MEMORY")
+                return []
+    _note_known(spec, allowed, target)
     if active:
         ctx.emit(
             "memory_read",
             {
                 "user_id": user_id,
+                "scope": scope,
                 "count": len(allowed),
                 "memory_ids": [m.get("memory_id") or m.get("id") for m in allowed],
                 "latency_ms": round((time.perf_counter() - started) * 1000, 3),
             },
         )
-    if allowed:
-        lines = "\n".join(f"- {m['memory']}" for m in allowed)
-        inject(messages, f"{MEMORY_HEADER}\n{lines}")
+    return allowed
+
+
+def _note_known(spec: RunSpec, allowed: list[dict[str, Any]], target: str) -> None:
+    """Remember what the backend already holds, so writing it again counts as a duplicate."""
+    fingerprint = getattr(spec.memory_filter, "write_fingerprint", None)
+    if (
+        not allowed
+        or not callable(fingerprint)
+        or not getattr(spec.memory_filter, "reject_duplicate_writes", False)
+    ):
+        return
+    from lightagent.run.remember import memory_run
+
+    known = memory_run(spec).fingerprints
+    for item in allowed:
+        known.add(fingerprint(item["memory"], {"memory_user_id": target}))
 
 
 def memory_write(
     spec: RunSpec, st: RunState, data: Any, answer: str | None
 ) -> Generator[Any, Any, None]:
-    """Write the turn's user message to memory, through the write hooks and the filter."""
-    ctx = spec.ctx
-    active = ctx.active
-    interceptor = spec.interceptor
-    user_id = ctx.user_id
-    st.stage = "memory_write"
-    metadata = {
-        key: value
-        for key, value in (
-            ("source", "user"),
-            ("scope", "user"),
-            ("agent_name", ctx.agent_name),
-            ("trace_id", ctx.trace_id),
-            ("parent_trace_id", ctx.parent_trace_id),
-            ("run_id", ctx.run_id),
-            ("session_id", ctx.session_id),
-            ("user_id", user_id),
-        )
-        if value is not None
-    }
-    if interceptor is not None:
-        out = yield from _ask(
-            "before_memory_write",
-            {"data": data, "user_id": user_id, "metadata": metadata, "answer": answer},
-        )
-        if out.action == "block":
-            if active:
-                ctx.emit(
-                    "memory_write_block",
-                    {"phase": "before_memory_write", "reason": out.reason, "user_id": user_id},
-                )
-            return
-        if out.action == "replace" and out.payload is not None:
-            payload = out.payload
-            if isinstance(payload, dict):
-                data = payload.get("data", data)
-                if isinstance(payload.get("metadata"), dict):
-                    metadata = {**payload["metadata"], "user_id": user_id}
-            else:
-                data = payload
-    try:
-        admission = spec.memory_filter.admit_write(data, user_id=user_id, context=ctx)
-    except Exception as exc:  # a failing admission check refuses the write
-        _failed(spec, "memory_write", exc, "LA-MEMORY")
-        return
-    if not admission.allowed:
-        if active:
-            ctx.emit(
-                "memory_write_block",
-                {"phase": "memory_filter", "reason": admission.reason, "user_id": user_id},
-            )
-        return
-    if admission.value is not None:
-        data = admission.value
-    try:
-        result = yield StoreMemory(data, _backend_user(spec), metadata)
-    except Exception as exc:
-        _failed(spec, "memory_write", exc, "LA-MEMORY")
-        return
-    if active:
-        ctx.emit(
-            "memory_write",
-            {
-                "user_id": user_id,
-                "memory_id": result.get("memory_id") if isinstance(result, dict) else None,
-                "chars": len(data) if isinstance(data, str) else None,
-                "source": metadata.get("source"),
-                "scope": metadata.get("scope"),
-            },
-        )
-    if interceptor is not None:
-        yield from _ask(
-            "after_memory_write", {"user_id": user_id, "metadata": metadata, "result": result}
-        )
+    """Write the turn to memory, through the write hooks and the policy (see :mod:`.remember`)."""
+    from lightagent.run.remember import write_turn
+
+    yield from write_turn(spec, st, data, answer)
 
 
 def retrieval_context(
@@ -263,7 +206,7 @@ def retrieval_context(
         raw = yield Search(query, spec.retrieval_inject, filters)
         hits = search_hits(raw)[: spec.retrieval_inject]
     except Exception as exc:
-        _failed(spec, "retrieval", exc, "LA-RETRIEVAL")
+        memory_failed(spec, "retrieval", exc, "LA-RETRIEVAL")
         return
     if ctx.active:
         ctx.emit(

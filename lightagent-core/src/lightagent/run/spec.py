@@ -48,6 +48,12 @@ class RunSpec:
     memory: Any = None
     #: What retrieved memories and writes pass (``MemoryFilter``; a ``MemoryPolicy``).
     memory_filter: Any = None
+    #: Propose each turn as a reflection and retrieve the agent's own memory too.
+    self_learning: bool = False
+    #: The agent's ``CandidateBook`` (its candidates and recent write fingerprints).
+    memory_book: Any = None
+    #: This run's writes and known fingerprints (``remember.MemoryRun``, made on first use).
+    memory_run: Any = None
     #: A retrieval provider for opt-in context injection (``search``).
     retrieval: Any = None
     #: How many retrieved passages to inject before the first request (0: none).

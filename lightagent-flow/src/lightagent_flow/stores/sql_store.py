@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lightagent.errors import ConfigurationError, StorageError
-from lightagent.events.sql_conn import Database, open_database
+from lightagent.sql_conn import Database, open_database
 
 from lightagent_flow.stores.base import FaultHook, assemble_record, check_run_id, fenced_out
 

@@ -1,0 +1,212 @@
+"""``LightAgent``'s memory policy and memory candidates (the seeds' promotion methods)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lightagent.errors import ConfigurationError
+
+__all__ = ["MemoryMethods", "memory_settings"]
+
+
+def memory_settings(
+    memory: Any, memory_policy: Any, memory_namespace: str | None, self_learning: bool
+) -> tuple[Any, Any]:
+    """(the agent's memory filter, its candidate book) from ``memory_policy=``,
+    ``memory_namespace=`` and ``self_learning=`` (checked)."""
+    policy = _policy(memory, memory_policy, memory_namespace, self_learning)
+    if memory is None:
+        return policy, None
+    from lightagent.memory.candidates import CandidateBook
+
+    return policy, CandidateBook()
+
+
+def _policy(
+    memory: Any, memory_policy: Any, memory_namespace: str | None, self_learning: bool
+) -> Any:
+    if memory is None and (
+        memory_policy is not None or memory_namespace is not None or self_learning
+    ):
+        given = "memory_policy=" if memory_policy is not None else "memory_namespace="
+        if self_learning:
+            given = "self_learning=True"
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"LightAgent({given}) needs memory=",
+            hint='Pass memory= as well (a backend, or a name such as "in-memory").',
+        )
+    if memory_policy is not None and not (
+        callable(getattr(memory_policy, "filter_results", None))
+        and callable(getattr(memory_policy, "admit_write", None))
+    ):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"memory_policy= needs a MemoryPolicy (filter_results and admit_write), "
+            f"got {type(memory_policy).__name__}",
+            hint="Pass lightagent.MemoryPolicy(...); see docs/memory.md.",
+        )
+    if memory_namespace is None:
+        return memory_policy
+    from lightagent.memory.policy import MemoryPolicy
+
+    if memory_policy is None:
+        return MemoryPolicy(namespace=memory_namespace)
+    current = getattr(memory_policy, "namespace", None)
+    if current not in (None, memory_namespace):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"memory_namespace={memory_namespace!r} differs from the policy's namespace {current!r}",
+            hint="Give the namespace once: in MemoryPolicy(namespace=...) or memory_namespace=.",
+        )
+    if current is None:
+        with_namespace = getattr(memory_policy, "with_namespace", None)
+        if not callable(with_namespace):
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"memory_namespace= cannot be applied to a {type(memory_policy).__name__}",
+                hint="Set the namespace on the policy itself.",
+            )
+        return with_namespace(memory_namespace)
+    return memory_policy
+
+
+class MemoryMethods:
+    """Mixed into :class:`~lightagent.agent.LightAgent`: its policy and its candidates."""
+
+    name: str
+    memory: Any
+    memory_filter: Any
+    self_learning: bool
+    interceptor: Any
+    _observers: list[Any]
+    _memory_book: Any
+    _session_store_spec: Any
+
+    @property
+    def memory_policy(self) -> Any:
+        """The ``MemoryPolicy`` runs use (None: the default ``MemoryPolicy()``, which fails closed)."""
+        return self.memory_filter
+
+    @memory_policy.setter
+    def memory_policy(self, policy: Any) -> None:
+        self.memory_filter = policy
+
+    def list_memory_candidates(
+        self,
+        *,
+        include_data: bool = True,
+        session_id: str | None = None,
+        status: str | None = "candidate",
+    ) -> list[dict[str, Any]]:
+        """Memory candidates waiting for promotion (``status=None``: decided ones too).
+
+        Without ``session_id``, those this agent made in this process; with it, those the
+        session's log holds (from any process). This is a reviewer's view: it reads the log
+        whoever the session belongs to (``get_session`` is the owner's).
+        """
+        if session_id is not None:
+            from lightagent.events.store import validate_session_id
+            from lightagent.memory_promotion import session_candidates
+
+            binding = self._binding_or_refuse()
+            events = list(binding.store.events(validate_session_id(session_id)))
+            candidates = session_candidates(events)
+        else:
+            candidates = self._memory_book.list() if self._memory_book is not None else []
+        return [
+            c.to_dict(include_data=include_data)
+            for c in candidates
+            if status is None or c.status == status
+        ]
+
+    def promote_memory_candidate(
+        self,
+        candidate_id: str,
+        decision: Any = None,
+        *,
+        session_id: str | None = None,
+        reviewer_id: str | None = None,
+    ) -> Any:
+        """Decide a candidate: ``decision`` (approve/reject/rewrite/keep, ``True``/``False``, a
+        ``MemoryPromotionDecision``) or, without one, the hooks and the policy.
+
+        A final decision is recorded once in the candidate's session log, even when several
+        processes promote it at the same time; the promoted memory is then written. Returns
+        the ``MemoryPromotionDecision`` in force (``metadata["idempotent"]`` when it was
+        decided before).
+        """
+        from lightagent.memory_promotion import drive_sync
+
+        return drive_sync(self._promotion(candidate_id, decision, session_id, reviewer_id))
+
+    async def apromote_memory_candidate(
+        self,
+        candidate_id: str,
+        decision: Any = None,
+        *,
+        session_id: str | None = None,
+        reviewer_id: str | None = None,
+    ) -> Any:
+        """Async :meth:`promote_memory_candidate`."""
+        from lightagent.memory_promotion import drive_async
+
+        return await drive_async(self._promotion(candidate_id, decision, session_id, reviewer_id))
+
+    # -- internals --------------------------------------------------------------------
+    def _binding_or_refuse(self) -> Any:
+        binding = getattr(self, "session_binding", None)
+        if binding is None:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                "session_id= needs an agent with a session store",
+                hint='Pass session_store= (e.g. "sqlite:///sessions.db").',
+            )
+        return binding
+
+    def _promotion(
+        self, candidate_id: str, decision: Any, session_id: str | None, reviewer_id: str | None
+    ) -> Any:
+        from lightagent.interceptors import global_observers
+        from lightagent.memory_promotion import PromotionJob
+
+        memory = self.memory
+        if memory is None:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                "this agent has no memory= to promote candidates into",
+                hint="Pass memory= to LightAgent.",
+            )
+        if not isinstance(candidate_id, str) or not candidate_id:
+            raise ConfigurationError("LA-CONFIG", "candidate_id must be a non-empty str")
+        binding = getattr(self, "session_binding", None)
+        policy = self.memory_filter
+        if policy is None:
+            from lightagent.memory.policy import MemoryPolicy
+
+            policy = MemoryPolicy()
+        run_interceptor = getattr(self, "_run_interceptor", None)
+        return PromotionJob(
+            agent_name=self.name,
+            book=self._memory_book,
+            policy=policy,
+            memory=memory,
+            candidate_id=candidate_id,
+            decision=_requested(decision),
+            session_id=session_id,
+            store=binding.store if binding is not None else None,
+            interceptor=run_interceptor() if callable(run_interceptor) else self.interceptor,
+            observers=[*self._observers, *global_observers()],
+            reviewer_id=reviewer_id,
+        )
+
+
+def _requested(decision: Any) -> Any:
+    """A caller's decision, checked: a string must name an action (never read as a reason)."""
+    from lightagent.memory.candidates import MemoryPromotionDecision, coerce_decision
+
+    if decision is None:
+        return None
+    if isinstance(decision, str):
+        return MemoryPromotionDecision(decision)
+    return coerce_decision(decision)

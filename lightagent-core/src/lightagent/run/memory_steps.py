@@ -1,0 +1,50 @@
+"""What memory retrieval and memory writes share: the phase question and the failure record.
+
+Memory is never worth a crash: a failing backend or interceptor is recorded and the run
+goes on without it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator
+from typing import Any
+
+from lightagent.errors import LightAgentError, StorageError
+from lightagent.run.phases import ask
+from lightagent.run.spec import RunSpec
+
+__all__ = ["ask_memory", "backend_user", "memory_failed"]
+
+_log = logging.getLogger("lightagent.run")
+
+
+def memory_failed(spec: RunSpec, stage: str, exc: BaseException, code: str) -> None:
+    error = (
+        exc
+        if isinstance(exc, LightAgentError)
+        else StorageError(
+            code, f"{type(exc).__name__}: {exc}", details={"exception": type(exc).__name__}
+        )
+    )
+    ctx = spec.ctx
+    if ctx.active:
+        ctx.emit("error", {"stage": stage, "error": error.to_dict()})
+    _log.warning("run %s: %s failed, going on without it: %s", ctx.run_id, stage, error)
+
+
+def ask_memory(phase: str, payload: dict[str, Any]) -> Generator[Any, Any, Any]:
+    """``ask`` where an interceptor failure counts as a block (memory is never worth a crash)."""
+    try:
+        return (yield from ask(phase, payload))
+    except LightAgentError as exc:
+        from lightagent.interceptors import PhaseOutcome
+
+        return PhaseOutcome("block", None, exc.message, {"code": exc.code})
+
+
+def backend_user(spec: RunSpec) -> str:
+    """The user id the backend sees: the filter may scope it (a ``MemoryPolicy`` namespace)."""
+    scope = getattr(spec.memory_filter, "backend_user_id", None)
+    user_id = spec.ctx.user_id
+    return str(scope(user_id, context=spec.ctx)) if callable(scope) else user_id
