@@ -20,6 +20,7 @@ ORDER = [
     "agent",
     "concurrency",
     "peers",
+    "swarm",
     "tools",
     "events",
     "durable",

@@ -3,8 +3,8 @@
 1. the installed plugins; 2. an agent with tools and a durable SQLite session, continued
 over two runs and replayed from its event log; 3. a LightFlow run, checkpointed and
 resumed; 4. a LightDAG run with a verifier and an artifact; 5. an MCP server's tools;
-6. the trace of a run; 7. memory that fails closed: tenants, a refused write, a
-reflection promoted, and mem0.
+6. a LightSwarm handoff between two agents; 7. the trace of a run; 8. memory that fails
+closed: tenants, a refused write, a reflection promoted, and mem0.
 
 Offline by default, on the built-in ScriptedModel and embedded stores (SQLite, JSON files
 in a temporary folder). With OPENAI_API_KEY or LIGHTAGENT_BASE_URL set, the same tour runs
@@ -291,7 +291,7 @@ def memory_script(request: ModelRequest) -> str:
 
 
 def tour_memory(workdir: Path) -> None:
-    section("7. Memory that fails closed (a SQLite memory pool, tenants, promotion, mem0)")
+    section("8. Memory that fails closed (a SQLite memory pool, tenants, promotion, mem0)")
     from lightagent import MemoryPolicy, SharedMemoryPool
 
     pool = SharedMemoryPool(f"sqlite:///{workdir / 'memory.sqlite3'}")
@@ -386,8 +386,64 @@ def tour_mem0(workdir: Path) -> None:
         memory.close()
 
 
+def frontdesk_script(request: ModelRequest) -> Any:
+    """Offline frontdesk: hand payment questions to finance (a transfer tool call)."""
+    names = {t["function"]["name"] for t in request.tools or ()}
+    if "transfer_to_finance" in names and "pay" in str(request.messages[-1].get("content")):
+        reason = "a vendor payment approval is a finance question"
+        return {"tool_calls": [{"name": "transfer_to_finance", "arguments": {"reason": reason}}]}
+    return "I can help with general questions."
+
+
+def tour_swarm(workdir: Path) -> None:
+    section("6. LightSwarm: the frontdesk hands the conversation to finance (a tool call)")
+    from lightagent import LightSwarm, SqliteSessionStore
+
+    frontdesk = LightAgent(
+        name="frontdesk",
+        role="Route requests to the right specialist; hand off payment questions to finance.",
+        model=model_for("frontdesk", frontdesk_script),
+        session_store=SqliteSessionStore(workdir / "swarm.sqlite3"),
+    )
+    finance = LightAgent(
+        name="finance",
+        role="Answer finance approval questions in one sentence.",
+        model=model_for(
+            "finance", ["Approve it in the ERP under Payables > Approvals, then notify the buyer."]
+        ),
+    )
+    swarm = LightSwarm(max_handoffs=3)
+    swarm.register_agent(frontdesk, finance)
+
+    def hook(ctx: Any) -> None:  # every handoff passes on_handoff; a hook may block or edit it
+        if ctx.phase == "on_handoff":
+            show("  on_handoff", f"{ctx.payload['source_agent']} -> {ctx.payload['target_agent']}")
+
+    frontdesk.hooks.hooks.append(hook)
+    result = swarm.run(
+        frontdesk,
+        "How do I approve a vendor payment?",
+        session_id="swarm-session",
+        result_format="object",
+        trace=True,
+    )
+    show("answer", result.content)
+    for handoff in result.handoffs:
+        show(
+            "  handoff",
+            f"{handoff['source_agent']} -> {handoff['target_agent']}: {handoff['reason']}",
+        )
+    runs = {e["run_id"]: e["trace_id"] for e in result.trace}
+    show("  runs in the chain (one trace, linked by parent_trace_id)", len(runs))
+    kinds = [e.type for e in frontdesk.session_binding.store.events("swarm-session")]
+    show(
+        "  one session log",
+        f"{kinds.count('turn.started')} turns, handoff recorded: {'handoff.requested' in kinds}",
+    )
+
+
 def tour_trace(result: Any) -> None:
-    section("6. The trace of run 1 (every event, summarized)")
+    section("7. The trace of run 1 (every event, summarized)")
     print("  " + " -> ".join(event["type"] for event in result.trace))
     summary = summarize_trace(result.trace)
     show("summary", {k: v for k, v in summary.to_dict().items() if v not in (None, {}, [], 0)})
@@ -404,11 +460,12 @@ def main() -> int:
         tour_flow(workdir)
         tour_dag(workdir)
         tour_mcp()
+        tour_swarm(workdir)
         tour_trace(first)
         tour_memory(workdir)
     print(
         "\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md, docs/mcp.md, "
-        "docs/memory.md"
+        "docs/swarm.md, docs/memory.md"
     )
     return 0
 

@@ -50,6 +50,7 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "global_observers": "lightagent.interceptors",
     "idempotency_key": "lightagent.loop",
     "LightAgent": "lightagent.agent",
+    "LightSwarm": "lightagent.swarm.core",
     "RunResult": "lightagent.results",
     "RunOptions": "lightagent.run.run_options",
     "StreamEvent": "lightagent.results",
@@ -161,6 +162,14 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
     "validate_connector": ("lightagent_contracts", "lightagent-contracts", "contracts"),
+    # skills, project instructions, planning
+    "Skill": "lightagent.skills.manager",
+    "SkillManager": "lightagent.skills.manager",
+    "SkillToolset": "lightagent.skills.toolset",
+    "SandboxProvider": "lightagent.skills.sandbox",
+    "ScriptResult": "lightagent.skills.sandbox",
+    "discover_project_instructions": "lightagent.skills.instructions",
+    "TreeOfThought": "lightagent.thought",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

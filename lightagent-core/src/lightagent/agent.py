@@ -12,7 +12,7 @@ import logging
 import random
 import threading
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_sessions import SessionMethods
@@ -33,12 +33,17 @@ from lightagent.run.options import (
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
+from lightagent.skills.agent import SkillMethods
+from lightagent.thought import ThoughtMethods
+from lightagent.toolgen.agent import ToolgenMethods
 from lightagent.toolsets.protocol import is_toolset
 
 __all__ = ["LightAgent"]
 
 
-class LightAgent(SessionMethods, ToolsetMethods, MemoryMethods):
+class LightAgent(
+    SessionMethods, ToolsetMethods, MemoryMethods, SkillMethods, ThoughtMethods, ToolgenMethods
+):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 
     ``model`` is a model name (an :class:`~lightagent.models.openai_compat.OpenAIModel`
@@ -84,6 +89,15 @@ class LightAgent(SessionMethods, ToolsetMethods, MemoryMethods):
         self_learning: bool = False,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
+        tree_of_thought: bool = False,
+        tot_model: str | None = None,
+        tot_api_key: str | None = None,
+        tot_base_url: str | None = None,
+        enable_unsafe_python: bool = False,
+        skills_directories: Iterable[str] | None = None,
+        auto_discover_skills: bool = True,
+        project_instructions: Any = False,
+        sandbox: Any = None,
         **unknown: Any,
     ) -> None:
         if unknown:  # the "not in this version" table, then a typo is a typed error naming it
@@ -178,6 +192,14 @@ class LightAgent(SessionMethods, ToolsetMethods, MemoryMethods):
         self._hooks: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
+        self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
+        self._init_skills(
+            skills_directories,
+            auto_discover_skills,
+            project_instructions,
+            sandbox,
+            enable_unsafe_python,
+        )
 
     # -- configuration seams ----------------------------------------------------------
     @property
@@ -292,6 +314,10 @@ class LightAgent(SessionMethods, ToolsetMethods, MemoryMethods):
         from lightagent.run.async_driver import adrive_stream
 
         opts = RunOptions.of(options, kwargs, where="astream()")
+        if opts.light_swarm is not None:
+            swarm, keywords = _swarm_call(opts)
+            keywords.pop("stream", None)
+            return cast("AsyncIterator[Any]", swarm.astream(self, query, **keywords))
         if not opts.stream:
             opts = opts.replace(stream=True)
         spec = build_spec(self, query, opts)
@@ -338,6 +364,9 @@ class LightAgent(SessionMethods, ToolsetMethods, MemoryMethods):
         """
         from lightagent.run.sync_driver import drive, drive_stream
 
+        if options is not None and options.light_swarm is not None and initial_messages is None:
+            swarm, keywords = _swarm_call(options)
+            return swarm.run(self, query, **keywords)
         spec = build_spec(
             self,
             query,
@@ -364,6 +393,9 @@ class LightAgent(SessionMethods, ToolsetMethods, MemoryMethods):
         """The async driver entry; same arguments as :meth:`_drive`."""
         from lightagent.run.async_driver import adrive, adrive_stream
 
+        if options is not None and options.light_swarm is not None and initial_messages is None:
+            swarm, keywords = _swarm_call(options)
+            return await swarm.arun(self, query, **keywords)
         spec = build_spec(
             self,
             query,
@@ -410,6 +442,14 @@ class LightAgent(SessionMethods, ToolsetMethods, MemoryMethods):
             f"LightAgent(name={self.name!r}, model={getattr(self._model, 'name', self._model_spec)!r}, "
             f"tools={len(self.tools)}, toolsets={len(self.toolsets)})"
         )
+
+
+def _swarm_call(opts: RunOptions) -> tuple[Any, dict[str, Any]]:
+    """The swarm of a ``light_swarm=`` run and the rest of its options as keywords."""
+    from lightagent.swarm.core import as_swarm
+
+    keywords = opts.to_dict()
+    return as_swarm(keywords.pop("light_swarm")), keywords
 
 
 def _names_provider(item: Any) -> bool:

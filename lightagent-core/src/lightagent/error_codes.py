@@ -112,6 +112,19 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-MCP-UNAVAILABLE", "tool", "The MCP server is not reachable or the connection was lost.", "Check the server's URL and that it runs; calls reconnect up to reconnect_attempts."),
     ("LA-MCP-PROTOCOL", "tool", "The MCP server answered with a protocol error.", "See the server's error in the message; check the tool name and arguments."),
     ("LA-MCP-UNAPPROVED", "policy", "The MCP tool's definition changed since it was approved.", "Review the new definition, then call toolset.approve(tool) to enable it again."),
+    # LightSwarm handoffs.
+    ("LA-HANDOFF", "validation", "The handoff target is not a registered agent, or is the agent itself.", "Register the target with swarm.register_agent(...); an agent cannot hand off to itself."),
+    ("LA-HANDOFF-CYCLE", "budget", "The handoff would return the conversation to an agent that already handled it.", "Answer with the current agent, or create LightSwarm(allow_cycles=True)."),
+    ("LA-HANDOFF-LIMIT", "budget", "The handoff chain reached max_handoffs.", "Raise LightSwarm(max_handoffs=...) or give the agents clearer roles."),
+    # Skills and sandboxed code.
+    ("LA-SKILL-NOT-FOUND", "validation", "No skill, or no file of the skill, has that name.", "list_skills names the skills; activate_skill lists a skill's files."),
+    ("LA-SKILL-PATH", "policy", "The path is outside the skill's folder.", "Name a file inside the skill's references/, assets/ or scripts/ folder."),
+    # The tool generator (agent.create_tool).
+    ("LA-TOOLGEN-OUTPUT", "model", "The model's answer holds no tool source.", "Describe the tool more precisely, or use a model that follows code instructions."),
+    ("LA-TOOLGEN-UNSAFE", "policy", "The generated tool's source was refused by the safety scan.", "See the findings in details; the source stays in quarantine and never ran."),
+    ("LA-TOOLGEN-SCHEMA", "validation", "The generated source does not define one usable tool.", "One public function with a docstring and annotated parameters; see details."),
+    ("LA-TOOLGEN-HASH", "policy", "The tool's file changed since it was reviewed.", "Review the file again: an approval covers only the exact bytes it was given for."),
+    ("LA-TOOLGEN-REJECTED", "policy", "The reviewer rejected the generated tool.", "The source stays in quarantine; generate a new one or change the request."),
     ("LA-UNKNOWN", "unknown", "An unexpected error occurred.", "See details; report it if it persists."),
 )
 # fmt: on

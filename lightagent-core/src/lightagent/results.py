@@ -18,7 +18,16 @@ RESULT_FORMATS = ("str", "object", "dict")
 #: ``result_format`` values of a streamed run.
 STREAM_RESULT_FORMATS = ("str", "event")
 #: ``StreamEvent.type`` values.
-STREAM_EVENT_TYPES = ("content", "reasoning", "tool_call", "tool_result", "error", "done")
+STREAM_EVENT_TYPES = (
+    "content",
+    "reasoning",
+    "tool_call",
+    "tool_result",
+    "handoff",
+    "thought",
+    "error",
+    "done",
+)
 
 
 @dataclass
@@ -28,6 +37,8 @@ class RunResult:
     ``error`` is the run's :class:`~lightagent.errors.LightAgentError` as a dict (``code``,
     ``message``, ``hint``, ``details``) or None; ``str(result)`` is ``content``.
     ``parsed`` holds the validated model instance when ``output_schema=`` was given.
+    ``handoffs`` lists the handoffs made (a run that hands off names its target; a
+    ``LightSwarm`` result lists every handoff of the chain, in order).
     """
 
     content: str | None = None
@@ -40,6 +51,7 @@ class RunResult:
     parsed: Any = None
     run_id: str | None = None
     messages: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    handoffs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def success(self) -> bool:
@@ -65,6 +77,7 @@ class RunResult:
             "parsed": parsed,
             "run_id": self.run_id,
             "messages": self.messages,
+            "handoffs": self.handoffs,
         }
 
 

@@ -43,6 +43,8 @@ def test_demo_offline() -> None:
     assert '"idempotent": true' in out
     assert "mem0, bob asks again: From memory: My favourite colour is teal." in out
     assert "mem0 sees for acme/eve: []" in out
+    assert "handoff: frontdesk -> finance" in out  # the two-agent LightSwarm handoff
+    assert "2 turns, handoff recorded: True" in out
     assert "Traceback" not in proc.stderr
     assert "\033[" not in out  # stdout is a pipe: no colour codes
     assert "\n== 1. " in out

@@ -183,6 +183,12 @@ class ControlInterceptor:
                 )
                 if approved.action != "continue":
                     return approved
+        if phase == "on_handoff" and out.action in ("continue", "replace"):
+            current = replace(ctx, payload=out.payload) if out.action == "replace" else ctx
+            if self.approval is not None and self.approval.wants(current):
+                approved = yield from self._approve(current, None)
+                if approved.action != "continue":
+                    return approved
         return out
 
     def _polices_tools(self, ctx: HookContext) -> bool:

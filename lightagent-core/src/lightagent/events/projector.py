@@ -152,6 +152,8 @@ class ContextProjector:
         repairs: list[dict[str, Any]] = []
         for turn in turns:
             raw = self._turn_messages(turn)
+            if raw and _repeats_handoff(turn, raw[0], messages):
+                raw = raw[1:]  # a handoff's target answers the question once asked
             messages.extend(_repair(raw, turn, repairs))
         return Projection(messages, repairs, turns)
 
@@ -246,6 +248,15 @@ class ContextProjector:
                 }
             )
         return out
+
+
+def _repeats_handoff(turn: TurnView, first: dict[str, Any], before: list[dict[str, Any]]) -> bool:
+    """Whether a turn a handoff started opens with the question the conversation already has."""
+    started = next((e for e in turn.events if e.type == "turn.started"), None)
+    if started is None or not started.data.get("handoff") or first.get("role") != "user":
+        return False
+    asked = next((m for m in reversed(before) if m.get("role") == "user"), None)
+    return asked is not None and asked.get("content") == first.get("content")
 
 
 def _text(value: Any) -> str:

@@ -326,7 +326,8 @@ class SqlSessionStore(SessionStoreBase):
         self._check_page(after, limit)
         if not self._readable():
             return []
-        query, args = self._q_events, (session_id, after)
+        query = self._q_events
+        args: tuple[object, ...] = (session_id, after)
         if limit is not None:
             query, args = query + self._db.sql(" LIMIT ?"), (session_id, after, limit)
         with self._read() as cur:

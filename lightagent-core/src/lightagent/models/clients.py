@@ -182,6 +182,10 @@ class ClientMixin:
             return self._async_client
         return self._shards().first()
 
+    @async_client.setter
+    def async_client(self, value: Any) -> None:
+        self._async_client = value
+
     def _lease(self) -> tuple[Any, _Shards | None, int]:
         """An async client for one request, its shards and slot (give it back with ``_unlease``)."""
         if self._async_client is not None:
@@ -194,10 +198,6 @@ class ClientMixin:
     def _unlease(shards: _Shards | None, slot: int) -> None:
         if shards is not None:
             shards.release(slot)
-
-    @async_client.setter
-    def async_client(self, value: Any) -> None:
-        self._async_client = value
 
     def _no_sdk_retries(self, client: Any) -> Any:
         # A caller-supplied SDK client may retry on its own; retries are ours alone.

@@ -36,8 +36,11 @@ def _sdk_error(exc: Exception, response: Any) -> Exception:
         return exc
     request = getattr(response, "request", None)
     if _is_timeout(exc):
-        return openai.APITimeoutError(request=request)
-    return openai.APIConnectionError(message=f"{type(exc).__name__}: {exc}", request=request)
+        return openai.APITimeoutError(request=request)  # type: ignore[arg-type]
+    return openai.APIConnectionError(
+        message=f"{type(exc).__name__}: {exc}",
+        request=request,  # type: ignore[arg-type]
+    )
 
 
 def read_lines(response: Any) -> Iterator[str]:

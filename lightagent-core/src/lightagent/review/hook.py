@@ -290,13 +290,15 @@ def approval_hook(approval: Any) -> HumanApprovalHook | None:
         return None
     if isinstance(approval, HumanApprovalHook):
         return approval
+    # Built from True, a store or a reviewer, it answers only what policy, capabilities or
+    # screens require: no tool and no handoff needs it by itself.
+    only: tuple[str, ...] = ("before_tool_call",)
     if approval is True:
-        return HumanApprovalHook(tools=())
+        return HumanApprovalHook(tools=(), phases=only)
     if callable(getattr(approval, "create_request", None)):
-        # A bare store: used for approvals that policy, capabilities or screens require.
-        return HumanApprovalHook(store=approval, tools=())
+        return HumanApprovalHook(store=approval, tools=(), phases=only)
     if callable(approval):
-        return HumanApprovalHook(reviewer=approval, tools=())
+        return HumanApprovalHook(reviewer=approval, tools=(), phases=only)
     raise ConfigurationError(
         "LA-CONFIG",
         f"approval= must be a HumanApprovalHook, a review store or a reviewer callable, got {type(approval).__name__}",

@@ -31,6 +31,7 @@ from lightagent.run.effects import (
     Output,
     StreamModel,
 )
+from lightagent.run.handoff import take_handoff
 from lightagent.run.phases import (
     ask,
     blocked_or_replaced,
@@ -78,6 +79,7 @@ def run_machine(spec: RunSpec) -> Machine:
                     "model": getattr(spec.model, "name", None),
                     "provider": _provider(spec.model),
                     "resumed": spec.initial_messages is not None,
+                    **_arrival(spec),
                 },
             )
         if interceptor is not None:
@@ -110,6 +112,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 messages.extend(history)
         if query is not None:
             messages.append({"role": "user", "content": query})
+            st.query_message = messages[-1]
             if spec.memory is not None:
                 yield from memory_retrieve(spec, st, query, messages)
             if spec.retrieval_inject:
@@ -120,6 +123,9 @@ def run_machine(spec: RunSpec) -> Machine:
         if toolsets is not None:
             yield from _toolset_view(spec, ctx, True)
         tools, tool_choice, response_format = _select_tools(spec, ctx, query, messages, active)
+        if spec.thought is not None and spec.initial_messages is None and query is not None:
+            st.stage = "thought"
+            yield from spec.thought.plan(spec, st, query, messages, tools)
 
         if spec.initial_messages is not None:
             pending, positions, total = pending_tool_calls(messages)
@@ -231,6 +237,9 @@ def run_machine(spec: RunSpec) -> Machine:
                         continue
                     content, reasoning = spec_out.dump(parsed), response.reasoning_content
                     break
+            if calls and spec.handoff is not None:
+                if (yield from take_handoff(spec, st, calls, assistant, messages, query)):
+                    break
             if calls:
                 st.stage = "tool_execution"
                 if st.rounds >= spec.max_tool_iterations:
@@ -283,7 +292,7 @@ def run_machine(spec: RunSpec) -> Machine:
             reasoning = response.reasoning_content
             break
 
-        if interceptor is not None:
+        if interceptor is not None and st.handoff is None:
             st.stage = "output_guardrail"
             out = yield from ask("output_guardrail", {"content": content})
             content = blocked_or_replaced(
@@ -292,7 +301,7 @@ def run_machine(spec: RunSpec) -> Machine:
             if spec.stream:
                 # the driver shows what its output screen held back, now that it is judged
                 yield Output("release", content)
-        if spec.memory is not None and query is not None:
+        if spec.memory is not None and query is not None and st.handoff is None:
             yield from memory_write(spec, st, query, content)
         st.stage = None
     except LightAgentError as exc:
@@ -356,7 +365,14 @@ def run_machine(spec: RunSpec) -> Machine:
         parsed=parsed,
         run_id=ctx.run_id,
         messages=messages,
+        handoffs=[st.handoff.to_dict()] if st.handoff is not None else [],
     )
+
+
+def _arrival(spec: RunSpec) -> dict[str, Any]:
+    """``run_start`` data of a run a handoff started: where it came from."""
+    arrived = getattr(spec.handoff, "arrived", None)
+    return {"handoff": arrived.to_dict()} if arrived is not None else {}
 
 
 def _toolset_view(spec: RunSpec, ctx: RunContext, first: bool) -> Generator[Any, Any, bool]:

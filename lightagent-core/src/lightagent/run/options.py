@@ -27,21 +27,11 @@ __all__ = [
 #: real parameter to ``LightAgent.__init__``.
 UNAVAILABLE: dict[str, Any] = {
     "websocket_base_url": None,
-    "tree_of_thought": False,
-    "tot_model": None,
-    "tot_api_key": None,
-    "tot_base_url": None,
-    "skills_directories": None,
-    "auto_discover_skills": True,
     "tracetools": None,
-    "enable_unsafe_python": False,
     "budget_limits": None,
     "context_budget": None,
     "context_compactor": None,
 }
-
-#: Other values that mean "not used" (turning skill discovery off is what 0.1 does anyway).
-_ALSO_UNUSED = {"auto_discover_skills": False}
 
 #: Where a refused parameter's job is done instead, when somewhere already does it.
 _HINTS = {
@@ -59,8 +49,6 @@ def check_unavailable(values: dict[str, Any]) -> dict[str, Any]:
             continue
         default = UNAVAILABLE[name]
         if value is default or value == default:
-            continue
-        if name in _ALSO_UNUSED and value == _ALSO_UNUSED[name]:
             continue
         raise ConfigurationError(
             "LA-CONFIG",

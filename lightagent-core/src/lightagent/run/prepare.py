@@ -25,8 +25,15 @@ def build_spec(
     skip_calls: Mapping[str, str] | None = None,
     run_id: str | None = None,
     call_keys: Mapping[str, str] | None = None,
+    toolset_layers: tuple[Any, ...] = (),
+    session_binding: Any = None,
 ) -> RunSpec:
-    """Check the run's options and build its :class:`RunSpec` and :class:`RunContext`."""
+    """Check the run's options and build its :class:`RunSpec` and :class:`RunContext`.
+
+    ``toolset_layers`` are routers stacked over the agent's toolsets for this run only (a
+    swarm's transfer tools); ``session_binding`` records the run there instead of in the
+    agent's own session store (one log for a swarm's chain).
+    """
     tools = opts.tools
     stream = bool(opts.stream)
     max_retry = positive_int("max_retry", opts.max_retry)
@@ -42,12 +49,13 @@ def build_spec(
     session_id = opts.session_id
     token = opts.cancellation_token
     model_options = opts.model_options or {}
+    use_skills = bool(opts.use_skills)
     check_result_format(result_format, stream)
     if opts.light_swarm is not None:
         raise ConfigurationError(
             "LA-CONFIG",
-            "run(light_swarm=...) is not available in lightagent-core 0.1",
-            hint="Call the swarm's own run(); handoffs from run() ship in a later version.",
+            "light_swarm= is handled by agent.run/arun/astream, not here",
+            hint="Call swarm.run(agent, query) or agent.run(query, light_swarm=swarm).",
         )
     if query is not None and not isinstance(query, str):
         raise ConfigurationError("LA-CONFIG", f"query must be a str, got {type(query).__name__}")
@@ -83,6 +91,12 @@ def build_spec(
     toolsets = agent._toolsets
     if toolsets is not None and not len(toolsets):
         toolsets = None
+    own_layers = getattr(agent, "_run_toolsets", None)
+    layers = (*(own_layers(use_skills) if own_layers is not None else ()), *toolset_layers)
+    if layers:
+        from lightagent.toolsets.stack import ToolsetStack
+
+        toolsets = ToolsetStack(toolsets, *layers)
     dispatcher = (
         (agent._dispatcher or agent._base_dispatcher())
         if (len(registry) or toolsets is not None)
@@ -112,8 +126,10 @@ def build_spec(
         ctx.observers.extend(instrumentation)
     binding = None
     load_history = False
-    if session_id is not None and agent._session_store_spec is not None:
-        binding = agent.session_binding
+    if session_id is not None and (
+        session_binding is not None or agent._session_store_spec is not None
+    ):
+        binding = session_binding or agent.session_binding
         ctx.observers.append(binding.observer(session_id, rid, owner=owner_of(agent, user_id)))
         load_history = history is None and initial_messages is None
 
@@ -139,7 +155,7 @@ def build_spec(
         model=model,
         registry=registry if len(registry) else None,
         dispatcher=dispatcher,
-        system_prompt=agent._system_prompt,
+        system_prompt=_system_prompt(agent, use_skills),
         query=query,
         history=history,
         initial_messages=list(initial_messages) if initial_messages is not None else None,
@@ -163,7 +179,14 @@ def build_spec(
         memory_book=getattr(agent, "_memory_book", None) if memory is not None else None,
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
+        thought=getattr(agent, "_thought_step", lambda: None)(),
     )
+
+
+def _system_prompt(agent: Any, use_skills: bool) -> str | None:
+    """The agent's prompt plus what its project instructions and skills add to it."""
+    extend = getattr(agent, "_run_system_prompt", None)
+    return extend(use_skills) if extend is not None else agent._system_prompt
 
 
 def _tenant(agent: Any, metadata: dict[str, Any] | None) -> str | None:

@@ -59,3 +59,8 @@ class RunSpec:
     #: How many retrieved passages to inject before the first request (0: none).
     retrieval_inject: int = 0
     retrieval_filters: Any = None
+    #: The swarm's route for this run (``lightagent.swarm``): transfer tools end the run
+    #: with a handoff that the route has checked. None: no handoffs.
+    handoff: Any = None
+    #: Tree of Thought for this run (``lightagent.thought.ThoughtStep``), or None.
+    thought: Any = None

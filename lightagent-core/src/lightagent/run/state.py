@@ -14,7 +14,18 @@ __all__ = ["RunState", "check_cancel"]
 class RunState:
     """Mutable counters of one run (kept in the generator frame of the loop)."""
 
-    __slots__ = ("call_index", "executed", "model_requests", "retries", "rounds", "stage", "usage")
+    __slots__ = (
+        "call_index",
+        "executed",
+        "handoff",
+        "model_requests",
+        "query_message",
+        "retries",
+        "rounds",
+        "stage",
+        "thought",
+        "usage",
+    )
 
     def __init__(self) -> None:
         self.call_index = 0
@@ -24,6 +35,12 @@ class RunState:
         self.rounds = 0
         self.stage: str | None = None
         self.usage: Usage | None = None
+        #: The handoff this run ended with (a ``Handoff``), or None.
+        self.handoff: Any = None
+        #: The user message of this run's query (where the run's own turn begins).
+        self.query_message: dict[str, Any] | None = None
+        #: The Tree of Thought outcome (a ``Thought``), when the run planned.
+        self.thought: Any = None
 
 
 def check_cancel(ctx: RunContext) -> None:

@@ -86,6 +86,8 @@ class ToolCallContext:
     #: Stable across retries and resumes of the same call: use it to deduplicate side effects.
     idempotency_key: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: The run's ``approval_id`` (a toolset that asks for approvals reuses a decided one).
+    approval_id: str | None = None
 
     @classmethod
     def from_run(cls, run: Any, *, idempotency_key: str | None = None) -> ToolCallContext:
@@ -104,6 +106,7 @@ class ToolCallContext:
             cancellation=getattr(run, "cancellation", None),
             idempotency_key=idempotency_key,
             metadata={k: v for k, v in metadata.items() if not k.startswith("_")},
+            approval_id=getattr(run, "approval_id", None),
         )
 
 

@@ -1,0 +1,242 @@
+"""Handoffs in the loop: a call to a transfer tool ends the run with a checked handoff.
+
+A swarm-driven run (``spec.handoff`` holds the swarm's route) offers ``transfer_to_<agent>``
+tools; their definitions carry :data:`HANDOFF_TARGET` in their metadata. When the model
+calls one, the call is not dispatched: ``on_handoff`` is asked (hooks, ``HumanApprovalHook``
+— they may block it or edit its query or target), the route checks the target (known,
+no cycle, within the hop limit), a ``handoff`` event is recorded, the transcript gets a
+result for every call of the turn, and the run ends. The swarm then starts the target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lightagent.models.base import ToolCall
+from lightagent.run.effects import Output
+from lightagent.run.phases import ask, blocked_or_replaced
+from lightagent.run.spec import RunSpec
+from lightagent.run.state import RunState
+from lightagent.run.transcript import loads
+
+__all__ = ["HANDOFF_TARGET", "Handoff", "take_handoff"]
+
+#: The tool-definition metadata key that names the agent a transfer tool hands off to.
+HANDOFF_TARGET = "handoff_target"
+
+
+@dataclass
+class Handoff:
+    """A handoff a run ended with: who hands off to whom, with which query and why."""
+
+    source_agent: str
+    target_agent: str
+    query: str | None
+    reason: str | None = None
+    call_id: str | None = None
+    tool: str | None = None
+    #: The conversation before the handed-off query (no system messages): the target's history.
+    history: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    #: The source run's trace id (the target's ``parent_trace_id``).
+    trace_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe form (the conversation left out)."""
+        return {
+            "source_agent": self.source_agent,
+            "target_agent": self.target_agent,
+            "query": self.query,
+            "reason": self.reason,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "trace_id": self.trace_id,
+        }
+
+
+def _target_of(spec: RunSpec, call: ToolCall) -> str | None:
+    registry = spec.registry
+    tool = registry.get(call.name) if registry is not None else None
+    if tool is None:
+        return None
+    target = tool.metadata.get(HANDOFF_TARGET)
+    return target if isinstance(target, str) and target else None
+
+
+def _conversation(messages: list[dict[str, Any]], query_message: Any) -> list[dict[str, Any]]:
+    """The messages before this run's query, without system messages."""
+    end = next((i for i, m in enumerate(messages) if m is query_message), len(messages))
+    return [m for m in messages[:end] if m.get("role") != "system"]
+
+
+def take_handoff(
+    spec: RunSpec,
+    st: RunState,
+    calls: list[ToolCall],
+    assistant: dict[str, Any],
+    messages: list[dict[str, Any]],
+    query: str | None,
+) -> Generator[Any, Any, Handoff | None]:
+    """If ``calls`` hold a transfer call, perform the handoff and return it (else None).
+
+    Raises the decider's ``PolicyError`` when ``on_handoff`` blocks, and the route's
+    typed error (``LA-HANDOFF``, ``LA-HANDOFF-CYCLE``, ``LA-HANDOFF-LIMIT``) when the
+    target is refused; the run then ends with that error.
+    """
+    route = spec.handoff
+    if route is None:
+        return None
+    chosen: tuple[ToolCall, str] | None = None
+    for call in calls:
+        target = _target_of(spec, call)
+        if target is not None:
+            chosen = (call, target)
+            break
+    if chosen is None:
+        return None
+    call, target = chosen
+    ctx = spec.ctx
+    arguments = loads(call.arguments) if call.error is None else {}
+    reason = arguments.get("reason") if isinstance(arguments, Mapping) else None
+    reason = str(reason) if reason is not None else None
+    source = ctx.agent_name
+    handoff = Handoff(
+        source_agent=source,
+        target_agent=target,
+        query=query,
+        reason=reason,
+        call_id=call.id,
+        tool=call.name,
+        history=_conversation(messages, st.query_message),
+        trace_id=ctx.trace_id,
+    )
+    messages.append(assistant)
+    if spec.stream:
+        yield Output(
+            "tool_call",
+            {
+                "name": call.name,
+                "title": call.name,
+                "arguments": call.arguments,
+                "call_id": call.id,
+            },
+        )
+    if spec.interceptor is not None:
+        st.stage = "handoff"
+        payload = {
+            "source_agent": source,
+            "target_agent": target,
+            "query": query,
+            "stream": spec.stream,
+            "reason": reason,
+            "call_id": call.id,
+            "chain": list(route.chain),
+        }
+        out = yield from ask("on_handoff", payload)
+        if out.action == "block":
+            why = out.reason or "on_handoff blocked it"
+            _record_calls(
+                spec, st, calls, call, f"The handoff to {target} was blocked: {why}", messages
+            )
+            _event(spec, handoff, "blocked", reason=out.reason)
+            blocked_or_replaced(ctx, out, "on_handoff", "LA-HOOK", None, "query")
+        if out.action == "replace" and isinstance(out.payload, Mapping):
+            _apply_edit(handoff, out.payload)
+    st.stage = "handoff"
+    refused = route.check(handoff.target_agent)
+    if refused is not None:
+        text = f"The handoff to {handoff.target_agent} was refused: {refused.message}"
+        _record_calls(spec, st, calls, call, text, messages)
+        _event(spec, handoff, "failed", error=refused.to_dict())
+        raise refused
+    _record_calls(spec, st, calls, call, f"Handed off to {handoff.target_agent}.", messages)
+    _event(spec, handoff, "allowed")
+    if spec.stream:
+        yield Output("handoff", {"type": "handoff", **handoff.to_dict()})
+    st.handoff = handoff
+    route.taken = handoff
+    return handoff
+
+
+def _apply_edit(handoff: Handoff, payload: Mapping[str, Any]) -> None:
+    """A hook's replacement: ``{"query", "target_agent"}``, or an approval's edited arguments."""
+    arguments = payload.get("arguments")
+    edited: Mapping[str, Any] = arguments if isinstance(arguments, Mapping) else payload
+    query = edited.get("query", handoff.query)
+    target = edited.get("target_agent", handoff.target_agent)
+    handoff.query = query if isinstance(query, str) else handoff.query
+    handoff.target_agent = target if isinstance(target, str) and target else handoff.target_agent
+
+
+def _record_calls(
+    spec: RunSpec,
+    st: RunState,
+    calls: list[ToolCall],
+    chosen: ToolCall,
+    outcome: str,
+    messages: list[dict[str, Any]],
+) -> None:
+    """Give every call of the turn a result: the transcript (and the session) stay valid."""
+    ctx = spec.ctx
+    for call in calls:
+        if call is chosen:
+            output = outcome
+        else:
+            output = "Not run: this turn transferred the conversation."
+        if ctx.active:
+            ctx.emit(
+                "tool_call",
+                {
+                    "id": call.id,
+                    "call_id": call.id,
+                    "name": call.name,
+                    "title": call.name,
+                    "arguments": loads(call.arguments),
+                    "index": st.call_index,
+                    "handoff": call is chosen,
+                },
+            )
+            ctx.emit(
+                "tool_result",
+                {
+                    "call_id": call.id,
+                    "name": call.name,
+                    "title": call.name,
+                    "output": output,
+                    "error": None,
+                    "latency_ms": 0.0,
+                },
+            )
+        st.call_index += 1
+        st.executed.append(
+            {
+                "id": call.id,
+                "name": call.name,
+                "arguments": call.arguments,
+                "output": output,
+                "error": None,
+                "latency_ms": 0.0,
+                "idempotency_key": None,
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
+
+
+def _event(spec: RunSpec, handoff: Handoff, status: str, **extra: Any) -> None:
+    ctx = spec.ctx
+    if ctx.active:
+        ctx.emit(
+            "handoff",
+            {
+                "source_agent": handoff.source_agent,
+                "target_agent": handoff.target_agent,
+                "query": handoff.query,
+                "stream": spec.stream,
+                "status": status,
+                "reason": handoff.reason,
+                "call_id": handoff.call_id,
+                "chain": list(spec.handoff.chain),
+                **extra,
+            },
+        )

@@ -1,0 +1,516 @@
+"""The static check of a generated tool's source: parsed, never imported or run.
+
+A generated tool must be one public function (helpers start with ``_``) with a docstring
+and annotated parameters of JSON-describable types, in a module whose top level only
+imports allowed modules, defines functions and assigns literal constants (``tool_info``
+included). Imports are checked against an allow-list of pure-computation modules; a
+refused import is reported with what it would reach (process, network, file system,
+native code, the interpreter). Calls and names that reach code execution or the
+interpreter's internals (``eval``, ``open``, ``getattr``, dunder attributes, frames) are
+refused anywhere, as are decorators, classes, ``global``, and defaults or annotations that
+are not plain literals or type expressions (they run when the function is defined).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ALLOWED_MODULES", "Finding", "ScanReport", "ToolSignature", "scan_source"]
+
+#: Modules a generated tool may import: computation only, no I/O, no processes, no native code.
+ALLOWED_MODULES = frozenset(
+    {
+        "__future__",
+        "base64",
+        "binascii",
+        "bisect",
+        "calendar",
+        "cmath",
+        "collections",
+        "collections.abc",
+        "copy",
+        "csv",
+        "datetime",
+        "decimal",
+        "difflib",
+        "fractions",
+        "functools",
+        "hashlib",
+        "heapq",
+        "hmac",
+        "html",
+        "itertools",
+        "json",
+        "math",
+        "numbers",
+        "operator",
+        "random",
+        "re",
+        "statistics",
+        "string",
+        "textwrap",
+        "typing",
+        "unicodedata",
+    }
+)
+_CATEGORIES = {
+    "processes": {
+        "subprocess",
+        "multiprocessing",
+        "pty",
+        "signal",
+        "concurrent",
+        "threading",
+        "_thread",
+        "sched",
+    },
+    "the network": {
+        "socket",
+        "ssl",
+        "http",
+        "urllib",
+        "urllib3",
+        "ftplib",
+        "smtplib",
+        "poplib",
+        "imaplib",
+        "telnetlib",
+        "xmlrpc",
+        "requests",
+        "httpx",
+        "aiohttp",
+        "websockets",
+        "asyncio",
+        "select",
+        "selectors",
+        "socketserver",
+        "email",
+        "webbrowser",
+    },
+    "the file system": {
+        "os",
+        "pathlib",
+        "shutil",
+        "glob",
+        "tempfile",
+        "io",
+        "fileinput",
+        "zipfile",
+        "tarfile",
+        "gzip",
+        "bz2",
+        "lzma",
+        "sqlite3",
+        "dbm",
+        "shelve",
+        "pickle",
+        "marshal",
+        "filecmp",
+        "linecache",
+    },
+    "native code": {"ctypes", "_ctypes", "cffi", "mmap", "resource", "fcntl", "msvcrt", "winreg"},
+    "the interpreter": {
+        "sys",
+        "importlib",
+        "imp",
+        "builtins",
+        "inspect",
+        "code",
+        "codeop",
+        "runpy",
+        "pkgutil",
+        "zipimport",
+        "types",
+        "gc",
+        "traceback",
+        "atexit",
+        "site",
+        "sysconfig",
+        "uuid",
+    },
+}
+#: Names refused anywhere (as calls or as values): code execution and interpreter access.
+REFUSED_NAMES = frozenset(
+    {
+        "open",
+        "exec",
+        "eval",
+        "compile",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "getattr",
+        "setattr",
+        "delattr",
+        "input",
+        "breakpoint",
+        "exit",
+        "quit",
+        "help",
+        "memoryview",
+        "classmethod",
+        "staticmethod",
+        "property",
+        "super",
+    }
+)
+#: Attributes that reach frames, code objects and globals (dunder attributes are refused too).
+REFUSED_ATTRIBUTES = frozenset(
+    {
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+        "f_back",
+        "f_code",
+        "gi_frame",
+        "gi_code",
+        "cr_frame",
+        "cr_code",
+        "ag_frame",
+        "ag_code",
+        "tb_frame",
+        "tb_next",
+        "co_code",
+    }
+)
+_SIMPLE_TYPES = {"str", "int", "float", "bool", "list", "dict", "tuple", "None", "Any"}
+_GENERIC_TYPES = {
+    "list",
+    "dict",
+    "tuple",
+    "List",
+    "Dict",
+    "Tuple",
+    "Optional",
+    "Union",
+    "Literal",
+    "Sequence",
+    "Mapping",
+    "Annotated",
+}
+_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason the source is refused: ``kind`` is ``unsafe`` or ``schema``."""
+
+    kind: str
+    message: str
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe form."""
+        return {"kind": self.kind, "message": self.message, "line": self.line}
+
+
+@dataclass
+class ToolSignature:
+    """The tool the source defines, read from the syntax tree (what a reviewer is shown)."""
+
+    name: str
+    description: str
+    parameters: list[dict[str, Any]] = field(default_factory=list)
+    tool_info: dict[str, Any] | None = None
+    imports: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe form."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "tool_info": self.tool_info,
+            "imports": self.imports,
+        }
+
+
+@dataclass
+class ScanReport:
+    """The scan's verdict: no findings means the source may go to review."""
+
+    findings: list[Finding] = field(default_factory=list)
+    signature: ToolSignature | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing was found."""
+        return not self.findings
+
+    @property
+    def unsafe(self) -> list[Finding]:
+        """The findings about safety (not about the tool's shape)."""
+        return [f for f in self.findings if f.kind == "unsafe"]
+
+
+def _category(module: str) -> str:
+    top = module.split(".")[0]
+    for category, names in _CATEGORIES.items():
+        if top in names or module in names:
+            return category
+    return "nothing on the allowed list"
+
+
+def _allowed(module: str) -> bool:
+    return module in ALLOWED_MODULES
+
+
+def _module_attribute(module: str, attr: str) -> str | None:
+    """Why ``module.attr`` is refused (it is a module: allowed modules re-export others)."""
+    import importlib
+    import types
+
+    try:
+        value = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return None  # a mistake the tool finds out about when it runs, not an escape
+    if isinstance(value, types.ModuleType) and f"{module}.{attr}" not in ALLOWED_MODULES:
+        return f"{module}.{attr} is the module {value.__name__!r}; refused"
+    return None
+
+
+def _literal(node: ast.AST | None) -> bool:
+    if node is None:
+        return True
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False
+    return True
+
+
+def _type_expression(node: ast.AST) -> bool:
+    """Whether ``node`` is a plain type expression (evaluating it runs no code of the tool)."""
+    if isinstance(node, ast.Constant):
+        return node.value is None or isinstance(node.value, (str, int, float, bool))
+    if isinstance(node, ast.Name):
+        return node.id in _SIMPLE_TYPES or node.id in _GENERIC_TYPES
+    if isinstance(node, ast.Attribute):
+        return isinstance(node.value, ast.Name) and node.value.id == "typing"
+    if isinstance(node, ast.Subscript):
+        base = node.value
+        name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", None)
+        if name not in _GENERIC_TYPES or not _type_expression(base):
+            return False
+        inner = node.slice
+        items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        if name == "Literal":
+            return all(isinstance(i, ast.Constant) for i in items)
+        return all(_type_expression(i) for i in items)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _type_expression(node.left) and _type_expression(node.right)
+    if isinstance(node, ast.Tuple):
+        return all(_type_expression(i) for i in node.elts)
+    return False
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, report: ScanReport) -> None:
+        self.report = report
+        self.imports: list[str] = []
+        #: Names bound to allowed modules (``import json as j`` binds ``j``).
+        self.modules: dict[str, str] = {}
+
+    def refuse(self, node: ast.AST, message: str, kind: str = "unsafe") -> None:
+        self.report.findings.append(Finding(kind, message, getattr(node, "lineno", None)))
+
+    def _module(self, node: ast.AST, module: str) -> None:
+        self.imports.append(module)
+        if not _allowed(module):
+            self.refuse(node, f"import of {module!r} refused: it reaches {_category(module)}")
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._module(node, alias.name)
+            if _allowed(alias.name):
+                bound = alias.asname or alias.name.split(".")[0]
+                self.modules[bound] = alias.name if alias.asname else alias.name.split(".")[0]
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            self.refuse(node, "relative imports are refused")
+            return
+        module = node.module or ""
+        self._module(node, module)
+        if any(alias.name == "*" for alias in node.names):
+            self.refuse(node, "star imports are refused")
+        elif _allowed(module) and module != "__future__":
+            for alias in node.names:
+                problem = _module_attribute(module, alias.name)
+                if problem is not None or alias.name.startswith("_"):
+                    self.refuse(node, problem or f"the private name {alias.name!r} is refused")
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in self.modules and isinstance(node.ctx, ast.Load):
+            self.refuse(node, f"the module {node.id!r} may only be used as {node.id}.<name>")
+        elif node.id in REFUSED_NAMES:
+            self.refuse(node, f"{node.id!r} is refused (code execution or interpreter access)")
+        elif node.id.startswith("__") and node.id != "__future__":
+            self.refuse(node, f"the name {node.id!r} is refused")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr.startswith("_") or node.attr in REFUSED_ATTRIBUTES:
+            self.refuse(node, f"the attribute {node.attr!r} is refused")
+        value = node.value
+        if isinstance(value, ast.Name) and value.id in self.modules:
+            problem = _module_attribute(self.modules[value.id], node.attr)
+            if problem is not None:
+                self.refuse(node, problem)
+            return  # module.name: the module itself is not used as a value
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.refuse(node, "classes are refused: a tool is a function", "schema")
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.refuse(node, "global statements are refused")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.decorator_list:
+            self.refuse(node, f"decorators on {node.name} are refused (they run at import)")
+        args = node.args
+        for default in [*args.defaults, *args.kw_defaults]:
+            if not _literal(default):
+                self.refuse(node, f"a default of {node.name} is not a literal (it runs at import)")
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if (
+                arg is not None
+                and arg.annotation is not None
+                and not _type_expression(arg.annotation)
+            ):
+                self.refuse(arg, f"the annotation of {arg.arg} is not a plain type")
+        if node.returns is not None and not _type_expression(node.returns):
+            self.refuse(node, f"the return annotation of {node.name} is not a plain type")
+        for statement in node.body:
+            self.visit(statement)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+
+def _top_level(
+    tree: ast.Module, checker: _Checker
+) -> tuple[list[ast.FunctionDef | ast.AsyncFunctionDef], dict[str, Any]]:
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    infos: dict[str, Any] = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            checker.visit(statement)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append(statement)
+            checker.visit(statement)
+        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring or a bare literal
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if isinstance(statement, ast.AnnAssign) and not _type_expression(statement.annotation):
+                checker.refuse(statement, "a top-level annotation must be a plain type")
+            if not _literal(statement.value):
+                checker.refuse(
+                    statement, "a top-level assignment must be a literal (it runs at import)"
+                )
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name) and not target.id.startswith("__"):
+                    if target.id == "tool_info":
+                        infos[""] = ast.literal_eval(statement.value)  # type: ignore[arg-type]
+                elif (
+                    isinstance(target, ast.Attribute)
+                    and target.attr == "tool_info"
+                    and isinstance(target.value, ast.Name)
+                ):
+                    infos[target.value.id] = ast.literal_eval(statement.value)  # type: ignore[arg-type]
+                else:
+                    checker.refuse(
+                        statement, "only constants and tool_info may be assigned at the top level"
+                    )
+        else:
+            kind = type(statement).__name__
+            checker.refuse(statement, f"a top-level {kind} statement runs at import; refused")
+    return functions, infos
+
+
+def _signature(
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef],
+    infos: dict[str, Any],
+    checker: _Checker,
+) -> ToolSignature | None:
+    public = [f for f in functions if not f.name.startswith("_")]
+    if len(public) != 1:
+        names = ", ".join(f.name for f in public) or "none"
+        checker.refuse(
+            functions[0] if functions else ast.Module(body=[], type_ignores=[]),
+            f"the module must define exactly one public function (the tool); found: {names}",
+            "schema",
+        )
+        return None
+    fn = public[0]
+    if not _TOOL_NAME.fullmatch(fn.name):
+        checker.refuse(fn, f"{fn.name!r} is not a valid tool name", "schema")
+    description = (ast.get_docstring(fn) or "").strip()
+    info = infos.get(fn.name, infos.get(""))
+    if not description and not info:
+        checker.refuse(fn, f"{fn.name} has no docstring (the tool's description)", "schema")
+    args = fn.args
+    if args.vararg is not None or args.kwarg is not None:
+        checker.refuse(fn, f"{fn.name} may not take *args or **kwargs", "schema")
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    params: list[dict[str, Any]] = []
+    for arg, default in [
+        *zip(positional, defaults, strict=True),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+    ]:
+        if arg.annotation is None and not info:
+            checker.refuse(arg, f"parameter {arg.arg} has no type annotation", "schema")
+        params.append(
+            {
+                "name": arg.arg,
+                "annotation": ast.unparse(arg.annotation) if arg.annotation is not None else None,
+                "required": default is None,
+                "default": ast.literal_eval(default)
+                if default is not None and _literal(default)
+                else None,
+            }
+        )
+    if info is not None:
+        from lightagent.tools.registry import ToolRegistry
+
+        for problem in ToolRegistry.validate_tool_info(info):
+            if problem.get("level") == "error":
+                checker.refuse(
+                    fn, f"tool_info: {problem.get('field')}: {problem.get('message')}", "schema"
+                )
+        if isinstance(info, dict) and info.get("tool_name") not in (None, fn.name):
+            checker.refuse(fn, "tool_info's tool_name must be the function's name", "schema")
+    first = description.split("\n\n")[0].strip()
+    return ToolSignature(
+        fn.name, first, params, info if isinstance(info, dict) else None, checker.imports
+    )
+
+
+def scan_source(source: str, *, max_chars: int = 50_000) -> ScanReport:
+    """Check ``source`` without running it; the report lists every finding."""
+    report = ScanReport()
+    if not isinstance(source, str) or not source.strip():
+        report.findings.append(Finding("schema", "the source is empty"))
+        return report
+    if len(source) > max_chars:
+        report.findings.append(
+            Finding("schema", f"the source is longer than {max_chars} characters")
+        )
+        return report
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        report.findings.append(
+            Finding("schema", f"the source does not parse: {exc.msg}", exc.lineno)
+        )
+        return report
+    checker = _Checker(report)
+    functions, infos = _top_level(tree, checker)
+    report.signature = _signature(functions, infos, checker)
+    return report
