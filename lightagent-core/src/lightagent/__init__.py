@@ -41,6 +41,8 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "ERROR_TAXONOMY": "lightagent.errors",
     "classify_exception": "lightagent.errors",
     # agent loop
+    "BudgetLimits": "lightagent.run.budgets",
+    "BudgetExceeded": "lightagent.run.budgets",
     "RunContext": "lightagent.interceptors",
     "PhaseOutcome": "lightagent.interceptors",
     "Interceptor": "lightagent.interceptors",

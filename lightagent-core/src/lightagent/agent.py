@@ -80,6 +80,7 @@ class LightAgent(
         observers: Iterable[Any] | None = None,
         max_tool_workers: int | None = None,
         tool_timeout: float | None = 60.0,
+        budget_limits: Any = None,
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
@@ -192,6 +193,10 @@ class LightAgent(
         self._hooks: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
+        from lightagent.run.budgets import as_limits
+
+        #: Budgets every run of this agent is held to (``BudgetLimits``; per run or per session).
+        self._budget_limits = as_limits(budget_limits)
         self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
         self._init_skills(
             skills_directories,

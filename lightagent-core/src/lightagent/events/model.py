@@ -67,6 +67,9 @@ SESSION_EVENT_TYPES: frozenset[str] = frozenset(
         "approval.requested",
         "approval.decided",
         "handoff.requested",
+        # budgets (lightagent.run.budgets)
+        "budget.consumed",
+        "budget.exhausted",
         # context and errors
         "context.compacted",
         "error.recorded",

@@ -144,6 +144,17 @@ def build_spec(
 
             memory_filter = MemoryPolicy()
 
+    budget = None
+    limits = getattr(agent, "_budget_limits", ())
+    if opts.budget_limits is not None:
+        from lightagent.run.budgets import as_limits
+
+        limits = (*limits, *as_limits(opts.budget_limits))
+    if limits:
+        from lightagent.run.budgets import RunBudget
+
+        budget = RunBudget(limits)
+
     output = None
     if opts.output_schema is not None:
         from lightagent.structured import output_spec
@@ -180,6 +191,7 @@ def build_spec(
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
         thought=getattr(agent, "_thought_step", lambda: None)(),
+        budget=budget,
     )
 
 

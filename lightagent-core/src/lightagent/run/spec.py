@@ -64,3 +64,5 @@ class RunSpec:
     handoff: Any = None
     #: Tree of Thought for this run (``lightagent.thought.ThoughtStep``), or None.
     thought: Any = None
+    #: This run's ledger over its budget limits (``lightagent.run.budgets.RunBudget``), or None.
+    budget: Any = None
