@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     # agent loop
     "BudgetLimits": "lightagent.run.budgets",
     "BudgetExceeded": "lightagent.run.budgets",
+    "ProgressPolicy": "lightagent.run.progress",
     "RunContext": "lightagent.interceptors",
     "PhaseOutcome": "lightagent.interceptors",
     "Interceptor": "lightagent.interceptors",

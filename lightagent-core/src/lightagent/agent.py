@@ -81,6 +81,7 @@ class LightAgent(
         max_tool_workers: int | None = None,
         tool_timeout: float | None = 60.0,
         budget_limits: Any = None,
+        progress_policy: Any = None,
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
@@ -197,6 +198,10 @@ class LightAgent(
 
         #: Budgets every run of this agent is held to (``BudgetLimits``; per run or per session).
         self._budget_limits = as_limits(budget_limits)
+        from lightagent.run.progress import as_progress_policy
+
+        #: Repeated-call / no-progress detection for every run (a ``ProgressPolicy``, or None).
+        self._progress_policy = as_progress_policy(progress_policy)
         self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
         self._init_skills(
             skills_directories,

@@ -70,6 +70,7 @@ SESSION_EVENT_TYPES: frozenset[str] = frozenset(
         # budgets (lightagent.run.budgets)
         "budget.consumed",
         "budget.exhausted",
+        "progress.stalled",
         # context and errors
         "context.compacted",
         "error.recorded",

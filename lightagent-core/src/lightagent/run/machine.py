@@ -46,6 +46,7 @@ from lightagent.run.phases import (
     params,
     payload_value,
 )
+from lightagent.run.progress import progress_after_round
 from lightagent.run.recall import memory_retrieve, memory_write, retrieval_context
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
@@ -145,6 +146,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 budget_check_tools(spec, len(pending))
                 yield from tool_round(spec, st, pending, messages, positions, spec.call_keys)
                 budget_settle(spec, "tool_execution", tool_calls=len(pending))
+                progress_after_round(spec, pending, messages)
 
         structured_repairs = 0
         first_request = True
@@ -272,6 +274,7 @@ def run_machine(spec: RunSpec) -> Machine:
                     st.call_index += 1
                 yield from tool_round(spec, st, calls, messages, positions)
                 budget_settle(spec, "tool_execution", tool_calls=len(calls))
+                progress_after_round(spec, calls, messages)
                 continue
 
             text = response.content or ""

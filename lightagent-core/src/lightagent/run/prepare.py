@@ -155,6 +155,17 @@ def build_spec(
 
         budget = RunBudget(limits)
 
+    progress = None
+    policy = getattr(agent, "_progress_policy", None)
+    if opts.progress_policy is not None:
+        from lightagent.run.progress import as_progress_policy
+
+        policy = as_progress_policy(opts.progress_policy)
+    if policy is not None:
+        from lightagent.run.progress import ProgressState
+
+        progress = ProgressState(policy)
+
     output = None
     if opts.output_schema is not None:
         from lightagent.structured import output_spec
@@ -192,6 +203,7 @@ def build_spec(
         retrieval_inject=agent.retrieval_inject,
         thought=getattr(agent, "_thought_step", lambda: None)(),
         budget=budget,
+        progress=progress,
     )
 
 

@@ -56,6 +56,8 @@ class RunOptions:
     model_options: dict[str, Any] | None = None
     #: Budgets for this run on top of the agent's (``BudgetLimits``, a dict of its fields, or a list).
     budget_limits: Any = None
+    #: Repeated-call / no-progress detection for this run (``ProgressPolicy``; overrides the agent's).
+    progress_policy: Any = None
 
     @classmethod
     def of(

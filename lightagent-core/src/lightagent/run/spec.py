@@ -66,3 +66,5 @@ class RunSpec:
     thought: Any = None
     #: This run's ledger over its budget limits (``lightagent.run.budgets.RunBudget``), or None.
     budget: Any = None
+    #: This run's repeated-call / no-progress state (``lightagent.run.progress.ProgressState``).
+    progress: Any = None
