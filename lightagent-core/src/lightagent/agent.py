@@ -82,6 +82,8 @@ class LightAgent(
         tool_timeout: float | None = 60.0,
         budget_limits: Any = None,
         progress_policy: Any = None,
+        context_budget: Any = None,
+        context_compactor: Any = None,
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
@@ -202,6 +204,16 @@ class LightAgent(
 
         #: Repeated-call / no-progress detection for every run (a ``ProgressPolicy``, or None).
         self._progress_policy = as_progress_policy(progress_policy)
+        from lightagent.run.context_steps import check_context_settings
+
+        #: The prompt's token budget and its compactor (the loop trims, then summarizes).
+        self.context_budget, self.context_compactor = check_context_settings(
+            context_budget, context_compactor
+        )
+        if self.context_budget is not None and self.context_compactor is None:
+            from lightagent.events.compaction import ContextCompactor
+
+            self.context_compactor = ContextCompactor()
         self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
         self._init_skills(
             skills_directories,

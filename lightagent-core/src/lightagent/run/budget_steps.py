@@ -92,10 +92,10 @@ def budget_settle(
     budget: RunBudget | None = spec.budget
     if budget is None:
         return
-    if step == "model_response":
-        delta = budget.settle_model(estimate or {}, usage)
-    else:
+    if tool_calls:
         delta = budget.settle_tools(tool_calls)
+    else:  # a model call: the run's request, or a summary for context compaction
+        delta = budget.settle_model(estimate or {}, usage)
     _consumed(spec, budget, step, delta)
 
 

@@ -30,6 +30,7 @@ from lightagent.run.budget_steps import (
     budget_settle,
     budget_settle_time,
 )
+from lightagent.run.context_steps import fit_context
 from lightagent.run.effects import (
     CallModel,
     CallPhase,
@@ -159,6 +160,7 @@ def run_machine(spec: RunSpec) -> Machine:
                         spec, ctx, query, messages, active
                     )
             first_request = False
+            yield from fit_context(spec, st, messages, tools)
             request = ModelRequest(
                 messages=list(messages),
                 tools=tools,

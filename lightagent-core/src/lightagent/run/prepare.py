@@ -204,6 +204,8 @@ def build_spec(
         thought=getattr(agent, "_thought_step", lambda: None)(),
         budget=budget,
         progress=progress,
+        context_budget=getattr(agent, "context_budget", None),
+        context_compactor=getattr(agent, "context_compactor", None),
     )
 
 

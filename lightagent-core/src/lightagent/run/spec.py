@@ -68,3 +68,6 @@ class RunSpec:
     budget: Any = None
     #: This run's repeated-call / no-progress state (``lightagent.run.progress.ProgressState``).
     progress: Any = None
+    #: The prompt's token budget (a ``ContextBudget``) and its ``ContextCompactor``, or None.
+    context_budget: Any = None
+    context_compactor: Any = None
