@@ -153,7 +153,7 @@ def run_machine(spec: RunSpec) -> Machine:
         first_request = True
         while True:
             st.stage = "model_request"
-            check_cancel(ctx)
+            check_cancel(ctx, turn_boundary=True)
             if toolsets is not None and not first_request:
                 if (yield from _toolset_view(spec, ctx, False)):
                     tools, tool_choice, response_format = _select_tools(
