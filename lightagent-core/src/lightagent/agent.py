@@ -196,24 +196,12 @@ class LightAgent(
         self._hooks: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
-        from lightagent.run.budgets import as_limits
+        from lightagent.agent_runtime import runtime_settings
 
-        #: Budgets every run of this agent is held to (``BudgetLimits``; per run or per session).
-        self._budget_limits = as_limits(budget_limits)
-        from lightagent.run.progress import as_progress_policy
-
-        #: Repeated-call / no-progress detection for every run (a ``ProgressPolicy``, or None).
-        self._progress_policy = as_progress_policy(progress_policy)
-        from lightagent.run.context_steps import check_context_settings
-
-        #: The prompt's token budget and its compactor (the loop trims, then summarizes).
-        self.context_budget, self.context_compactor = check_context_settings(
-            context_budget, context_compactor
+        # budgets, progress detection and the context budget the loop consults (docs/runtime.md)
+        self._budget_limits, self._progress_policy, self.context_budget, self.context_compactor = (
+            runtime_settings(budget_limits, progress_policy, context_budget, context_compactor)
         )
-        if self.context_budget is not None and self.context_compactor is None:
-            from lightagent.events.compaction import ContextCompactor
-
-            self.context_compactor = ContextCompactor()
         self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
         self._init_skills(
             skills_directories,
