@@ -41,6 +41,9 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "ERROR_TAXONOMY": "lightagent.errors",
     "classify_exception": "lightagent.errors",
     # agent loop
+    "BudgetLimits": "lightagent.run.budgets",
+    "BudgetExceeded": "lightagent.run.budgets",
+    "ProgressPolicy": "lightagent.run.progress",
     "RunContext": "lightagent.interceptors",
     "PhaseOutcome": "lightagent.interceptors",
     "Interceptor": "lightagent.interceptors",

@@ -27,6 +27,7 @@ class CancellationToken:
         "_lock",
         "_parent",
         "_reason",
+        "_stop_reason",
         "run_id",
     )
 
@@ -38,6 +39,7 @@ class CancellationToken:
         self._parent: CancellationToken | None = None
         self._children: weakref.WeakSet[CancellationToken] = weakref.WeakSet()
         self._callbacks: list[Callable[[CancellationToken], Any]] = []
+        self._stop_reason: str | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -66,6 +68,30 @@ class CancellationToken:
             except Exception:  # a failing listener must not stop the others
                 pass
         return True
+
+    def stop_after_turn(self, reason: str = "stop requested") -> bool:
+        """Let the current turn finish, then stop: the run ends before its next model request.
+
+        A turn is a model answer and its whole tool round, so the transcript stays complete
+        (every call has its result) and the session can be continued. Unlike :meth:`cancel`
+        it interrupts nothing; :attr:`cancelled` stays False. True for the first call only.
+        """
+        with self._lock:
+            if self._stop_reason is not None:
+                return False
+            self._stop_reason = reason
+            children = list(self._children)
+        for child in children:
+            child.stop_after_turn(reason)
+        return True
+
+    @property
+    def stop_requested(self) -> str | None:
+        """The reason of :meth:`stop_after_turn` (on this token or an ancestor), else None."""
+        if self._stop_reason is not None:
+            return self._stop_reason
+        parent = self._parent
+        return parent.stop_requested if parent is not None else None
 
     def child(self, *, run_id: str | None = None) -> CancellationToken:
         """A token cancelled together with this one (but cancellable on its own)."""

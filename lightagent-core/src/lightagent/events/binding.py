@@ -17,6 +17,7 @@ from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, trim_messages
 from lightagent.events.store import SessionStore, validate_session_id
+from lightagent.run.budgets import session_spent
 
 __all__ = ["SessionBinding", "SessionRecorder", "resolve_session_store"]
 
@@ -69,7 +70,7 @@ class SessionBinding:
         messages = self.projector.messages(events, skip_unstarted=True)
         if self.max_history_messages is not None:
             messages = trim_messages(messages, self.max_history_messages)
-        return messages
+        return History(messages, budget_spent=session_spent(events))
 
     def observer(
         self, session_id: str, run_id: str, *, owner: dict[str, str] | None = None
@@ -82,6 +83,15 @@ class SessionBinding:
         """
         validate_session_id(session_id)
         return SessionRecorder(self.store, session_id, run_id, agent_id=self.agent_id, owner=owner)
+
+
+class History(list):  # type: ignore[type-arg]
+    """A session's history messages, plus what its runs consumed of their budgets (read
+    from the same events, so a session budget costs no second read of the log)."""
+
+    def __init__(self, messages: list[dict[str, Any]], *, budget_spent: dict[str, float]) -> None:
+        super().__init__(messages)
+        self.budget_spent = budget_spent
 
 
 def _iter_all(store: SessionStore, session_id: str) -> Any:

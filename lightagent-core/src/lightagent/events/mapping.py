@@ -29,6 +29,9 @@ TRACE_TO_SESSION: dict[str, str] = {
     "memory_write": "memory.written",
     "exporter_error": "exporter.failed",
     "context_compacted": "context.compacted",
+    "budget_consumed": "budget.consumed",
+    "budget_exhausted": "budget.exhausted",
+    "progress_stalled": "progress.stalled",
 }
 _REVERSE = {v: k for k, v in TRACE_TO_SESSION.items()}
 

@@ -67,6 +67,10 @@ SESSION_EVENT_TYPES: frozenset[str] = frozenset(
         "approval.requested",
         "approval.decided",
         "handoff.requested",
+        # budgets (lightagent.run.budgets)
+        "budget.consumed",
+        "budget.exhausted",
+        "progress.stalled",
         # context and errors
         "context.compacted",
         "error.recorded",

@@ -133,7 +133,15 @@ class ContextProjector:
         turns = group_turns(chosen)
         if turn_id is not None:
             turns = [t for t in turns if t.run_id == turn_id]
-        compacted = next((e for e in reversed(chosen) if e.type == "context.compacted"), None)
+        compacted = next(
+            (
+                e
+                for e in reversed(chosen)
+                # a run's own request compaction (scope "request") leaves the history whole
+                if e.type == "context.compacted" and e.data.get("scope") != "request"
+            ),
+            None,
+        )
         prefix: list[dict[str, Any]] = []
         if compacted is not None:
             # Turns the compaction covered are replaced by its summary (if it made one).

@@ -23,6 +23,14 @@ from lightagent.errors import (
 from lightagent.interceptors import RunContext
 from lightagent.models.base import ModelRequest, ModelResponse
 from lightagent.results import RunResult
+from lightagent.run.budget_steps import (
+    budget_check_model,
+    budget_check_tools,
+    budget_restore,
+    budget_settle,
+    budget_settle_time,
+)
+from lightagent.run.context_steps import fit_context
 from lightagent.run.effects import (
     CallModel,
     CallPhase,
@@ -39,6 +47,7 @@ from lightagent.run.phases import (
     params,
     payload_value,
 )
+from lightagent.run.progress import progress_after_round
 from lightagent.run.recall import memory_retrieve, memory_write, retrieval_context
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
@@ -100,6 +109,7 @@ def run_machine(spec: RunSpec) -> Machine:
             query = blocked_or_replaced(ctx, out, "input_guardrail", "LA-GUARDRAIL", query, "query")
 
         st.stage = "prepare"
+        history = None
         if spec.initial_messages is not None:
             messages = list(spec.initial_messages)
         else:
@@ -110,6 +120,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 messages.append({"role": "system", "content": spec.system_prompt})
             if history:
                 messages.extend(history)
+        yield from budget_restore(spec, history)
         if query is not None:
             messages.append({"role": "user", "content": query})
             st.query_message = messages[-1]
@@ -133,19 +144,23 @@ def run_machine(spec: RunSpec) -> Machine:
             if pending:
                 st.rounds += 1
                 st.stage = "tool_execution"
+                budget_check_tools(spec, len(pending))
                 yield from tool_round(spec, st, pending, messages, positions, spec.call_keys)
+                budget_settle(spec, "tool_execution", tool_calls=len(pending))
+                progress_after_round(spec, pending, messages)
 
         structured_repairs = 0
         first_request = True
         while True:
             st.stage = "model_request"
-            check_cancel(ctx)
+            check_cancel(ctx, turn_boundary=True)
             if toolsets is not None and not first_request:
                 if (yield from _toolset_view(spec, ctx, False)):
                     tools, tool_choice, response_format = _select_tools(
                         spec, ctx, query, messages, active
                     )
             first_request = False
+            yield from fit_context(spec, st, messages, tools)
             request = ModelRequest(
                 messages=list(messages),
                 tools=tools,
@@ -164,6 +179,8 @@ def run_machine(spec: RunSpec) -> Machine:
             if fallback is not None:
                 content = str(fallback)
                 break
+            # the request as it will go out: refused here, nothing of it is committed
+            estimate = budget_check_model(spec, request)
             st.model_requests += 1
             if active:
                 ctx.emit(
@@ -200,6 +217,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 )
             if response.usage is not None:
                 st.usage = response.usage if st.usage is None else st.usage + response.usage
+            budget_settle(spec, "model_response", estimate=estimate, usage=response.usage)
             unique_call_ids(response)
             assistant = assistant_message(response)
             if active:
@@ -249,6 +267,7 @@ def run_machine(spec: RunSpec) -> Machine:
                         f"Max tool iterations({spec.max_tool_iterations}) reached.",
                         details={"max_tool_iterations": spec.max_tool_iterations},
                     )
+                budget_check_tools(spec, len(calls))
                 st.rounds += 1
                 messages.append(assistant)
                 positions = {}
@@ -256,6 +275,8 @@ def run_machine(spec: RunSpec) -> Machine:
                     positions[call.id] = st.call_index
                     st.call_index += 1
                 yield from tool_round(spec, st, calls, messages, positions)
+                budget_settle(spec, "tool_execution", tool_calls=len(calls))
+                progress_after_round(spec, calls, messages)
                 continue
 
             text = response.content or ""
@@ -340,6 +361,7 @@ def run_machine(spec: RunSpec) -> Machine:
             pass
     if error is not None and spec.stream:
         yield Output("error", {"error": str(error), "code": error.code, "details": error.to_dict()})
+    budget_settle_time(spec)
     usage = st.usage.to_dict() if st.usage is not None else None
     if active:
         end: dict[str, Any] = {
@@ -353,6 +375,8 @@ def run_machine(spec: RunSpec) -> Machine:
         if error is not None:
             end["error"] = error.to_dict()
             end["stage"] = st.stage
+            if error.details.get("exit_reason"):
+                end["exit_reason"] = error.details["exit_reason"]
         ctx.emit("run_end", end)
     return RunResult(
         content=content if error is None else str(error),

@@ -28,9 +28,6 @@ __all__ = [
 UNAVAILABLE: dict[str, Any] = {
     "websocket_base_url": None,
     "tracetools": None,
-    "budget_limits": None,
-    "context_budget": None,
-    "context_compactor": None,
 }
 
 #: Where a refused parameter's job is done instead, when somewhere already does it.

@@ -144,6 +144,28 @@ def build_spec(
 
             memory_filter = MemoryPolicy()
 
+    budget = None
+    limits = getattr(agent, "_budget_limits", ())
+    if opts.budget_limits is not None:
+        from lightagent.run.budgets import as_limits
+
+        limits = (*limits, *as_limits(opts.budget_limits))
+    if limits:
+        from lightagent.run.budgets import RunBudget
+
+        budget = RunBudget(limits)
+
+    progress = None
+    policy = getattr(agent, "_progress_policy", None)
+    if opts.progress_policy is not None:
+        from lightagent.run.progress import as_progress_policy
+
+        policy = as_progress_policy(opts.progress_policy)
+    if policy is not None:
+        from lightagent.run.progress import ProgressState
+
+        progress = ProgressState(policy)
+
     output = None
     if opts.output_schema is not None:
         from lightagent.structured import output_spec
@@ -180,6 +202,10 @@ def build_spec(
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
         thought=getattr(agent, "_thought_step", lambda: None)(),
+        budget=budget,
+        progress=progress,
+        context_budget=getattr(agent, "context_budget", None),
+        context_compactor=getattr(agent, "context_compactor", None),
     )
 
 

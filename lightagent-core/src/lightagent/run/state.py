@@ -43,10 +43,26 @@ class RunState:
         self.thought: Any = None
 
 
-def check_cancel(ctx: RunContext) -> None:
-    """Raise ``LA-CANCELLED`` when the run's token fired."""
+def check_cancel(ctx: RunContext, *, turn_boundary: bool = False) -> None:
+    """Raise ``LA-CANCELLED`` when the run's token fired.
+
+    At a turn boundary (before a model request) a ``stop_after_turn`` request ends the
+    run too; inside a turn only :meth:`~lightagent.cancellation.CancellationToken.cancel` does.
+    """
     token = ctx.cancellation
-    if token is not None and token.cancelled:
+    if token is None:
+        return
+    if token.cancelled:
         raise CancelledError(
-            "LA-CANCELLED", f"run cancelled: {token.reason}", details={"reason": token.reason}
+            "LA-CANCELLED",
+            f"run cancelled: {token.reason}",
+            details={"reason": token.reason, "mode": "now", "exit_reason": "cancelled"},
+        )
+    stop = getattr(token, "stop_requested", None) if turn_boundary else None
+    if stop is not None:
+        raise CancelledError(
+            "LA-CANCELLED",
+            f"run stopped after its turn: {stop}",
+            hint="The transcript is complete: continue the session with a new run.",
+            details={"reason": stop, "mode": "after_turn", "exit_reason": "stopped_after_turn"},
         )

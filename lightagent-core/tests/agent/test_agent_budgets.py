@@ -1,0 +1,236 @@
+"""Budgets the loop consults: checked before each request (estimated), settled from the
+provider's usage after, refused steps never committed; per run and per session (restored
+from the session log, also in a new process). Against the loopback OpenAI-wire server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from lightagent import BudgetExceeded, BudgetLimits, ConfigurationError, LightAgent
+from lightagent.events.sql_store import SqliteSessionStore
+
+CALLS: list[str] = []
+
+
+def lookup(city: str) -> str:
+    """Look up `city`."""
+    CALLS.append(city)
+    return f"{city}: sunny"
+
+
+def slow(city: str) -> str:
+    """Look up `city`, slowly."""
+    time.sleep(0.4)
+    return f"{city}: sunny"
+
+
+def agent_for(server, **kw) -> LightAgent:
+    return LightAgent(model="gpt-4.1", api_key="k", base_url=server.base_url, **kw)
+
+
+def call(name: str = "lookup", city: str = "Paris", usage: dict | None = None) -> dict:
+    reply: dict = {"tool_calls": [{"name": name, "arguments": {"city": city}}]}
+    if usage is not None:
+        reply["usage"] = usage
+    return reply
+
+
+def events(result, kind: str) -> list[dict]:
+    return [e["data"] for e in result.trace if e["type"] == kind]
+
+
+def test_model_calls_budget_refuses_the_next_request_before_it_goes_out(loopback_server) -> None:
+    loopback_server.reply(call())  # the second request is never sent
+    agent = agent_for(loopback_server, tools=[lookup], budget_limits=BudgetLimits(model_calls=1))
+    result = agent.run("weather?", result_format="object", trace=True)
+    assert len(loopback_server.requests) == 1
+    assert result.error["code"] == "LA-BUDGET"
+    details = result.error["details"]
+    assert details["dimension"] == "model_calls"
+    assert details["exit_reason"] == "budget_exceeded"
+    assert (details["limit"], details["used"], details["requested"]) == (1, 1, 1)
+    # the refused request was not committed: one model call consumed, then exhausted
+    consumed = [e["delta"].get("model_calls", 0) for e in events(result, "budget_consumed")]
+    assert sum(consumed) == 1
+    assert events(result, "budget_exhausted")[0]["step"] == "model_request"
+    assert events(result, "run_end")[0]["exit_reason"] == "budget_exceeded"
+
+
+def test_tool_calls_budget_refuses_a_round_before_any_tool_runs(loopback_server) -> None:
+    CALLS.clear()
+    two = {
+        "tool_calls": [
+            {"name": "lookup", "arguments": {"city": "Paris"}},
+            {"name": "lookup", "arguments": {"city": "Rome"}},
+        ]
+    }
+    loopback_server.reply(two)
+    agent = agent_for(loopback_server, tools=[lookup], budget_limits=BudgetLimits(tool_calls=1))
+    result = agent.run("weather?", result_format="object", trace=True)
+    assert CALLS == []  # neither call ran
+    assert result.error["details"]["dimension"] == "tool_calls"
+    assert result.error["details"]["requested"] == 2
+    assert not events(result, "tool_call")
+
+
+def test_input_tokens_are_estimated_from_the_request(loopback_server) -> None:
+    agent = agent_for(loopback_server, budget_limits={"input_tokens": 5})
+    result = agent.run("a question long enough to pass five tokens", result_format="object")
+    assert result.error["details"]["dimension"] == "input_tokens"
+    assert result.error["details"]["requested"] > 5
+    assert loopback_server.requests == []  # refused before it went out
+
+
+def test_budget_exceeded_is_a_typed_budget_error() -> None:
+    from lightagent import BudgetError
+
+    exc = BudgetExceeded("tool_calls", 3, 3, requested=1, scope="session")
+    assert isinstance(exc, BudgetError) and exc.code == "LA-BUDGET"
+    assert (exc.dimension, exc.limit, exc.used, exc.scope) == ("tool_calls", 3, 3, "session")
+    assert "BudgetLimits(tool_calls=" in exc.hint
+
+
+def test_output_tokens_settle_from_the_providers_usage(loopback_server) -> None:
+    loopback_server.reply(call(usage={"prompt_tokens": 10, "completion_tokens": 50}))
+    agent = agent_for(loopback_server, tools=[lookup], budget_limits=BudgetLimits(output_tokens=60))
+    result = agent.run(
+        "weather?", result_format="object", trace=True, model_options={"max_tokens": 20}
+    )
+    # estimate 20 passed; the provider said 50; the next estimate (50 + 20) is refused
+    assert len(loopback_server.requests) == 1
+    details = result.error["details"]
+    assert (details["dimension"], details["used"], details["requested"]) == (
+        "output_tokens",
+        50,
+        20,
+    )
+    settled = events(result, "budget_consumed")[0]["delta"]
+    assert settled["input_tokens"] == 10 and settled["output_tokens"] == 50
+
+
+def test_cost_budget_uses_the_token_prices(loopback_server) -> None:
+    loopback_server.reply(call(usage={"prompt_tokens": 0, "completion_tokens": 40}))
+    limits = BudgetLimits(cost=0.5, output_token_price=0.01)
+    agent = agent_for(loopback_server, tools=[lookup], budget_limits=limits)
+    result = agent.run("weather?", result_format="object", model_options={"max_tokens": 30})
+    details = result.error["details"]
+    assert details["dimension"] == "cost"
+    assert details["used"] == pytest.approx(0.4)
+    assert details["requested"] == pytest.approx(0.3)
+
+
+def test_seconds_budget_ends_the_run_at_the_next_step(loopback_server) -> None:
+    loopback_server.reply(call("slow"))
+    agent = agent_for(loopback_server, tools=[slow], budget_limits=BudgetLimits(seconds=0.2))
+    result = agent.run("weather?", result_format="object")
+    assert result.error["details"]["dimension"] == "seconds"
+    assert len(loopback_server.requests) == 1
+
+
+def test_run_option_adds_a_budget_and_async_obeys_it(loopback_server) -> None:
+    loopback_server.reply("fine", "fine")
+    agent = agent_for(loopback_server)
+    assert agent.run("q") == "fine"
+    refused = agent.run("q", budget_limits=BudgetLimits(model_calls=0), result_format="object")
+    assert refused.error["details"]["dimension"] == "model_calls"
+    assert asyncio.run(agent.arun("q")) == "fine"
+    refused = asyncio.run(
+        agent.arun("q", budget_limits=[{"model_calls": 0}], result_format="object")
+    )
+    assert refused.error["code"] == "LA-BUDGET"
+    assert len(loopback_server.requests) == 2
+
+
+def test_streamed_run_is_refused_too(loopback_server) -> None:
+    agent = agent_for(loopback_server, budget_limits=BudgetLimits(model_calls=0))
+    items = list(agent.run("q", stream=True))
+    assert items[-1]["code"] == "LA-BUDGET"
+    assert loopback_server.requests == []
+
+
+def test_session_budget_spans_runs_and_is_restored_from_the_log(loopback_server, tmp_path) -> None:
+    db = tmp_path / "s.sqlite3"
+    loopback_server.reply("one", "two")
+    limits = BudgetLimits(model_calls=2, per="session")
+    agent = agent_for(loopback_server, session_store=SqliteSessionStore(db), budget_limits=limits)
+    assert agent.run("a", session_id="s1") == "one"
+    # a new agent over a new store object: only the log remembers the first run
+    again = agent_for(loopback_server, session_store=SqliteSessionStore(db), budget_limits=limits)
+    assert again.run("b", session_id="s1") == "two"
+    third = again.run("c", session_id="s1", result_format="object")
+    assert third.error["details"]["scope"] == "session"
+    assert third.error["details"]["used"] == 2
+    assert len(loopback_server.requests) == 2
+    # another session has its own ledger
+    loopback_server.reply("other")
+    assert again.run("d", session_id="s2") == "other"
+    types = [e.type for e in SqliteSessionStore(db).events("s1")]
+    assert types.count("budget.consumed") >= 2 and "budget.exhausted" in types
+
+
+@pytest.mark.slow
+def test_session_budget_survives_a_killed_process(loopback_server, tmp_path) -> None:
+    db = tmp_path / "crash.sqlite3"
+    loopback_server.reply(call(usage={"prompt_tokens": 10, "completion_tokens": 30}), "done")
+    child = textwrap.dedent(
+        f"""
+        import os
+        from lightagent import BudgetLimits, LightAgent
+        from lightagent.events.sql_store import SqliteSessionStore
+
+        def lookup(city: str) -> str:
+            '''Look up `city`.'''
+            return "sunny"
+
+        agent = LightAgent(model="gpt-4.1", api_key="k", base_url={loopback_server.base_url!r},
+                           tools=[lookup], session_store=SqliteSessionStore({str(db)!r}),
+                           budget_limits=BudgetLimits(tool_calls=1, output_tokens=40,
+                                                      per="session"))
+        print(agent.run("weather?", session_id="job"), flush=True)
+        os._exit(9)  # die without any cleanup
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=120, env=os.environ
+    )
+    assert proc.returncode == 9, proc.stderr
+    assert proc.stdout.strip() == "done"
+    limits = BudgetLimits(tool_calls=1, output_tokens=40, per="session")
+    agent = agent_for(
+        loopback_server,
+        tools=[lookup],
+        session_store=SqliteSessionStore(db),
+        budget_limits=limits,
+    )
+    loopback_server.reply(call(usage={"prompt_tokens": 10, "completion_tokens": 5}))
+    CALLS.clear()
+    result = agent.run("again", session_id="job", result_format="object")
+    # 30 + the "done" answer's tokens were spent before the crash; one tool call too
+    assert result.error["details"]["scope"] == "session"
+    assert result.error["details"]["dimension"] in ("output_tokens", "tool_calls")
+    assert CALLS == []
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"per": "turn"}, {"model_calls": -1}, {"cost": "cheap"}, {"tokens": True}],
+)
+def test_bad_limits_are_config_errors(kwargs) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        BudgetLimits(**kwargs)
+    assert info.value.code == "LA-CONFIG" and info.value.hint
+
+
+def test_bad_budget_limits_argument_is_a_config_error(loopback_server) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        agent_for(loopback_server, budget_limits="ten calls")
+    assert info.value.code == "LA-CONFIG"
+    with pytest.raises(ConfigurationError) as info:
+        agent_for(loopback_server).run("q", budget_limits={"calls": 1})
+    assert "model_calls" in info.value.hint
