@@ -59,7 +59,7 @@ def provider(make_provider: Callable[..., Any]) -> Any:
                 document_id="coffee",
             ),
             RetrievalDocument(
-                "绿茶是一种未经发酵的茶，冲泡时水温不宜过高。",
+                "绿茶是一种未经发酵的茶，冲泡时水温不宜过高。",  # noqa: RUF001
                 title="绿茶",
                 document_id="zh-tea",
             ),
