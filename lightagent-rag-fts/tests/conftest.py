@@ -25,7 +25,7 @@ def make_provider(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Cal
             provider = SqliteFTSRetrievalProvider(tmp_path / f"{table}.db", **kw)
         else:
             url = request.getfixturevalue("postgres_url")
-            provider = PostgresFTSRetrievalProvider(url, table=table, **kw)
+            provider = PostgresFTSRetrievalProvider(url, **{"table": table, **kw})
         made.append(provider)
         return provider
 
