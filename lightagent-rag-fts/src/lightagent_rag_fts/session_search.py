@@ -22,9 +22,10 @@ _SNIPPET = 1000
 
 def _event_text(data: Any) -> str:
     if isinstance(data, dict):
-        content = data.get("content")
-        if isinstance(content, str) and content:
-            return content
+        for key in ("content", "query", "output", "text"):
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                return value
     return json.dumps(data, ensure_ascii=False, sort_keys=True, default=str)
 
 
@@ -33,11 +34,19 @@ class SessionSearchProvider:
 
     An event matches when its text (its ``content``, else its JSON) holds the whole query
     or every query word, compared casefolded; the whole phrase ranks first. Filters:
-    ``session_id`` (one session), ``type`` (event type) and any session metadata key
-    (``tenant_id``, ``user_id`` …), matched exactly.
+    ``session_id`` (one session), ``type`` (event type) and any key of the session's
+    metadata or owner (``tenant_id``, ``user_id`` …), matched exactly. Events of
+    ``skip_types`` (the model requests, which repeat the conversation) are not searched.
     """
 
-    def __init__(self, store: Any, *, max_sessions: int = 200, max_events: int = 2000) -> None:
+    def __init__(
+        self,
+        store: Any,
+        *,
+        max_sessions: int = 200,
+        max_events: int = 2000,
+        skip_types: tuple[str, ...] = ("model.requested",),
+    ) -> None:
         if not callable(getattr(store, "events", None)) or not callable(
             getattr(store, "list_sessions", None)
         ):
@@ -49,6 +58,7 @@ class SessionSearchProvider:
         self.store = store
         self.max_sessions = max_sessions
         self.max_events = max_events
+        self.skip_types = frozenset(skip_types)
 
     def _sessions(self, filters: dict[str, Any]) -> list[str]:
         wanted = filters.pop("session_id", None)
@@ -57,10 +67,17 @@ class SessionSearchProvider:
             candidates = [] if info is None else [info]
         else:
             candidates = self.store.list_sessions(limit=self.max_sessions)
+        wanted_fields = {k: v for k, v in filters.items() if v is not None}
         out = []
         for info in candidates:
-            metadata = info.metadata or {}
-            if all(metadata.get(k) == v for k, v in filters.items() if v is not None):
+            fields = dict(info.metadata or {})
+            if wanted_fields:
+                # The owner (user, tenant) is recorded on the session's first event.
+                first = self.store.events(info.session_id, limit=1)
+                owner = first[0].data.get("owner") if first else None
+                if isinstance(owner, dict):
+                    fields = {**owner, **fields}
+            if all(fields.get(k) == v for k, v in wanted_fields.items()):
                 out.append(info.session_id)
         return out
 
@@ -74,6 +91,8 @@ class SessionSearchProvider:
         found: list[tuple[float, float, RetrievalResult]] = []
         for session_id in self._sessions(dict(filters)):
             for event in self.store.events(session_id, limit=self.max_events):
+                if event.type in self.skip_types and event.type != event_type:
+                    continue
                 if event_type is not None and event.type != event_type:
                     continue
                 text = _event_text(event.data)
