@@ -38,6 +38,8 @@ _RESULT_COLUMNS = (
     "c.owner_id, c.tenant_id, d.metadata"
 )
 MAX_LIMIT = 100
+#: Document ids per ``IN (...)`` list (under SQLite's 999 bound-parameter floor).
+_ID_BATCH = 500
 
 
 def _check_sizes(chunk_size: int, chunk_overlap: int) -> None:
@@ -102,8 +104,11 @@ class SqlRetrievalBase:
         scope, owner_id, tenant_id)`` and their index entries."""
         raise NotImplementedError
 
-    def _delete_index(self, cur: Any, document_id: str | None) -> None:  # pragma: no cover
-        """Drop the index entries of one document's chunks (all of them for ``None``)."""
+    def _delete_index(
+        self, cur: Any, marks: str | None, ids: list[str]
+    ) -> None:  # pragma: no cover
+        """Drop the index entries of the chunks of documents ``ids`` (``marks`` is their
+        ``?, ?`` list); all of them for ``marks=None``."""
         raise NotImplementedError
 
     def _match(self, terms: list[Term]) -> tuple[str, str, str, list[Any]]:  # pragma: no cover
@@ -164,11 +169,19 @@ class SqlRetrievalBase:
             for position, piece in enumerate(pieces)
         ]
 
-    def _delete(self, cur: Any, document_id: str) -> bool:
-        self._delete_index(cur, document_id)
-        cur.execute(self.sql("DELETE FROM {t}_chunks WHERE document_id = ?"), (document_id,))
-        cur.execute(self.sql("DELETE FROM {t}_documents WHERE document_id = ?"), (document_id,))
-        return bool(cur.rowcount and cur.rowcount > 0)
+    def _delete(self, cur: Any, document_ids: list[str]) -> int:
+        """Delete documents with their chunks, a few hundred ids per statement; how many existed."""
+        removed = 0
+        for start in range(0, len(document_ids), _ID_BATCH):
+            ids = document_ids[start : start + _ID_BATCH]
+            marks = ", ".join("?" for _ in ids)
+            self._delete_index(cur, marks, ids)
+            cur.execute(self.sql(f"DELETE FROM {{t}}_chunks WHERE document_id IN ({marks})"), ids)
+            cur.execute(
+                self.sql(f"DELETE FROM {{t}}_documents WHERE document_id IN ({marks})"), ids
+            )
+            removed += max(cur.rowcount or 0, 0)
+        return removed
 
     def ingest(self, documents: Any) -> list[str]:
         """Index one document or many (``RetrievalDocument``, dicts, or plain strings).
@@ -185,8 +198,7 @@ class SqlRetrievalBase:
         unique = _last_wins(docs)
         rows = [row for doc in unique for row in self._chunk_rows(doc)]
         with self._tx(write=True) as cur:
-            for doc in unique:
-                self._delete(cur, doc.document_id)
+            self._delete(cur, [d.document_id for d in unique])
             cur.executemany(
                 self.sql(
                     "INSERT INTO {t}_documents (document_id, title, source, scope, owner_id, "
@@ -214,7 +226,7 @@ class SqlRetrievalBase:
     def remove(self, document_id: str) -> bool:
         """Drop a document and its chunks; whether it existed."""
         with self._tx(write=True) as cur:
-            return self._delete(cur, str(document_id))
+            return self._delete(cur, [str(document_id)]) > 0
 
     def reindex(self) -> int:
         """Re-chunk every stored document (after a ``chunk_size`` change) and rebuild the
@@ -233,7 +245,7 @@ class SqlRetrievalBase:
                 )
                 for r in cur.fetchall()
             ]  # fmt: skip
-            self._delete_index(cur, None)
+            self._delete_index(cur, None, [])
             cur.execute(self.sql("DELETE FROM {t}_chunks"))
             rows = [row for doc in docs for row in self._chunk_rows(doc)]
             if rows:

@@ -94,7 +94,7 @@ class PostgresFTSRetrievalProvider(SqlRetrievalBase):
             [(*row, *index_fields(row)) for row in rows],
         )
 
-    def _delete_index(self, cur: Any, document_id: str | None) -> None:
+    def _delete_index(self, cur: Any, marks: str | None, ids: list[str]) -> None:
         return None  # the tsvector is a column of the chunk: deleting the chunk drops it
 
     def _match(self, terms: list[Term]) -> tuple[str, str, str, list[Any]]:

@@ -99,15 +99,16 @@ class SqliteFTSRetrievalProvider(SqlRetrievalBase):
             [(first + i, *index_fields(row)) for i, row in enumerate(rows)],
         )
 
-    def _delete_index(self, cur: Any, document_id: str | None) -> None:
-        if document_id is None:
+    def _delete_index(self, cur: Any, marks: str | None, ids: list[str]) -> None:
+        if marks is None:
             cur.execute(self.sql("DELETE FROM {t}_fts"))
             return
         cur.execute(
             self.sql(
-                "DELETE FROM {t}_fts WHERE rowid IN (SELECT id FROM {t}_chunks WHERE document_id = ?)"
+                "DELETE FROM {t}_fts WHERE rowid IN "
+                f"(SELECT id FROM {{t}}_chunks WHERE document_id IN ({marks}))"
             ),
-            (document_id,),
+            ids,
         )
 
     def _match(self, terms: list[Term]) -> tuple[str, str, str, list[Any]]:
