@@ -52,9 +52,15 @@ def _split(word: str) -> list[Term]:
 
 def index_text(text: str) -> str:
     """What the full-text index stores for ``text``: its words, CJK runs as bigrams."""
+    words = _WORD.findall(text or "")
+    if not _CJK_RUN.search(text or ""):
+        return " ".join(words)  # the common case, in one pass of C code
     parts: list[str] = []
-    for word in _WORD.findall(text or ""):
-        parts.extend(term for term, _ in _split(word))
+    for word in words:
+        if _CJK_RUN.search(word):
+            parts.extend(term for term, _ in _split(word))
+        else:
+            parts.append(word)
     return " ".join(parts)
 
 
