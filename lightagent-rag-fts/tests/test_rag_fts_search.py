@@ -197,3 +197,19 @@ def test_limit_bounds(provider: Any) -> None:
     assert provider.search("tea", limit=0) == []
     assert provider.search("tea", limit=-3) == []
     assert len(provider.search("tea coffee 茶", limit=10_000)) <= 100
+
+
+def test_longer_words_match_as_prefixes_below_the_exact_word(
+    make_provider: Callable[..., Any],
+) -> None:
+    provider = make_provider()
+    provider.ingest(
+        [
+            RetrievalDocument("Notes on the deployment pipeline.", document_id="longer"),
+            RetrievalDocument("How we deploy on Fridays.", document_id="exact"),
+            RetrievalDocument("A cup of tea with the team.", document_id="tea"),
+        ]
+    )
+    assert [r.document_id for r in provider.search("deploy", limit=5)] == ["exact", "longer"]
+    assert [r.document_id for r in provider.search("teams", limit=5)] == []  # no stemming
+    assert [r.document_id for r in provider.search("tea", limit=5)] == ["tea"]

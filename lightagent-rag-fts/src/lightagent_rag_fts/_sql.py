@@ -302,13 +302,14 @@ class SqlRetrievalBase:
         """The ``limit`` best chunks for ``query``, narrowed by ``filters`` inside the query.
 
         ``query`` is plain text: its words are searched (any of them; chunks with more of
-        them, and title matches, rank higher), never parsed as query syntax. Filters on
+        them, and title matches, rank higher; words of four or more letters also as
+        prefixes, ranked below the exact word), never parsed as query syntax. Filters on
         ``tenant_id``, ``owner_id``, ``scope``, ``document_id`` and ``source`` match those
         fields, any other key a metadata value (a list matches any of its values). On an
         index that holds tenants, a search without ``tenant_id`` raises
         ``LA-RETRIEVAL-TENANT`` rather than search every tenant's documents.
         """
-        terms = query_terms(str(query or ""))
+        terms = query_terms(str(query or ""), prefixes=True)
         limit = min(int(limit), MAX_LIMIT)
         if not terms or limit <= 0:
             return []

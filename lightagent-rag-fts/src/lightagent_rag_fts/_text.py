@@ -28,6 +28,9 @@ _SPACE = re.compile(r"\s+")
 #: At most this many distinct terms of a query are searched (a 5,000-character query stays cheap).
 MAX_TERMS = 32
 
+#: Words at least this long are also searched as prefixes (``query_terms(prefixes=True)``).
+MIN_PREFIX = 4
+
 #: A query term: the literal text and whether it is a prefix (a lone CJK character).
 Term = tuple[str, bool]
 
@@ -64,8 +67,13 @@ def index_text(text: str) -> str:
     return " ".join(parts)
 
 
-def query_terms(query: str) -> list[Term]:
-    """The distinct word terms of ``query`` (casefolded, in order, at most :data:`MAX_TERMS`)."""
+def query_terms(query: str, *, prefixes: bool = False) -> list[Term]:
+    """The distinct word terms of ``query`` (casefolded, in order, at most :data:`MAX_TERMS`).
+
+    With ``prefixes``, each non-CJK word of :data:`MIN_PREFIX` or more characters is also
+    searched as a prefix: without stemming, ``deploy`` then finds ``deployment``, while
+    the exact word, matched twice, still ranks first.
+    """
     seen: set[Term] = set()
     out: list[Term] = []
     for word in _WORD.findall((query or "").replace("\x00", " ")):
@@ -74,7 +82,15 @@ def query_terms(query: str) -> list[Term]:
                 seen.add(term)
                 out.append(term)
                 if len(out) >= MAX_TERMS:
-                    return out
+                    break
+        if len(out) >= MAX_TERMS:
+            break
+    if prefixes:
+        out += [
+            (text, True)
+            for text, prefix in list(out)
+            if not prefix and len(text) >= MIN_PREFIX and not _CJK_RUN.search(text)
+        ]
     return out
 
 

@@ -101,12 +101,16 @@ class PostgresFTSRetrievalProvider(SqlRetrievalBase):
         # Terms hold letters and digits only, so a single-quoted term is always a lexeme
         # literal: &, |, !, <->, :* in the user's text are never operators.
         expression = " | ".join(f"'{text}'" + (":*" if prefix else "") for text, prefix in terms)
+        # ts_rank_cd counts a lexeme once however many operands it matches, so the exact
+        # words are ranked again on their own: an exact match beats a prefix-only one.
+        exact = " | ".join(f"'{text}'" for text, prefix in terms if not prefix) or expression
         return (
             "{t}_chunks c JOIN {t}_documents d ON d.document_id = c.document_id, "
-            "to_tsquery('simple', ?) q",
+            "to_tsquery('simple', ?) q, to_tsquery('simple', ?) qx",
             "c.tsv @@ q",
-            f"ts_rank_cd('{RANK_WEIGHTS}'::float4[], c.tsv, q)",
-            [expression],
+            f"ts_rank_cd('{RANK_WEIGHTS}'::float4[], c.tsv, q) "
+            f"+ ts_rank_cd('{RANK_WEIGHTS}'::float4[], c.tsv, qx)",
+            [expression, exact],
         )
 
     def _metadata_filter(self, key: str, values: list[Any]) -> tuple[str, list[Any]]:
