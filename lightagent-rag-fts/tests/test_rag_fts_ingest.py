@@ -189,3 +189,43 @@ def test_the_index_survives_a_reopen(tmp_path: Any) -> None:
         first.ingest(RetrievalDocument("Persistent knowledge about otters.", document_id="o"))
     with SqliteFTSRetrievalProvider(path) as second:
         assert second.search("otters")[0].citation_id == "rag:o:0"
+
+
+def test_concurrent_ingests_all_land(make_provider: Callable[..., Any]) -> None:
+    import threading
+
+    provider = make_provider()
+    errors: list[BaseException] = []
+
+    def writer(worker: int) -> None:
+        try:
+            for i in range(20):
+                provider.ingest(
+                    RetrievalDocument(
+                        f"Worker {worker} note {i} about otters.", document_id=f"{worker}-{i}"
+                    )
+                )
+        except BaseException as exc:  # collected: a thread's failure must fail the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert provider.count_chunks() == 80
+    assert len(provider.search("otters", limit=100)) == 80
+
+
+def test_importing_the_plugin_loads_no_driver() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lightagent_rag_fts.plugin, lightagent_rag_fts; "
+        "print(sorted(m for m in ('psycopg', 'lightagent_rag_fts.sqlite_fts', "
+        "'lightagent_rag_fts.postgres_fts') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
