@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -229,3 +230,17 @@ def test_importing_the_plugin_loads_no_driver() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.postgres
+def test_plain_postgresql_urls_work_too(postgres_url: str) -> None:
+    plain = postgres_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    with PostgresFTSRetrievalProvider(plain, table=f"rag_plain_{uuid.uuid4().hex[:8]}") as provider:
+        provider.ingest(RetrievalDocument("Plain URL, same index.", document_id="p"))
+        assert provider.search("plain index")[0].citation_id == "rag:p:0"
+
+
+def test_an_in_memory_sqlite_index_works() -> None:
+    with SqliteFTSRetrievalProvider(":memory:") as provider:
+        provider.ingest(RetrievalDocument("Ephemeral facts about lemurs.", document_id="m"))
+        assert provider.search("lemurs")[0].document_id == "m"
