@@ -62,6 +62,7 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-MEMORY", "storage", "The memory backend failed or answered in a shape that cannot be read.", "retrieve() must return {\"results\": [{\"memory\": ...}]}; see details."),
     ("LA-MEMORY-CANDIDATE", "validation", "No such memory candidate.", "List them with agent.list_memory_candidates(session_id=...); one made in another process is found through its session."),
     ("LA-RETRIEVAL", "storage", "The retrieval provider failed.", "Check the provider's index and the filters passed; see details."),
+    ("LA-RETRIEVAL-TENANT", "policy", "A search named no tenant on an index that holds tenants.", "Pass tenant_id= (a run's metadata tenant_id reaches the search tool), or build the provider with require_tenant=False."),
     ("LA-PLUGIN", "plugin", "A plugin failed to load.", "Run `lightagent plugins` to see the failure; upgrade or disable it."),
     ("LA-PLUGIN-CONFLICT", "plugin", "Two plugins registered the same provider name.", "Uninstall or disable one of the two plugins named."),
     ("LA-PLUGIN-VERSION", "plugin", "A plugin does not support this lightagent-core.", "Upgrade the plugin or install a core version it admits."),

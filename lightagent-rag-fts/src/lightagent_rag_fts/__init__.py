@@ -1,4 +1,40 @@
-"""lightagent-rag-fts: Full-text retrieval for lightagent on SQLite FTS5 or PostgreSQL."""
+"""lightagent-rag-fts: Full-text retrieval for lightagent on SQLite FTS5 or PostgreSQL.
+
+``SqliteFTSRetrievalProvider(path)`` needs nothing beyond the standard library;
+``PostgresFTSRetrievalProvider(url)`` needs ``psycopg`` (``lightagent-core[postgres]``).
+``SessionSearchProvider(store)`` searches a session store's events. Each one is a
+retrieval provider for ``LightAgent(retrieval=...)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
-__all__: list[str] = []
+
+_EXPORTS = {
+    "PostgresFTSRetrievalProvider": "lightagent_rag_fts.postgres_fts",
+    "RetrievalDocument": "lightagent_rag_fts.models",
+    "RetrievalProvider": "lightagent_rag_fts.models",
+    "RetrievalResult": "lightagent_rag_fts.models",
+    "SessionSearchProvider": "lightagent_rag_fts.session_search",
+    "SqliteFTSRetrievalProvider": "lightagent_rag_fts.sqlite_fts",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use, so importing the package (as plugin discovery does) stays cheap.
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -16,7 +16,7 @@ factory returning a fresh, empty provider) and, unless plain dicts are accepted,
 Results may be objects or dicts with ``content`` (or ``text``), ``document_id``, a
 citation (``citation_id``, or ``chunk_id`` giving ``rag:<chunk_id>``) and a ``score``;
 ``search`` may be sync or async; ``**filters`` (``tenant_id`` …) narrow the results
-before ``limit`` applies. An agent offers the provider to the model as a search tool.
+before ``limit`` applies; re-ingesting a ``document_id`` replaces the document. An agent offers the provider to the model as a search tool.
 """
 
 from __future__ import annotations
@@ -96,8 +96,31 @@ class RetrievalContract(ContractSuite):
             "-bread",
             "tea OR",
             "'; DROP TABLE x; --",
+            "tea NEAR(green picking)",
+            "^tea",
+            "tea*",
+            "title:tea",
+            "tea & coffee | !bread <-> :*",
+            "tea\x00coffee",
+            "\x00",
+            "",
+            "x" * 5000,
+            "tea " * 1250,
         ]:
             list(_search(provider, query, limit=5))  # must not raise
+
+    def test_operator_words_are_searched_as_words(self, provider: Any) -> None:
+        hits = [_get(r, "document_id") for r in _search(provider, "NOT coffea", limit=1)]
+        assert hits == ["d-coffee"], "NOT in a query is a word, not an operator"
+
+    def test_reingesting_a_document_replaces_it(
+        self, provider: Any, make_document: Callable[..., Any]
+    ) -> None:
+        provider.ingest(
+            [make_document("Oolong is partly oxidised.", title="Tea", document_id="d-tea")]
+        )
+        assert [_get(r, "document_id") for r in _search(provider, "oolong", limit=5)] == ["d-tea"]
+        assert _search(provider, "steamed picking", limit=5) == [], "the old text is gone"
 
     def test_removed_documents_are_not_found(self, provider: Any) -> None:
         provider.remove("d-bread")
