@@ -162,6 +162,13 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     # guardrails (lightagent-guardrails)
     "GuardrailDecision": ("lightagent_guardrails", "lightagent-guardrails", "guardrails"),
     "GuardrailManager": ("lightagent_guardrails", "lightagent-guardrails", "guardrails"),
+    # full-text retrieval (lightagent-rag-fts)
+    "RetrievalDocument": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
+    "RetrievalResult": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
+    "RetrievalProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
+    "SqliteFTSRetrievalProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
+    "PostgresFTSRetrievalProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
+    "SessionSearchProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
     "validate_connector": ("lightagent_contracts", "lightagent-contracts", "contracts"),
