@@ -50,6 +50,8 @@ _KIND_OF_PREFIX = (
     ("policy", "policy"),
     ("error", "error"),
     ("step_fallback", "retry"),
+    ("step_retry", "retry"),
+    ("model_retry", "retry"),
     ("dag.", "dag"),
 )
 
@@ -261,6 +263,7 @@ header h1{font-size:16px;margin:0 0 6px}
 #rows{padding:0 20px 30px}
 .row{display:grid;grid-template-columns:260px 1fr 90px;align-items:center;border-bottom:1px solid #e3e6eb;cursor:pointer;min-height:24px}
 .row:hover{background:#eef1f5}
+.d1 .name{padding-left:14px}.d2 .name{padding-left:28px}
 .name{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding-right:8px}
 .track{position:relative;height:16px}
 .bar{position:absolute;top:2px;height:12px;border-radius:3px;min-width:2px}
@@ -299,10 +302,11 @@ pre{margin:4px 0 8px 260px;padding:8px;background:#fff;border:1px solid #e3e6eb;
   var s = data.summary || {};
   var usage = s.usage || {};
   var stats = [
-    ["duration", fmt(s.duration_ms || data.total_ms)], ["events", data.event_count],
+    ["duration", fmt(Math.max(s.duration_ms || 0, data.total_ms || 0))], ["events", data.event_count],
     ["model calls", s.model_request_count], ["tool calls", s.tool_call_count],
     ["tokens", usage.total_tokens === undefined ? "-" : usage.total_tokens],
-    ["retries", s.retry_count], ["errors", s.error_count]
+    ["retries", (s.retry_count || 0) + data.marks.filter(function (m) { return m.kind === "retry"; }).length],
+    ["errors", s.error_count]
   ];
   stats.forEach(function (pair) {
     var item = el("span");
@@ -328,7 +332,9 @@ pre{margin:4px 0 8px 260px;padding:8px;background:#fff;border:1px solid #e3e6eb;
     box.textContent = "";
     rows.forEach(function (r) {
       if (hidden[r.kind]) return;
-      var row = el("div", "row" + (r.failed ? " failed" : ""));
+      var depth = {run: 0, flow: 0, step: 1, task: 1, model: 1}[r.kind];
+      if (depth === undefined) depth = r.kind === "tool" ? 2 : 1;
+      var row = el("div", "row d" + depth + (r.failed ? " failed" : ""));
       row.setAttribute("data-kind", r.kind);
       row.appendChild(el("div", "name", r.name));
       var track = el("div", "track");

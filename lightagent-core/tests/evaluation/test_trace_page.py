@@ -145,7 +145,7 @@ def test_page_renders_in_headless_chromium(loopback_server, tmp_path) -> None:
     dom = _browser("--dump-dom", out.as_uri(), tmp=tmp_path)
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert _console(dom.stderr) == []
-    rows = re.findall(r'class="row( failed)?" data-kind="(\w+)"', dom.stdout)
+    rows = re.findall(r'class="row d\d( failed)?" data-kind="(\w+)"', dom.stdout)
     assert len(rows) == 6  # run, 2 model calls, 2 tool calls, 1 error
     assert (" failed", "tool") in rows and (" failed", "error") in rows
     assert 'data-rendered="6"' in dom.stdout and "tool lookup" in dom.stdout
