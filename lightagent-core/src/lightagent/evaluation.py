@@ -236,16 +236,17 @@ class LightEvaluator:
                 outcome: Any = target.run(case.query, **kwargs)
             else:
                 outcome = target(case.query, **case.run_kwargs)
-                if inspect.isawaitable(outcome):
-                    raise ValidationError(
-                        "LA-VALIDATION",
-                        f"case {case.name!r}: the target returned a coroutine",
-                        hint="Use `await LightEvaluator().arun(...)` for async targets.",
-                    )
-        except ValidationError:
-            raise
         except Exception as exc:  # a crash is a scored outcome, not an evaluator failure
             outcome = exc
+        if inspect.isawaitable(outcome):
+            close = getattr(outcome, "close", None)
+            if callable(close):
+                close()  # never awaited: close it so Python does not warn
+            raise ValidationError(
+                "LA-VALIDATION",
+                f"case {case.name!r}: the target returned a coroutine",
+                hint="Use `await LightEvaluator().arun(...)` for async targets.",
+            )
         return self.score(case, outcome, duration_ms=(time.perf_counter() - started) * 1000)
 
     async def arun_case(self, target: Any, case: EvaluationCase) -> EvaluationCaseResult:

@@ -256,3 +256,24 @@ def test_pytest_parametrized_cases(loopback_server, city) -> None:
     agent = agent_for(loopback_server, tools=[lookup])
     case = EvaluationCase(name=city, query=f"Weather in {city}?", expected_tools=("lookup",))
     LightEvaluator().run_case(agent, case).assert_passed()
+
+
+def test_an_async_target_needs_arun_and_a_raising_target_is_scored() -> None:
+    async def answer(query: str) -> str:
+        return "async " + query
+
+    with pytest.raises(ValidationError, match="returned a coroutine") as raised:
+        LightEvaluator().run(answer, [EvaluationCase(name="a", query="q")])
+    assert "arun" in raised.value.hint
+    report = asyncio.run(
+        LightEvaluator().arun(
+            answer, [EvaluationCase(name="a", query="q", expected_output_contains="async q")]
+        )
+    )
+    assert report.passed == 1
+
+    def boom(query: str) -> str:
+        raise ValidationError("LA-VALIDATION", "bad query")
+
+    crashed = LightEvaluator().run(boom, [EvaluationCase(name="b", query="q")])
+    assert crashed["b"].failures == ["expected success, got error: [LA-VALIDATION] bad query"]
