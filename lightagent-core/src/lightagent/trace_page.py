@@ -85,6 +85,43 @@ def load_events(store: Any, ref: str) -> tuple[list[dict[str, Any]], str]:
     )
 
 
+def _normalize(events: Iterable[Any]) -> list[dict[str, Any]]:
+    """Trace dicts from trace dicts or session events, stored model requests resolved and trimmed."""
+    items = list(events)
+    if items and not isinstance(items[0], Mapping):
+        from lightagent.events.projector import resolve_request
+
+        by_seq = {e.sequence: e for e in items}
+        out = []
+        for event in items:
+            item = _as_dict(event)
+            if event.type == "model.requested" and isinstance(event.data.get("request"), dict):
+                try:
+                    item["data"]["request"] = resolve_request(by_seq, event)
+                except ValidationError:  # a log cut before its base request: keep what is there
+                    pass
+            out.append(item)
+        items = out
+    else:
+        items = [dict(e) for e in items]
+    for item in items:
+        data = item.get("data")
+        if isinstance(data, Mapping) and isinstance(data.get("request"), Mapping):
+            item["data"] = {**data, "request": _trim_request(data["request"])}
+    return items
+
+
+def _trim_request(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The end of the conversation sent, not all of it: a page stays linear in the run's length."""
+    messages = request.get("messages")
+    messages = list(messages) if isinstance(messages, list) else []
+    tools = request.get("tools")
+    names = [
+        (t.get("function") or {}).get("name") for t in tools or [] if isinstance(t, Mapping)
+    ]  # fmt: skip
+    return {"message_count": len(messages), "last_messages": messages[-3:], "tools": names}
+
+
 def _as_dict(event: Any) -> dict[str, Any]:
     if isinstance(event, Mapping):
         return dict(event)
@@ -128,8 +165,7 @@ def _ms(value: Any) -> float | None:
 
 def build_timeline(events: Iterable[Any], *, title: str | None = None) -> dict[str, Any]:
     """Spans and instants of a trace (trace dicts or session events), times in ms from the start."""
-    items = [_as_dict(e) for e in events]
-    items = [e for e in items if e.get("type") not in _SKIP]
+    items = [e for e in _normalize(events) if e.get("type") not in _SKIP]
     stamps = [float(e["timestamp"]) for e in items if _ms(e.get("timestamp")) is not None]
     t0 = min(stamps) if stamps else 0.0
     spans: list[dict[str, Any]] = []

@@ -91,6 +91,10 @@ def test_timeline_pairs_spans_and_marks(loopback_server, tmp_path) -> None:
     assert [m["type"] for m in timeline["marks"]] == ["error"]
     assert timeline["summary"]["usage"]["total_tokens"] == 175
     assert all(s["end_ms"] >= s["start_ms"] for s in timeline["spans"])
+    # Stored requests reference earlier ones; the page shows them resolved, and only their end.
+    second = [s for s in timeline["spans"] if s["kind"] == "model"][1]["open"]["request"]
+    assert second["message_count"] == 5 and second["tools"] == ["lookup"]
+    assert [m["role"] for m in second["last_messages"]] == ["assistant", "tool", "tool"]
     store.close()
 
 
