@@ -166,3 +166,36 @@ def test_the_console_check_catches_a_broken_page(tmp_path) -> None:
     bad.write_text("<html><body><script>throw new Error('broken page')</script></body></html>")
     dom = _browser("--dump-dom", bad.as_uri(), tmp=tmp_path)
     assert any("Uncaught Error: broken page" in line for line in _console(dom.stderr))
+
+
+@pytest.mark.postgres
+def test_view_and_rescore_a_session_in_postgresql(loopback_server, postgres_url, tmp_path) -> None:
+    import uuid
+
+    from lightagent import EvaluationCase, LightEvaluator, SqlSessionStore
+
+    prefix = f"h17_{uuid.uuid4().hex[:8]}_"
+    store = SqlSessionStore(postgres_url, table_prefix=prefix)
+    loopback_server.reply(
+        {"tool_calls": [{"name": "lookup", "arguments": {"city": "Oslo"}}]}, "Oslo is sunny."
+    )
+    agent = LightAgent(
+        model="gpt-4.1", api_key="sk-test", base_url=loopback_server.base_url,
+        tools=[lookup], session_store=store,
+    )  # fmt: skip
+    result = agent.run("Weather in Oslo?", session_id="pg-page", result_format="object")
+    loopback_server.stop()
+    page = tmp_path / "pg.html"
+    from lightagent.trace_page import load_events, write_trace_page
+
+    events, session_id = load_events(store, str(result.run_id))
+    assert session_id == "pg-page"
+    write_trace_page(events, page, title="pg")
+    assert "tool lookup" in json.dumps(build_timeline(events)) and page.stat().st_size > 1000
+    report = LightEvaluator().rescore(
+        store,
+        [EvaluationCase(name="oslo", session_id="pg-page", expected_tools=("lookup",),
+                        expected_output_contains=("sunny",))],
+    )  # fmt: skip
+    report.assert_all_passed()
+    store.close()
