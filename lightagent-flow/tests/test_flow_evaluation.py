@@ -77,6 +77,18 @@ def test_flow_session_on_the_trace_page(tmp_path, recorder) -> None:
     assert ("flow", "flow") in kinds
     assert {("step", "step research"), ("step", "step write")} <= kinds
     assert all(s["status"] == "ok" for s in timeline["spans"])
+    # The recorded flow run is re-scored from the session, without running anything.
+    again = LightEvaluator().rescore(
+        store,
+        [
+            EvaluationCase(name="ok", session_id="flow-page", query="Analyze ACME",
+                           expected_trace_events=("step_end",), max_latency_ms=60_000),
+            EvaluationCase(name="strict", session_id="flow-page", run_id="flow-page",
+                           forbidden_trace_events=("step_start",)),
+        ],
+    )  # fmt: skip
+    assert again["ok"].passed, again["ok"].failures
+    assert again["strict"].failures == ["forbidden trace event 'step_start' present"]
     store.close()
 
 

@@ -287,15 +287,13 @@ class LightEvaluator:
         return report
 
     def _rescore_case(self, store: Any, case: EvaluationCase) -> EvaluationCaseResult:
-        from lightagent.events.projector import ContextProjector
-
         if not case.session_id:
             raise ValidationError(
                 "LA-VALIDATION",
                 f"case {case.name!r} has no session_id to re-score",
                 hint="Set EvaluationCase(session_id=..., run_id=...) to the recorded run.",
             )
-        trace = ContextProjector().trace(store.events(case.session_id))
+        trace = _session_trace(store.events(case.session_id))
         run_id = case.run_id or _pick_run(trace, case.query)
         run = [e for e in trace if e.get("run_id") == run_id] if run_id else []
         if not run:
@@ -307,7 +305,7 @@ class LightEvaluator:
                 details={"session_id": case.session_id, "run_id": case.run_id},
             )
         end: dict[str, Any] = next(
-            (e["data"] for e in reversed(run) if e.get("type") == "run_end"), {}
+            (e["data"] for e in reversed(run) if e.get("type") in ("run_end", "flow_end")), {}
         )
         content = next(
             (
@@ -456,8 +454,27 @@ def _unpack(outcome: Any) -> tuple[list[dict[str, Any]], Any, Any, Any]:
     return trace, getattr(outcome, "content", None), error, getattr(outcome, "usage", None)
 
 
+def _session_trace(events: Iterable[Any]) -> list[dict[str, Any]]:
+    """Session events as trace dicts; events a run did not map (flow, DAG) keep their own type."""
+    from lightagent.events.mapping import trace_type_of
+
+    return [
+        {
+            "type": trace_type_of(e) or e.type,
+            "data": {k: v for k, v in e.data.items() if k not in ("trace_type", "trace_seq")},
+            "timestamp": e.timestamp,
+            "run_id": e.run_id,
+            "trace_id": e.trace_id,
+            "parent_trace_id": e.parent_trace_id,
+            "run_group_id": e.run_group_id,
+        }
+        for e in events
+    ]
+
+
 def _pick_run(trace: list[dict[str, Any]], query: str) -> str | None:
-    starts = [e for e in trace if e.get("type") == "run_start"]
+    # An agent run opens with run_start, a LightFlow run (recorded with session_store=) with flow_start.
+    starts = [e for e in trace if e.get("type") in ("run_start", "flow_start")]
     if query:
         starts = [e for e in starts if e["data"].get("query") == query]
     return str(starts[-1].get("run_id")) if starts else None
