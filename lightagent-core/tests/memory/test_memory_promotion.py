@@ -93,7 +93,7 @@ def test_the_policy_decides_during_the_run(answer, event, stored):
         assert len(found) == 1 and found[0]["memory"].startswith(stored)
         meta = found[0]["metadata"]
         assert meta["promotion_status"] == "promoted" and meta["injectable"] is True
-        assert meta["source"] == "reflection" and meta["candidate_id"]
+        assert meta["source"] == "self_learning" and meta["candidate_id"]
 
 
 def test_a_failing_promotion_policy_keeps_the_candidate():

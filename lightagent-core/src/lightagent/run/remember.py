@@ -3,7 +3,7 @@
 Each write passes ``before_memory_write`` (a hook may rewrite or block it), then the
 policy's admission (length, credentials, patterns, duplicates, the per-run limit, the
 callback), and is recorded: ``memory_write`` or ``memory_write_block``. A write whose
-source or scope is internal (a reflection with ``self_learning=True``, or a hook that
+source or scope is internal (the learning note of ``self_learning=True``, or a hook that
 marks it so) is not stored: it becomes a :class:`~lightagent.memory.MemoryCandidate`,
 decided on the spot by ``before_memory_promote`` hooks and the policy's promotion
 callback; without a final decision it waits (``memory_promotion_required``) for
@@ -16,6 +16,7 @@ from collections.abc import Generator
 from typing import Any
 
 from lightagent.errors import LightAgentError
+from lightagent.learning import learning_note, learning_scope
 from lightagent.memory.candidates import (
     DECISION_EVENTS,
     MemoryCandidate,
@@ -30,9 +31,6 @@ from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
 
 __all__ = ["MemoryRun", "write_turn"]
-
-#: How much of a turn a reflection keeps (the memory is a note, not a transcript).
-REFLECTION_CHARS = 2000
 
 
 class MemoryRun:
@@ -96,13 +94,16 @@ def write_turn(
     yield from _write(
         spec, st, data, _provenance(spec, MemoryScope.user(), user_target), user_target, answer
     )
-    if spec.self_learning and answer:
-        agent_target = _agent_target(spec)
-        note = f"When asked: {data}\nthe agent answered: {answer}"[:REFLECTION_CHARS]
-        scope = MemoryScope.reflection(spec.ctx.agent_name)
-        yield from _write(
-            spec, st, note, _provenance(spec, scope, agent_target), agent_target, None
+    if spec.self_learning:
+        note = learning_note(
+            data if isinstance(data, str) else None, answer, st.executed, st.thought
         )
+        if note is not None:
+            agent_target = _agent_target(spec)
+            scope = MemoryScope(**learning_scope(spec.ctx.agent_name))
+            yield from _write(
+                spec, st, note, _provenance(spec, scope, agent_target), agent_target, None
+            )
 
 
 def _agent_target(spec: RunSpec) -> str:
