@@ -128,6 +128,13 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "TraceSummary": "lightagent.events.trace",
     "summarize_trace": "lightagent.events.trace",
     "JsonlTraceExporter": "lightagent.events.trace",
+    # evaluation, the trace page, progress lines
+    "LightEvaluator": "lightagent.evaluation",
+    "EvaluationCase": "lightagent.evaluation",
+    "EvaluationCaseResult": "lightagent.evaluation",
+    "EvaluationReport": "lightagent.evaluation",
+    "render_trace_page": "lightagent.trace_page",
+    "ProgressLine": "lightagent.progress",
     "redact": "lightagent.redaction",
     "RedactingFilter": "lightagent.events.log_redaction",
     "install_log_redaction": "lightagent.events.log_redaction",

@@ -68,6 +68,9 @@ def configure_dag(parser: argparse.ArgumentParser) -> None:
     status.add_argument("run_id", help="the run's id")
     status.add_argument("--store", required=True, help="store URL or SQLite path")
     status.add_argument("--json", action="store_true", help="print JSON")
+    from lightagent_dag.watch import add_watch_arguments
+
+    add_watch_arguments(status)
 
 
 def load_app(ref: str, store: Any, artifacts: str | None = None) -> Any:
@@ -158,6 +161,10 @@ def _status(args: argparse.Namespace) -> int:
     # Read-only: a mistyped --store is "no such store", never a new empty database.
     store = SqlTaskGraphStore.open_existing(args.store)
     try:
+        if getattr(args, "watch", False):
+            from lightagent_dag.watch import watch_run
+
+            watch_run(store, args.run_id, interval=args.interval, timeout=args.timeout)
         run = store.require_run(args.run_id)
         tasks = store.list_tasks(args.run_id)
         if args.json:

@@ -11,6 +11,7 @@ from dataclasses import fields
 from typing import Any
 
 from lightagent.errors import ConfigurationError, ValidationError
+from lightagent.progress import ProgressLine
 
 from lightagent_flow._support import (
     check_format,
@@ -42,7 +43,9 @@ class LightFlow:
     in-memory store when ``None``). ``hooks`` are flow hooks (see :mod:`lightagent_flow.hooks`).
     ``observers`` receive every flow trace event (``on_event(event)`` or a callable).
     ``session_store`` (a ``lightagent`` ``SessionStore``) gets the flow trace events
-    appended to session ``session_id`` (default: the run id).
+    appended to session ``session_id`` (default: the run id). ``progress`` draws a live
+    line of finished steps on a terminal (None: only when stderr is a TTY; see
+    ``lightagent.ProgressLine``).
     """
 
     def __init__(
@@ -55,6 +58,7 @@ class LightFlow:
         max_concurrency: int | None = None,
         observers: Sequence[Any] | None = None,
         session_store: Any = None,
+        progress: bool | None = None,
     ) -> None:
         for label, value in (
             ("retry_backoff", retry_backoff),
@@ -77,6 +81,7 @@ class LightFlow:
         self.max_concurrency = max_concurrency
         self.observers = list(observers or ())
         self.session_store = session_store
+        self.progress = progress
         self._steps: list[LightFlowStep] = []
         self._active: dict[str, FlowRun] = {}
         self._active_lock = threading.Lock()
@@ -347,7 +352,12 @@ class LightFlow:
             if rerun_step:
                 data["rerun_step"] = rerun_step
             run.emit("flow_start", data)
-            await run.execute(to_run)
+            with ProgressLine(
+                f"flow {run.run_id}", total=len(to_run), enabled=self.progress
+            ) as line:
+                if line.enabled:
+                    run.observers = [*run.observers, _StepCounter(line)]
+                await run.execute(to_run)
             status, error, code, content = run.outcome()
             await run.save_header(status=status, error=error, error_code=code, content=content)
             run.emit(
@@ -486,3 +496,15 @@ class LightFlow:
             data["has_fallback"] = s.fallback_agent is not None
             out.append(data)
         return {"steps": out}
+
+
+class _StepCounter:
+    """A run observer that advances a progress line at each finished step."""
+
+    def __init__(self, line: ProgressLine) -> None:
+        self.line = line
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "step_end":
+            data = event.get("data") or {}
+            self.line.advance(note=f"{data.get('step')}: {data.get('status')}")
