@@ -40,6 +40,9 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "MissingExtraError": "lightagent.errors",
     "ERROR_TAXONOMY": "lightagent.errors",
     "classify_exception": "lightagent.errors",
+    "LightAgentErrorInfo": "lightagent.errors",
+    "format_lightagent_error": "lightagent.errors",
+    "format_error_code": "lightagent.errors",
     # agent loop
     "RunContext": "lightagent.interceptors",
     "PhaseOutcome": "lightagent.interceptors",

@@ -129,6 +129,7 @@ class LightAgent(
         self._tool_timeout = tool_timeout
         self._max_tool_workers = max_tool_workers
         self._last_trace: list[dict[str, Any]] = []
+        self._last_session: tuple[str | None, str] | None = None
         self.logger = _logger(self.name, log_level, log_file, debug)
 
         from lightagent.tools.registry import ToolRegistry
@@ -411,6 +412,7 @@ class LightAgent(
 
     # -- internals --------------------------------------------------------------------
     def _finish(self, result: RunResult, spec: RunSpec) -> Any:
+        self._last_session = (spec.ctx.session_id, spec.ctx.user_id)  # the seeds' "current"
         if spec.ctx.record:
             self._last_trace = result.trace
         fmt = spec.result_format
@@ -421,6 +423,7 @@ class LightAgent(
         return result
 
     def _track(self, stream: Any, spec: RunSpec) -> Any:
+        self._last_session = (spec.ctx.session_id, spec.ctx.user_id)
         if spec.ctx.record:
             self._last_trace = spec.ctx.trace  # filled in as the stream runs
         return stream
