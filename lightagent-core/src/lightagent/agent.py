@@ -14,6 +14,7 @@ import threading
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, cast
 
+from lightagent.agent_compat import CompatMethods
 from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
@@ -42,7 +43,13 @@ __all__ = ["LightAgent"]
 
 
 class LightAgent(
-    SessionMethods, ToolsetMethods, MemoryMethods, SkillMethods, ThoughtMethods, ToolgenMethods
+    SessionMethods,
+    ToolsetMethods,
+    MemoryMethods,
+    SkillMethods,
+    ThoughtMethods,
+    ToolgenMethods,
+    CompatMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 
@@ -413,6 +420,7 @@ class LightAgent(
     # -- internals --------------------------------------------------------------------
     def _finish(self, result: RunResult, spec: RunSpec) -> Any:
         self._last_session = (spec.ctx.session_id, spec.ctx.user_id)  # the seeds' "current"
+        self._last_messages = result.messages  # get_history()
         if spec.ctx.record:
             self._last_trace = result.trace
         fmt = spec.result_format

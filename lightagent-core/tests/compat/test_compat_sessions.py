@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from lightagent import ConfigurationError, LightAgent, SqliteSessionStore
 
 
@@ -33,3 +32,22 @@ def test_no_session_yet_is_a_typed_error(scripted_model) -> None:
     with pytest.raises(ConfigurationError) as info:
         agent.checkpoint_session("x")
     assert info.value.code == "LA-CONFIG" and "session_id" in info.value.hint
+
+
+def test_a_run_writes_the_seeds_lifecycle_events(loopback_server, tmp_path) -> None:
+    loopback_server.reply("Noted.")
+    agent = LightAgent(
+        model="gpt-4.1",
+        api_key="k",
+        base_url=loopback_server.base_url,
+        session_store=SqliteSessionStore(str(tmp_path / "s.sqlite3")),
+    )
+    agent.run("Remember this", session_id="s1")
+    types = [e.type for e in agent.get_session("s1")]
+    for kind in ("run.started", "model.completed", "turn.completed"):
+        assert kind in types, types
+    assert types.index("turn.started") < types.index("run.started")
+    assert types.index("assistant.completed") < types.index("model.completed")
+    # The trace view rebuilt from the log is unchanged by them.
+    replay = agent.replay_session("s1")
+    assert replay.completed_turns == 1 and replay.incomplete_turns == 0
