@@ -421,8 +421,8 @@ class LightAgent(
     def _finish(self, result: RunResult, spec: RunSpec) -> Any:
         self._last_session = (spec.ctx.session_id, spec.ctx.user_id)  # the seeds' "current"
         self._last_messages = result.messages  # get_history()
-        if spec.ctx.record:
-            self._last_trace = result.trace
+        # As in the seeds, the last run's trace: empty after a run without trace=True.
+        self._last_trace = result.trace if spec.ctx.record else []
         fmt = spec.result_format
         if fmt == "str":
             return result.content if result.content is not None else ""
@@ -432,8 +432,8 @@ class LightAgent(
 
     def _track(self, stream: Any, spec: RunSpec) -> Any:
         self._last_session = (spec.ctx.session_id, spec.ctx.user_id)
-        if spec.ctx.record:
-            self._last_trace = spec.ctx.trace  # filled in as the stream runs
+        # Filled in as the stream runs; empty for a stream without trace=True.
+        self._last_trace = spec.ctx.trace if spec.ctx.record else []
         return stream
 
     def _base_dispatcher(self) -> Any:
