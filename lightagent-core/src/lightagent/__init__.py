@@ -162,6 +162,9 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     # guardrails (lightagent-guardrails)
     "GuardrailDecision": ("lightagent_guardrails", "lightagent-guardrails", "guardrails"),
     "GuardrailManager": ("lightagent_guardrails", "lightagent-guardrails", "guardrails"),
+    # OpenTelemetry export (lightagent-otel); LightAgent(tracetools=...) goes through it
+    "LightAgentInstrumentor": ("lightagent_otel", "lightagent-otel", "otel"),
+    "tracetools_observer": ("lightagent_otel", "lightagent-otel", "otel"),
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
     "validate_connector": ("lightagent_contracts", "lightagent-contracts", "contracts"),

@@ -14,7 +14,7 @@ import threading
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, cast
 
-from lightagent.agent_compat import CompatMethods
+from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
@@ -90,6 +90,7 @@ class LightAgent(
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
+        tracetools: Any = None,
         memory: Any = None,
         memory_policy: Any = None,
         memory_namespace: str | None = None,
@@ -138,6 +139,7 @@ class LightAgent(
         self._last_trace: list[dict[str, Any]] = []
         self._last_session: tuple[str | None, str] | None = None
         self.logger = _logger(self.name, log_level, log_file, debug)
+        self._observers.extend(compat_observers(tracetools, self.logger, log_file, debug))
 
         from lightagent.tools.registry import ToolRegistry
 

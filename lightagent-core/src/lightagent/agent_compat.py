@@ -8,13 +8,14 @@ for 0.11 runs unchanged. ``docs/migration.md`` lists each with our name.
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from lightagent.errors import ConfigurationError
 
-__all__ = ["CompatMethods"]
+__all__ = ["CompatMethods", "LogObserver", "compat_observers"]
 
 
 class CompatMethods:
@@ -149,3 +150,49 @@ class CompatMethods:
                 hint="Pass capability_registry=CapabilityRegistry(...) to LightAgent().",
             )
         return await registry.invoke(capability, arguments)
+
+
+class LogObserver:
+    """Writes a run's trace events to the agent's logger (``log_file=`` / ``debug=``).
+
+    Run start and end at INFO, errors and blocks at WARNING, the rest at DEBUG; the data is
+    passed through :func:`lightagent.redact` and the file handler's redacting filter.
+    """
+
+    _WARN = ("error", "hook_block", "guardrail_block", "exporter_error")
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self.logger = logger
+
+    def on_event(self, run: Any, event: dict[str, Any]) -> None:
+        """Log one trace event."""
+        kind = str(event.get("type"))
+        if kind in ("run_start", "run_end"):
+            level = logging.INFO
+        elif kind in self._WARN or kind.endswith("_block"):
+            level = logging.WARNING
+        else:
+            level = logging.DEBUG
+        if not self.logger.isEnabledFor(level):
+            return
+        from lightagent.redaction import redact
+
+        self.logger.log(level, "%s run=%s %s", kind, event.get("run_id"), redact(event.get("data")))
+
+
+def compat_observers(
+    tracetools: Any, logger: logging.Logger, log_file: str | None, debug: bool
+) -> list[Any]:
+    """Observers for the seeds' ``tracetools=`` (OpenTelemetry, via lightagent-otel) and
+    ``log_file=`` / ``debug=`` (the agent's log)."""
+    out: list[Any] = []
+    if tracetools is not None:
+        from lightagent.extras import import_extra
+
+        otel = import_extra("lightagent_otel", "lightagent-otel", "otel", "tracetools=")
+        observer = otel.tracetools_observer(tracetools)
+        if observer is not None:
+            out.append(observer)
+    if log_file or debug:
+        out.append(LogObserver(logger))
+    return out
