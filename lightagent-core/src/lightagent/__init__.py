@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "LightAgentErrorInfo": "lightagent.errors",
     "format_lightagent_error": "lightagent.errors",
     "format_error_code": "lightagent.errors",
+    "seeds_keywords": "lightagent.keywords",
     # agent loop
     "RunContext": "lightagent.interceptors",
     "PhaseOutcome": "lightagent.interceptors",
