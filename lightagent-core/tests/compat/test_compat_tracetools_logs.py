@@ -55,7 +55,7 @@ def test_the_seeds_langfuse_configuration() -> None:
     except ImportError:
         with pytest.raises(MissingExtraError) as info:
             LightAgent(model="m", api_key="k", tracetools={"TraceToolConfig": config})
-        assert "otel" in info.value.hint
+        assert "lightagent-otel[otlp]" in info.value.hint
     else:
         agent = LightAgent(model="m", api_key="k", tracetools={"TraceToolConfig": config})
         assert len(agent._observers) == 1

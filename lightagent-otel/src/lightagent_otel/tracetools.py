@@ -13,8 +13,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from lightagent.errors import ConfigurationError
-from lightagent.extras import require
+from lightagent.errors import ConfigurationError, MissingExtraError
 
 from lightagent_otel.observer import SpanObserver
 
@@ -50,6 +49,25 @@ def langfuse_otlp_settings(config: Mapping[str, Any]) -> tuple[str, dict[str, st
     return host + LANGFUSE_OTLP_PATH, {"Authorization": f"Basic {token}"}
 
 
+def _otlp_modules() -> tuple[Any, Any, Any]:
+    import importlib
+
+    try:
+        sdk = importlib.import_module("opentelemetry.sdk.trace")
+        export = importlib.import_module("opentelemetry.sdk.trace.export")
+        otlp = importlib.import_module("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    except ImportError as exc:
+        install = "pip install 'lightagent-otel[otlp]'"
+        raise MissingExtraError(
+            "LA-MISSING-EXTRA",
+            f"tracetools= (Langfuse over OTLP) needs {exc.name or 'the OTLP exporter'}, "
+            "which is not installed",
+            hint=f"{install} (opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http)",
+            details={"install": install, "extra": "otlp"},
+        ) from exc
+    return sdk, export, otlp
+
+
 def tracetools_observer(tracetools: Any) -> SpanObserver | None:
     """A run observer for ``tracetools=`` (None when it turns tracing off).
 
@@ -69,11 +87,7 @@ def tracetools_observer(tracetools: Any) -> SpanObserver | None:
         if not config.get("langfuse_enabled", True):
             return None
         endpoint, headers = langfuse_otlp_settings(config)
-        sdk = require("opentelemetry.sdk.trace", "otel", "tracetools=")
-        export = require("opentelemetry.sdk.trace.export", "otel", "tracetools=")
-        otlp = require(
-            "opentelemetry.exporter.otlp.proto.http.trace_exporter", "otel", "tracetools="
-        )
+        sdk, export, otlp = _otlp_modules()
         provider = sdk.TracerProvider()
         provider.add_span_processor(
             export.BatchSpanProcessor(otlp.OTLPSpanExporter(endpoint=endpoint, headers=headers))
