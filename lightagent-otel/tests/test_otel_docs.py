@@ -24,10 +24,12 @@ def test_observability_doc_blocks_run() -> None:
     assert names == ["chat scripted", "chat scripted", "execute_tool add", "invoke_agent calc"]
 
 
-def test_the_seeds_tracetools_points_to_this_instrumentation() -> None:
+def test_the_seeds_tracetools_without_keys_is_a_typed_error() -> None:
     import pytest
     from lightagent import ConfigurationError, LightAgent
 
+    # tracetools= is wired to this instrumentation now (issue 18): a Langfuse form
+    # without its key pair is refused, naming what is missing.
     with pytest.raises(ConfigurationError) as info:
         LightAgent(tracetools={"langfuse": {"host": "x"}})
-    assert "lightagent-otel" in info.value.hint
+    assert "langfuse_public_key" in info.value.message

@@ -40,6 +40,10 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "MissingExtraError": "lightagent.errors",
     "ERROR_TAXONOMY": "lightagent.errors",
     "classify_exception": "lightagent.errors",
+    "LightAgentErrorInfo": "lightagent.errors",
+    "format_lightagent_error": "lightagent.errors",
+    "format_error_code": "lightagent.errors",
+    "seeds_keywords": "lightagent.keywords",
     # agent loop
     "BudgetLimits": "lightagent.run.budgets",
     "BudgetExceeded": "lightagent.run.budgets",
@@ -176,6 +180,9 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "SqliteFTSRetrievalProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
     "PostgresFTSRetrievalProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
     "SessionSearchProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
+    # OpenTelemetry export (lightagent-otel); LightAgent(tracetools=...) goes through it
+    "LightAgentInstrumentor": ("lightagent_otel", "lightagent-otel", "otel"),
+    "tracetools_observer": ("lightagent_otel", "lightagent-otel", "otel"),
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
     "validate_connector": ("lightagent_contracts", "lightagent-contracts", "contracts"),

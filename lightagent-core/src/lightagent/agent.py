@@ -14,6 +14,7 @@ import threading
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, cast
 
+from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
@@ -42,7 +43,13 @@ __all__ = ["LightAgent"]
 
 
 class LightAgent(
-    SessionMethods, ToolsetMethods, MemoryMethods, SkillMethods, ThoughtMethods, ToolgenMethods
+    SessionMethods,
+    ToolsetMethods,
+    MemoryMethods,
+    SkillMethods,
+    ThoughtMethods,
+    ToolgenMethods,
+    CompatMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 
@@ -87,6 +94,7 @@ class LightAgent(
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
+        tracetools: Any = None,
         memory: Any = None,
         memory_policy: Any = None,
         memory_namespace: str | None = None,
@@ -133,7 +141,9 @@ class LightAgent(
         self._tool_timeout = tool_timeout
         self._max_tool_workers = max_tool_workers
         self._last_trace: list[dict[str, Any]] = []
+        self._last_session: tuple[str | None, str] | None = None
         self.logger = _logger(self.name, log_level, log_file, debug)
+        self._observers.extend(compat_observers(tracetools, self.logger, log_file, debug))
 
         from lightagent.tools.registry import ToolRegistry
 
@@ -421,8 +431,10 @@ class LightAgent(
 
     # -- internals --------------------------------------------------------------------
     def _finish(self, result: RunResult, spec: RunSpec) -> Any:
-        if spec.ctx.record:
-            self._last_trace = result.trace
+        self._last_session = (spec.ctx.session_id, spec.ctx.user_id)  # the seeds' "current"
+        self._last_messages = result.messages  # get_history()
+        # As in the seeds, the last run's trace: empty after a run without trace=True.
+        self._last_trace = result.trace if spec.ctx.record else []
         fmt = spec.result_format
         if fmt == "str":
             return result.content if result.content is not None else ""
@@ -431,8 +443,9 @@ class LightAgent(
         return result
 
     def _track(self, stream: Any, spec: RunSpec) -> Any:
-        if spec.ctx.record:
-            self._last_trace = spec.ctx.trace  # filled in as the stream runs
+        self._last_session = (spec.ctx.session_id, spec.ctx.user_id)
+        # Filled in as the stream runs; empty for a stream without trace=True.
+        self._last_trace = spec.ctx.trace if spec.ctx.record else []
         return stream
 
     def _base_dispatcher(self) -> Any:

@@ -24,6 +24,20 @@ class SessionMethods:
     def export_trace(self) -> list[dict[str, Any]]:  # pragma: no cover - LightAgent defines it
         raise NotImplementedError
 
+    def _latest(self, session_id: str | None, user_id: str | None) -> tuple[str, str]:
+        """``session_id``, or the session of this agent's latest run (the seeds' form)."""
+        last = getattr(self, "_last_session", None)
+        if session_id is None:
+            if last is None or last[0] is None:
+                raise ConfigurationError(
+                    "LA-CONFIG",
+                    "no session_id= given and this agent has not run in a session yet",
+                    hint="Pass session_id=, or run the agent with session_id= first.",
+                )
+            session_id = last[0]
+            user_id = user_id or last[1]
+        return session_id, user_id or "default_user"
+
     def _sessions(self, user_id: str) -> Any:
         from lightagent.events.manager import SessionManager
         from lightagent.events.ownership import owner_of
@@ -50,24 +64,31 @@ class SessionMethods:
         self,
         label: str,
         *,
-        session_id: str,
+        session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
-        user_id: str = "default_user",
+        user_id: str | None = None,
     ) -> Any:
-        """Mark the session's current sequence with ``label``; returns a ``SessionCheckpoint``."""
-        return self._sessions(user_id).checkpoint(session_id, label, metadata=metadata)
+        """Mark the session's current sequence with ``label``; returns a ``SessionCheckpoint``.
+
+        Without ``session_id=``, the session of this agent's latest run (as in the seeds;
+        with concurrent runs, name it)."""
+        session_id, user = self._latest(session_id, user_id)
+        return self._sessions(user).checkpoint(session_id, label, metadata=metadata)
 
     def fork_session(
         self,
         *,
-        session_id: str,
+        session_id: str | None = None,
         through_sequence: int | None = None,
         new_session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
-        user_id: str = "default_user",
+        user_id: str | None = None,
     ) -> Any:
-        """Copy the session's events up to ``through_sequence`` into a new session (lineage kept)."""
-        return self._sessions(user_id).fork(
+        """Copy the session's events up to ``through_sequence`` into a new session (lineage kept).
+
+        Without ``session_id=``, the session of this agent's latest run (as in the seeds)."""
+        session_id, user = self._latest(session_id, user_id)
+        return self._sessions(user).fork(
             session_id,
             through_sequence=through_sequence,
             new_session_id=new_session_id,

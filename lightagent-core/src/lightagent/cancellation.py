@@ -29,9 +29,20 @@ class CancellationToken:
         "_reason",
         "_stop_reason",
         "run_id",
+        "token_id",
     )
 
-    def __init__(self, *, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        token_id: str | None = None,
+        parent: CancellationToken | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        import uuid
+
+        #: The seeds' identifier for the token (a fresh one unless given).
+        self.token_id: str = token_id or uuid.uuid4().hex
         self.run_id = run_id
         self._event = threading.Event()
         self._lock = threading.Lock()
@@ -40,6 +51,8 @@ class CancellationToken:
         self._children: weakref.WeakSet[CancellationToken] = weakref.WeakSet()
         self._callbacks: list[Callable[[CancellationToken], Any]] = []
         self._stop_reason: str | None = None
+        if parent is not None:
+            parent._adopt(self)  # the seeds' parent=: the same link as parent.child()
 
     @property
     def cancelled(self) -> bool:
@@ -93,16 +106,22 @@ class CancellationToken:
         parent = self._parent
         return parent.stop_requested if parent is not None else None
 
+    @property
+    def parent(self) -> CancellationToken | None:
+        """The token this one is a child of (None for a root token)."""
+        return self._parent
+
     def child(self, *, run_id: str | None = None) -> CancellationToken:
         """A token cancelled together with this one (but cancellable on its own)."""
-        token = CancellationToken(run_id=run_id)
+        return CancellationToken(parent=self, run_id=run_id)
+
+    def _adopt(self, token: CancellationToken) -> None:
         token._parent = self
         with self._lock:
             if not self._event.is_set():
                 self._children.add(token)
-                return token
+                return
         token.cancel(self._reason or "cancelled")
-        return token
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until cancelled or ``timeout`` seconds pass; returns :attr:`cancelled`."""

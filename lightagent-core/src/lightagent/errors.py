@@ -15,6 +15,7 @@ __all__ = [
     "ConfigurationError",
     "ErrorInfo",
     "LightAgentError",
+    "LightAgentErrorInfo",
     "MissingExtraError",
     "ModelError",
     "PluginError",
@@ -23,6 +24,8 @@ __all__ = [
     "ToolError",
     "ValidationError",
     "classify_exception",
+    "format_error_code",
+    "format_lightagent_error",
 ]
 
 
@@ -34,6 +37,26 @@ class ErrorInfo:
     family: str
     message: str
     hint: str
+
+
+@dataclass(frozen=True)
+class LightAgentErrorInfo:
+    """The seeds' record of one code: ``code``, ``message`` and ``guidance`` (our ``hint``)."""
+
+    code: str
+    message: str
+    guidance: str
+
+    @property
+    def hint(self) -> str:
+        """This project's name for :attr:`guidance`."""
+        return self.guidance
+
+    @classmethod
+    def of(cls, code: str) -> LightAgentErrorInfo:
+        """The record for ``code`` (``LA-UNKNOWN``'s for a code outside the taxonomy)."""
+        info = ERROR_TAXONOMY.get(code) or ERROR_TAXONOMY["LA-UNKNOWN"]
+        return cls(info.code, info.message, info.hint)
 
 
 # The codes live in lightagent/error_codes.py: add rows there, never rename or reuse one.
@@ -55,7 +78,7 @@ class LightAgentError(Exception):
         code: str | None = None,
         message: str | None = None,
         guidance: str | None = None,
-        details: dict[str, Any] | None = None,
+        details: dict[str, Any] | str | None = None,
         *,
         hint: str | None = None,
     ) -> None:
@@ -63,12 +86,17 @@ class LightAgentError(Exception):
             code, message = None, code
         code = code or self.default_code
         info = ERROR_TAXONOMY.get(code)
-        if info is None and not code.startswith("LA-"):
-            code, info = "LA-UNKNOWN", ERROR_TAXONOMY["LA-UNKNOWN"]
+        original = None
+        if info is None:
+            # The seeds map a code outside the taxonomy to LA-UNKNOWN; the text is kept, and
+            # the code given in details["original_code"] so nothing is lost.
+            original, code, info = code, "LA-UNKNOWN", ERROR_TAXONOMY["LA-UNKNOWN"]
         self.code: str = code
-        self.message: str = message or (info.message if info else code)
-        self.hint: str = hint or guidance or (info.hint if info else "")
-        self.details: dict[str, Any] = dict(details or {})
+        self.message: str = message or (original if original else info.message)
+        self.hint: str = hint or guidance or info.hint
+        self.details: dict[str, Any] = _details(details)
+        if original is not None and original.startswith("LA-"):
+            self.details.setdefault("original_code", original)
         super().__init__(self.message)
 
     @property
@@ -89,6 +117,18 @@ class LightAgentError(Exception):
             "hint": self.hint,
             "details": self.details,
         }
+
+
+def _details(details: Any) -> dict[str, Any]:
+    # Details are always a dict here (results and events read keys from them); the seeds
+    # also accepted a string, which is kept under "text".
+    if details is None:
+        return {}
+    if isinstance(details, dict):
+        return dict(details)
+    if isinstance(details, str):
+        return {"text": details}
+    return {"value": details}
 
 
 class ModelError(LightAgentError):
@@ -201,3 +241,42 @@ def classify_exception(exc: BaseException, default_code: str = "LA-UNKNOWN") -> 
     if "json" in name:
         return "LA-JSON"
     return default_code
+
+
+def format_error_code(code: str, details: Any = None) -> str:
+    """The seeds' error string: ``"[LA-XXX] message Guidance: … Details: …"``.
+
+    A code outside the taxonomy is shown as ``LA-UNKNOWN`` with the given code in the details.
+    """
+    info = ERROR_TAXONOMY.get(code)
+    if info is None:
+        extra = f"code={code}"
+        details = f"{extra}; {details}" if details else extra
+        info = ERROR_TAXONOMY["LA-UNKNOWN"]
+    text = f"[{info.code}] {info.message}"
+    if info.hint:
+        text += f" Guidance: {info.hint}"
+    if details:
+        text += f" Details: {details}"
+    return text
+
+
+def format_lightagent_error(
+    exc: BaseException, action: str | None = None, default_code: str = "LA-UNKNOWN"
+) -> str:
+    """``exc`` as the seeds' error string; ``action`` (what was being done) leads the message."""
+    if isinstance(exc, LightAgentError):
+        code, message, hint, details = exc.code, exc.message, exc.hint, exc.details
+    else:
+        code = classify_exception(exc, default_code)
+        info = ERROR_TAXONOMY.get(code) or ERROR_TAXONOMY["LA-UNKNOWN"]
+        code, hint, details = info.code, info.hint, {}
+        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if action:
+        message = f"{action} failed: {message}"
+    text = f"[{code}] {message}"
+    if hint:
+        text += f" Guidance: {hint}"
+    if details:
+        text += f" Details: {details.get('text', details) if len(details) == 1 else details}"
+    return text

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from lightagent.errors import ValidationError
 
@@ -52,6 +52,39 @@ class ConnectorManifest(BaseModel):
     docs: tuple[str, ...] = ()
     core_requires: str | None = None
     homepage: str | None = None
+    # The seeds' manifests carry component objects; their names become the fields above and
+    # what an inspection (never a call) found wrong with them is kept for the validator.
+    _component_problems: tuple[dict[str, str], ...] = PrivateAttr(default=())
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        """Keywords, or the seeds' form: ``name`` and ``version`` (and ``description``)
+        positionally, and tools, hooks, skills and memory adapters as the objects themselves."""
+        if len(args) > 3:
+            raise ValidationError(
+                "LA-VALIDATION",
+                "ConnectorManifest takes at most name, version, description positionally",
+                hint="Pass the other fields as keywords (tools=..., hooks=...).",
+            )
+        for key, value in zip(("name", "version", "description"), args, strict=False):
+            if key in data:
+                raise ValidationError(
+                    "LA-VALIDATION",
+                    f"ConnectorManifest got {key!r} twice",
+                    hint="Give it positionally or as a keyword, not both.",
+                )
+            data[key] = value
+        problems: list[dict[str, str]] = []
+        for key in ("tools", "hooks", "skills", "memory_adapters"):
+            if key in data:
+                data[key] = _component_names(key, data[key], problems)
+        super().__init__(**data)
+        self._component_problems = tuple(problems)
+
+    @property
+    def component_problems(self) -> tuple[dict[str, str], ...]:
+        """``{field, component, message}`` for each component object that lacks what its
+        kind needs (found by inspection only; empty for a manifest of names)."""
+        return self._component_problems
 
     @field_validator(
         "tools", "skills", "hooks", "memory_adapters", "commands", "docs", mode="before"
@@ -136,3 +169,54 @@ class ConnectorManifest(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict of the fields."""
         return self.model_dump(mode="json")
+
+
+_PHASE_METHODS = ("on_phase", "on_phase_sync", "before_run", "after_run", "before_tool_call")
+
+
+def _component_name(value: Any) -> str:
+    info = getattr(value, "tool_info", None)
+    if isinstance(info, dict) and isinstance(info.get("tool_name"), str):
+        return info["tool_name"]
+    for attr in ("name", "__name__"):
+        name = getattr(value, attr, None)
+        if isinstance(name, str) and name:
+            return name
+    return type(value).__name__
+
+
+def _component_names(key: str, value: Any, problems: list[dict[str, str]]) -> Any:
+    """Names for ``value`` (a list of names or objects, or a ``{name: object}`` dict)."""
+    if isinstance(value, str) or value is None:
+        return value
+    items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+    names: list[Any] = []
+    for given, item in items:
+        if isinstance(item, (str, type(None))) and given is None:
+            names.append(item)  # a name (or None, which the field check reports)
+            continue
+        name = given if isinstance(given, str) else _component_name(item)
+        names.append(name)
+        problem = _inspect(key, item)
+        if problem:
+            problems.append({"field": key, "component": name, "message": problem})
+    return tuple(names)
+
+
+def _inspect(key: str, obj: Any) -> str | None:
+    # Attributes only: nothing is called, imported or activated.
+    if obj is None or isinstance(obj, str):
+        return None
+    if key == "tools":
+        is_tool = type(obj).__name__ == "Tool" or isinstance(getattr(obj, "tool_info", None), dict)
+        if not callable(obj):
+            return "a tool must be callable"
+        return None if is_tool else "a tool needs a tool_info dict (or @tool)"
+    if key == "hooks":
+        if callable(obj) or any(callable(getattr(obj, m, None)) for m in _PHASE_METHODS):
+            return None
+        return "a hook must be callable or have a phase method (on_phase, before_run, ...)"
+    if key == "memory_adapters":
+        missing = [m for m in ("store", "retrieve") if not callable(getattr(obj, m, None))]
+        return f"a memory adapter needs {' and '.join(missing)}()" if missing else None
+    return None

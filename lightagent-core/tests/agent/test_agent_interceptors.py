@@ -65,8 +65,8 @@ def test_phase_order_of_a_tool_run() -> None:
         "before_run",
         "input_guardrail",
         "before_model_request",
+        "tool_guardrail",  # the seeds' order: guardrails, then before_tool_call (issue 18)
         "before_tool_call",
-        "tool_guardrail",
         "after_tool_result",
         "before_model_request",
         "after_model_response",

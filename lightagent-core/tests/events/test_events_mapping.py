@@ -83,4 +83,9 @@ def test_recorder_works_with_a_store_without_async_methods():
     asyncio.run(
         recorder.aon_event(None, {"type": "run_start", "data": {"query": "q"}, "run_id": "r1"})
     )
-    assert [e.type for e in store.inner.events("s")] == ["session.started", "turn.started"]
+    # run.started: the seeds' name, written next to turn.started (issue 18).
+    assert [e.type for e in store.inner.events("s")] == [
+        "session.started",
+        "turn.started",
+        "run.started",
+    ]

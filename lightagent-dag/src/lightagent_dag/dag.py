@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lightagent.bridge import run_private
+from lightagent.keywords import seeds_keywords
 
 from lightagent_dag.artifacts import ArtifactStore, LocalArtifactStore
 from lightagent_dag.errors import DAGError, DAGFencedError
@@ -96,6 +97,7 @@ class LightDAG:
 
     # -- registration ------------------------------------------------------------------
 
+    @seeds_keywords(worker_or_callable="worker")
     def register_worker(self, key: str, worker: Any) -> None:
         """Register a worker for ``key``: a callable ``fn(context)`` or an object with ``execute``."""
         self.worker_factory.register(key, worker)

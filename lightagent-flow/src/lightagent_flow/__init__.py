@@ -20,6 +20,7 @@ from lightagent_flow.results import (
     STEP_STATES,
     LightFlowResult,
     LightFlowStepResult,
+    LightFlowSteps,
 )
 from lightagent_flow.step import LightFlowStep
 from lightagent_flow.stores import (
@@ -38,6 +39,7 @@ __all__ = [
     "LightFlowResult",
     "LightFlowStep",
     "LightFlowStepResult",
+    "LightFlowSteps",
     "LightFlowStore",
     "MemoryLightFlowStore",
     "SqlLightFlowStore",

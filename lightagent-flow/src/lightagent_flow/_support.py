@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from lightagent.bridge import run_private
 from lightagent.errors import ValidationError
 
-from lightagent_flow.results import LightFlowResult, LightFlowStepResult
+from lightagent_flow.results import LightFlowResult, LightFlowStepResult, LightFlowSteps
 
 __all__ = [
     "check_format",
@@ -69,7 +69,7 @@ def header_from(record: dict[str, Any]) -> dict[str, Any]:
 
 def result_from_record(record: dict[str, Any]) -> LightFlowResult:
     """A stored record as a :class:`LightFlowResult`."""
-    steps = {s["name"]: LightFlowStepResult.from_dict(s) for s in record.get("steps") or ()}
+    steps = LightFlowSteps(LightFlowStepResult.from_dict(s) for s in record.get("steps") or ())
     return LightFlowResult(
         content=record.get("content"),
         steps=steps,

@@ -28,6 +28,7 @@ from lightagent_flow.results import (
     SUCCESS,
     LightFlowResult,
     LightFlowStepResult,
+    LightFlowSteps,
 )
 from lightagent_flow.scheduler import FlowRun, raise_hook_block
 from lightagent_flow.step import LightFlowStep, make_step
@@ -376,7 +377,7 @@ class LightFlow:
                 self._active.pop(run.run_id, None)
         return LightFlowResult(
             content=content,
-            steps={s.name: run.results[s.name] for s in self._steps if s.name in run.results},
+            steps=LightFlowSteps(run.results[s.name] for s in self._steps if s.name in run.results),
             trace_id=run.header.get("trace_id"),
             trace=run.trace if run.trace_enabled else None,
             error=error,

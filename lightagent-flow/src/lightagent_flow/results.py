@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 __all__ = [
     "CANCELLED",
@@ -17,6 +18,7 @@ __all__ = [
     "WAITING_APPROVAL",
     "LightFlowResult",
     "LightFlowStepResult",
+    "LightFlowSteps",
 ]
 
 PENDING = "pending"
@@ -74,12 +76,60 @@ class LightFlowStepResult:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+class LightFlowSteps(list[LightFlowStepResult]):
+    """A flow run's step results: a list in step order, as in the seeds (and in
+    ``to_dict()`` and stored records), that also answers by step name.
+
+    ``steps[0]`` and iteration follow the step order; ``steps["fetch"]``,
+    ``steps.get("fetch")``, ``"fetch" in steps`` and ``keys()/values()/items()`` look up
+    by name, so code written against the earlier dict keeps working.
+    """
+
+    def __init__(self, items: Iterable[LightFlowStepResult] = ()) -> None:
+        super().__init__(items)
+
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> LightFlowStepResult: ...
+    @overload
+    def __getitem__(self, key: slice) -> list[LightFlowStepResult]: ...
+    @overload
+    def __getitem__(self, key: str) -> LightFlowStepResult: ...
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            for step in self:
+                if step.name == key:
+                    return step
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            return any(step.name == key for step in self)
+        return super().__contains__(key)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The result of step ``name``, or ``default``."""
+        return next((step for step in self if step.name == name), default)
+
+    def keys(self) -> list[str]:
+        """Step names, in step order."""
+        return [step.name for step in self]
+
+    def values(self) -> Iterator[LightFlowStepResult]:
+        """The step results, in step order."""
+        return iter(self)
+
+    def items(self) -> list[tuple[str, LightFlowStepResult]]:
+        """``(name, result)`` pairs, in step order."""
+        return [(step.name, step) for step in self]
+
+
 @dataclass
 class LightFlowResult:
     """The outcome of a flow run: the final ``content``, every step, the run's status and trace."""
 
     content: Any = None
-    steps: dict[str, LightFlowStepResult] = field(default_factory=dict)
+    steps: LightFlowSteps = field(default_factory=LightFlowSteps)
     trace_id: str | None = None
     trace: list[dict[str, Any]] | None = None
     error: str | None = None
@@ -87,6 +137,11 @@ class LightFlowResult:
     status: str = PENDING
     idempotent_replay: bool = False
     error_code: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.steps, LightFlowSteps):
+            given: Any = self.steps
+            self.steps = LightFlowSteps(given.values() if isinstance(given, dict) else given)
 
     @property
     def success(self) -> bool:
@@ -96,6 +151,6 @@ class LightFlowResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict; ``steps`` is a list in declaration order."""
         data = asdict(self)
-        data["steps"] = [step.to_dict() for step in self.steps.values()]
+        data["steps"] = [step.to_dict() for step in self.steps]
         data["success"] = self.success
         return data

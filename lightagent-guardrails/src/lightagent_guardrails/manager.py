@@ -25,6 +25,7 @@ from typing import Any
 
 from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ConfigurationError
+from lightagent.keywords import seeds_keywords
 
 __all__ = [
     "Guardrail",
@@ -195,6 +196,7 @@ class GuardrailManager:
         """Check the user input."""
         return self.run("input", query, ctx).decision()
 
+    @seeds_keywords(name="tool_name", args="arguments")
     def check_tool(self, tool_name: str, arguments: Any, ctx: Any = None) -> GuardrailDecision:
         """Check one tool call; the value is ``{"tool_name", "arguments"}``."""
         return self.run("tool", {"tool_name": tool_name, "arguments": arguments}, ctx).decision()

@@ -32,6 +32,7 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
         "error",
         "the manifest's core_requires excludes the running core",
     ),
+    "LAV015": ("error", "a component object in the manifest lacks what its kind needs"),
     # the sandboxed import
     "LAV020": ("error", "importing the plugin raised"),
     "LAV021": ("error", "the plugin tried a network connection while loading"),

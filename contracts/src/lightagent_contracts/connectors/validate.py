@@ -34,6 +34,7 @@ def validate_connector(
     import_budget: float = DEFAULT_IMPORT_BUDGET,
     memory_budget_mb: float = DEFAULT_MEMORY_BUDGET_MB,
     sandbox: bool = True,
+    base_path: str | Path | None = None,
 ) -> ValidationReport:
     """Validate a plugin offline and return every finding.
 
@@ -42,7 +43,8 @@ def validate_connector(
     ``timeout`` bounds the sandboxed import (it is stopped and ``LAV023`` reported);
     an import slower than ``import_budget`` seconds is ``LAV024``; one that grows the
     process by more than ``memory_budget_mb`` is ``LAV025``. ``sandbox=False`` runs the
-    static checks only (no plugin code at all).
+    static checks only (no plugin code at all). ``base_path`` (the seeds' keyword) is the
+    folder a bare manifest's docs and skills are looked up in.
     """
     from lightagent import __version__ as core_version
     from lightagent.errors import ConfigurationError
@@ -68,9 +70,15 @@ def validate_connector(
             target=target.name, distribution=target.name, version=target.version
         )
         report.manifest = target.to_dict()
-        _check_manifest(
-            report, ProjectInfo(target=target.name, kind="manifest"), target.to_dict(), core_version
-        )
+        root = Path(base_path) if base_path is not None else None
+        info = ProjectInfo(target=target.name, kind="manifest", root=root)
+        _check_manifest(report, info, target.to_dict(), core_version)
+        for problem in target.component_problems:
+            report.add(
+                "LAV015",
+                f"{problem['field']} {problem['component']!r}: {problem['message']}",
+                "ConnectorManifest",
+            )
         return report
     info, findings = load_project(target)
     report = ValidationReport(target=str(target), distribution=info.name, version=info.version)

@@ -20,6 +20,7 @@ from lightagent.control.specs import (
 )
 from lightagent.deciders import adecide
 from lightagent.errors import ConfigurationError, PluginError, ToolError
+from lightagent.keywords import seeds_keywords
 
 __all__ = ["CapabilityRegistry"]
 
@@ -188,6 +189,7 @@ class CapabilityRegistry:
         with self._lock:
             return [r for r in self._registrations if name is None or r.name == name]
 
+    @seeds_keywords(cap="capability", ctx="context")
     def resolve(self, capability: str, context: Any = None) -> tuple[Any, CapabilitySpec] | None:
         """The provider and spec that serve ``capability`` for ``context``, or None."""
         best: tuple[int, int, Registration] | None = None
@@ -213,6 +215,7 @@ class CapabilityRegistry:
         regs = self.registrations(name)
         return max(regs, key=lambda r: (r.scope.rank, r.order)).provider if regs else None
 
+    @seeds_keywords(ctx="context")
     def list(self, context: Any = None) -> dict[str, CapabilitySpec]:
         """Every capability visible to ``context`` with its winning spec."""
         names = {
@@ -263,6 +266,7 @@ class CapabilityRegistry:
             )
         return self._gate
 
+    @seeds_keywords(cap="capability", args="arguments", ctx="context")
     async def invoke(
         self,
         capability: str,

@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from lightagent.errors import StorageError
-from lightagent.events.mapping import session_event_from_trace
+from lightagent.events.mapping import session_event_from_trace, with_companions
 from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, trim_messages
@@ -232,7 +232,7 @@ class SessionRecorder:
         # are independent facts appended at the end, so concurrent runs never starve.
         if self._last is None:
             self._last = self.store.last_sequence(self.session_id)
-        batch = [session_event]
+        batch = with_companions(session_event)
         if self._last == 0:
             batch.insert(
                 0,

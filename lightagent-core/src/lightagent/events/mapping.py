@@ -13,7 +13,7 @@ from typing import Any
 
 from lightagent.events.model import SessionEvent
 
-__all__ = ["TRACE_TO_SESSION", "session_event_from_trace", "trace_type_of"]
+__all__ = ["TRACE_TO_SESSION", "session_event_from_trace", "trace_type_of", "with_companions"]
 
 #: One-to-one mappings (reversible without extra data).
 TRACE_TO_SESSION: dict[str, str] = {
@@ -98,3 +98,41 @@ def trace_type_of(event: SessionEvent) -> str | None:
     if isinstance(recorded, str):
         return recorded
     return _REVERSE.get(event.type)
+
+
+# The seeds' lifecycle names, written next to ours so code reading either vocabulary finds
+# its events: (our type) -> (the seeds' type, the data keys copied from ours).
+_COMPANIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "turn.started": ("run.started", ("query", "user_id", "resumed")),
+    "assistant.completed": ("model.completed", ("request_index", "usage", "finish_reason")),
+    "run.completed": ("turn.completed", ("success",)),
+    "run.failed": ("turn.failed", ("success", "error")),
+}
+
+
+def with_companions(event: SessionEvent) -> list[SessionEvent]:
+    """``event`` with the seeds' lifecycle event next to it: ``run.started`` after
+    ``turn.started``, ``model.completed`` after ``assistant.completed``, ``turn.completed`` /
+    ``turn.failed`` just before ``run.completed`` / ``run.failed`` (so a run's log still ends
+    with ``run.*``); ``[event]`` for other types.
+
+    They carry no ``trace_type``, so the trace view rebuilt from the log skips them."""
+    found = _COMPANIONS.get(event.type)
+    if found is None:
+        return [event]
+    kind, keys = found
+    data = {k: event.data[k] for k in keys if k in event.data}
+    data["companion_of"] = event.type
+    companion = SessionEvent(
+        type=kind,
+        data=data,
+        step_id=event.step_id,
+        turn_id=event.turn_id,
+        run_id=event.run_id,
+        agent_id=event.agent_id,
+        trace_id=event.trace_id,
+        parent_trace_id=event.parent_trace_id,
+        run_group_id=event.run_group_id,
+        timestamp=event.timestamp,
+    )
+    return [companion, event] if event.type.startswith("run.") else [event, companion]

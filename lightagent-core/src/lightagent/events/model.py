@@ -40,6 +40,7 @@ SESSION_EVENT_TYPES: frozenset[str] = frozenset(
         "session.continued",
         # turns and runs
         "turn.started",
+        "run.started",
         "turn.completed",
         "turn.failed",
         "run.resumed",
@@ -49,6 +50,7 @@ SESSION_EVENT_TYPES: frozenset[str] = frozenset(
         # model
         "model.requested",
         "assistant.completed",
+        "model.completed",
         "model.failed",
         # tools
         "tool.requested",

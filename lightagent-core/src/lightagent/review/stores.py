@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from lightagent.errors import ApprovalError, StorageError
+from lightagent.keywords import seeds_keywords
 from lightagent.review.models import ApprovalDecision, ApprovalRequest, HumanFeedback
 
 __all__ = ["InMemoryReviewStore", "JsonReviewStore", "ReviewStore"]
@@ -76,6 +77,7 @@ class _StateStore:
             data = state["requests"].get(request_id)
         return ApprovalRequest.from_dict(data) if data else None
 
+    @seeds_keywords(id="request_id")
     def resolve(self, request_id: str, decision: ApprovalDecision) -> ApprovalDecision:
         """Record the decision for a pending request; deciding twice is an error."""
         if not decision.decided:

@@ -162,7 +162,7 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
                                 for event in chunk_events(item, trace_id):
                                     yield event
                             else:
-                                yield item if item.get("choices") else consumer_chunk(item)
+                                yield consumer_chunk(item)
                             if token is not None and token.cancelled:
                                 raise CancelledError(
                                     "LA-CANCELLED",
@@ -183,7 +183,7 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
                                 for event in chunk_events(item, trace_id):
                                     yield event
                             else:
-                                yield item
+                                yield consumer_chunk(item)
                     elif events:
                         yield output_event(effect, trace_id)
                     else:

@@ -171,8 +171,10 @@ def run_machine(spec: RunSpec) -> Machine:
             )
             fallback: Any = None
             if interceptor is not None:
+                st.stage = "before_model_request"  # what on_error reports for a block here
                 out = yield from ask("before_model_request", {"params": params(spec, request)})
                 request, fallback = model_request_decision(ctx, out, request)
+                st.stage = "model_request"
                 if out.action == "retry":
                     _bump_retry(spec, st, "before_model_request")
                     continue

@@ -27,14 +27,10 @@ __all__ = [
 #: real parameter to ``LightAgent.__init__``.
 UNAVAILABLE: dict[str, Any] = {
     "websocket_base_url": None,
-    "tracetools": None,
 }
 
 #: Where a refused parameter's job is done instead, when somewhere already does it.
-_HINTS = {
-    "tracetools": "Trace to Langfuse or any OpenTelemetry backend with lightagent-otel: "
-    "LightAgentInstrumentor().instrument(tracer_provider=...) (docs/observability.md).",
-}
+_HINTS: dict[str, str] = {}
 
 
 def check_unavailable(values: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from lightagent.chunks import Chunk
 from lightagent.results import RunResult, StreamEvent
 
 __all__ = [
@@ -31,12 +32,13 @@ def chunk_events(chunk: Any, trace_id: str | None) -> Iterator[StreamEvent]:
         yield StreamEvent("content", content, trace_id, chunk)
 
 
-def consumer_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
-    """``chunk`` as the consumer gets it: a usage-only chunk (``choices: []``) gains one
-    empty choice, so code that reads ``chunk["choices"][0]["delta"]`` never breaks."""
+def consumer_chunk(chunk: dict[str, Any]) -> Chunk:
+    """``chunk`` as the consumer gets it: a :class:`~lightagent.chunks.Chunk` (a dict that
+    also reads like the SDK's ``ChatCompletionChunk``); a usage-only chunk (``choices: []``)
+    gains one empty choice, so ``chunk.choices[0].delta`` never breaks."""
     if chunk.get("choices"):
-        return chunk
-    return {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": None}]}
+        return Chunk(chunk)
+    return Chunk({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": None}]})
 
 
 def output_event(effect: Any, trace_id: str | None) -> StreamEvent:

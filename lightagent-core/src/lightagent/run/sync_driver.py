@@ -127,7 +127,7 @@ def drive_stream(spec: RunSpec) -> Iterator[Any]:
                             if events:
                                 yield from chunk_events(item, trace_id)
                             else:
-                                yield item if item.get("choices") else consumer_chunk(item)
+                                yield consumer_chunk(item)
                             if token is not None and token.cancelled:
                                 raise CancelledError(
                                     "LA-CANCELLED",
@@ -147,7 +147,7 @@ def drive_stream(spec: RunSpec) -> Iterator[Any]:
                             if events:
                                 yield from chunk_events(item, trace_id)
                             else:
-                                yield item
+                                yield consumer_chunk(item)
                     elif events:
                         yield output_event(effect, trace_id)
                     else:

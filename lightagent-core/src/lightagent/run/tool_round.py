@@ -92,9 +92,11 @@ def tool_round(
             continue
         if interceptor is not None:
             denied = None
+            # The seeds' order: guardrails (and policy) first, so before_tool_call hooks and
+            # approval see the arguments a guardrail rewrote.
             for phase, code, block_event in (
-                ("before_tool_call", "LA-HOOK", "hook_block"),
                 ("tool_guardrail", "LA-GUARDRAIL", "guardrail_block"),
+                ("before_tool_call", "LA-HOOK", "hook_block"),
             ):
                 payload = {
                     "tool_name": call.name,

@@ -193,6 +193,32 @@ def _async_notifier(on_outcome: OnOutcome) -> Callable[[ToolOutcome], Any]:
     return notify
 
 
+def _registry_of(
+    function_mappings: Mapping[str, Any], function_info: Mapping[str, Any] | None
+) -> ToolRegistry:
+    """The seeds' form ``AsyncToolDispatcher(function_mappings, function_info)`` as a registry."""
+    from lightagent.tools.decorator import from_tool_info
+
+    if not isinstance(function_mappings, Mapping):
+        from lightagent.errors import ConfigurationError
+
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"AsyncToolDispatcher needs a ToolRegistry or {{name: callable}}, got {type(function_mappings).__name__}",
+            hint="Pass agent.tools, or the seeds' (function_mappings, function_info) dicts.",
+        )
+    registry = ToolRegistry()
+    infos = function_info or {}
+    for name, func in function_mappings.items():
+        info = infos.get(name)
+        if isinstance(info, Mapping):
+            info = {"tool_name": name, **info}
+            registry.register_tool(from_tool_info(func, info))
+        else:
+            registry.register_tool(func, infer=True)
+    return registry
+
+
 class AsyncToolDispatcher:
     """Runs a model turn's tool calls concurrently and returns one outcome per call, in order.
 
@@ -203,7 +229,8 @@ class AsyncToolDispatcher:
 
     def __init__(
         self,
-        registry: ToolRegistry,
+        registry: ToolRegistry | Mapping[str, Any],
+        function_info: Mapping[str, Any] | None = None,
         *,
         default_timeout: float | None = 60.0,
         max_workers: int | None = None,
@@ -218,6 +245,8 @@ class AsyncToolDispatcher:
                 "LA-CONFIG",
                 f"default_timeout must be a positive number or None, got {default_timeout!r}",
             )
+        if not isinstance(registry, ToolRegistry):
+            registry = _registry_of(registry, function_info)
         self.registry = registry
         self.default_timeout = default_timeout
         self.max_workers = max_workers

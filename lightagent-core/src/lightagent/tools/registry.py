@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from lightagent.errors import ToolError
+from lightagent.keywords import seeds_keywords
 from lightagent.tools.decorator import Tool, as_tool
 from lightagent.tools.diagnostics import diagnose_schema
 from lightagent.tools.diagnostics import validate_tool_info as _validate_tool_info
@@ -192,6 +193,7 @@ class ToolRegistry:
         """All schemas as JSON text (the seeds' ``get_tools_str``)."""
         return json.dumps(self.schemas(), ensure_ascii=False)
 
+    @seeds_keywords(json_text="selection")
     def filter_tools(
         self, selection: str | Iterable[str] | Mapping[str, Any]
     ) -> list[dict[str, Any]]:

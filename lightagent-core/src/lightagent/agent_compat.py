@@ -1,0 +1,198 @@
+"""The seeds' (LightAgent 0.11) agent methods and attributes that this project names differently.
+
+Each is a thin view over what the agent already has — ``tool_registry`` is ``agent.tools``,
+``guardrails`` and ``capability_registry`` live on the control runtime — so code written
+for 0.11 runs unchanged. ``docs/migration.md`` lists each with our name.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from lightagent.errors import ConfigurationError
+
+__all__ = ["CompatMethods", "LogObserver", "compat_observers"]
+
+
+class CompatMethods:
+    """Mixed into :class:`~lightagent.agent.LightAgent`; needs ``tools``, ``interceptor`` and
+    the session methods (``_latest``, ``_sessions``)."""
+
+    tools: Any
+    interceptor: Any
+    _last_messages: list[dict[str, Any]] | None = None
+
+    # -- attributes -------------------------------------------------------------------
+    @property
+    def tool_registry(self) -> Any:
+        """The seeds' name for :attr:`tools` (the agent's ``ToolRegistry``)."""
+        return self.tools
+
+    @property
+    def tool_loader(self) -> Any:
+        """A ``ToolLoader`` for ``./tools`` (the seeds' default directory), made on first use."""
+        loader = self.__dict__.get("_tool_loader")
+        if loader is None:
+            from lightagent.tools.loader import ToolLoader
+
+            loader = self.__dict__["_tool_loader"] = ToolLoader("tools")
+        return loader
+
+    @property
+    def loaded_tools(self) -> list[str]:
+        """Names of the tools added through :meth:`load_tools`, in load order."""
+        return list(self.__dict__.get("_loaded_tools", ()))
+
+    @property
+    def guardrails(self) -> Any:
+        """The control runtime's ``GuardrailManager`` (None: the agent has no controls)."""
+        return getattr(self.interceptor, "guardrails", None)
+
+    @property
+    def capability_registry(self) -> Any:
+        """The ``CapabilityRegistry`` given as ``capability_registry=`` (or None)."""
+        return getattr(self.interceptor, "capability_registry", None)
+
+    # -- tools ------------------------------------------------------------------------
+    def get_tools(self) -> list[dict[str, Any]]:
+        """The OpenAI tool schemas of the agent's tools."""
+        return list(self.tools.get_tools())
+
+    def get_tool(self, name: str) -> Any:
+        """The tool registered as ``name`` (None when there is none)."""
+        return self.tools.get_tool(name)
+
+    def validate_tools(self) -> list[dict[str, str]]:
+        """Diagnostics ``{tool, level, field, message}`` for the agent's tools."""
+        return list(self.tools.validate_tools())
+
+    def load_tools(
+        self, names_or_callables: Iterable[Any] | Any, tools_directory: str | Path = "tools"
+    ) -> list[str]:
+        """Add tools: callables directly, names from ``<tools_directory>/<name>.py``.
+
+        Unlike the seeds, ``tools_directory`` is honoured. Returns the names added.
+        """
+        from lightagent.tools.loader import ToolLoader
+
+        if isinstance(names_or_callables, str) or callable(names_or_callables):
+            names_or_callables = [names_or_callables]
+        loader = ToolLoader(tools_directory)
+        added: list[str] = []
+        for item in names_or_callables:
+            tools = loader.load_tools([item]) if isinstance(item, str) else [item]
+            for tool in tools:
+                self.tools.register_tool(tool, infer=True)
+                name = getattr(tool, "name", None) or getattr(tool, "__name__", str(tool))
+                added.append(str(name))
+        self.__dict__.setdefault("_loaded_tools", []).extend(added)
+        return added
+
+    # -- history ----------------------------------------------------------------------
+    def get_history(self) -> list[dict[str, Any]]:
+        """A copy of the messages of this agent's latest finished (non-streamed) run."""
+        return copy.deepcopy(self._last_messages or [])
+
+    # -- session lifecycle ------------------------------------------------------------
+    def pause_session(
+        self,
+        reason: str | None = None,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> Any:
+        """Append ``session.paused`` (the seeds' form: only an event; runs are not stopped)."""
+        return self._session_mark("session.paused", reason, session_id, user_id)
+
+    def resume_session(
+        self,
+        reason: str | None = None,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> Any:
+        """Append ``session.resumed``."""
+        return self._session_mark("session.resumed", reason, session_id, user_id)
+
+    def cancel_session(
+        self,
+        reason: str | None = None,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> Any:
+        """Append ``session.cancelled`` (cancel a running run with its ``CancellationToken``)."""
+        return self._session_mark("session.cancelled", reason, session_id, user_id)
+
+    def _session_mark(
+        self, kind: str, reason: str | None, session_id: str | None, user_id: str | None
+    ) -> Any:
+        from lightagent.events.model import SessionEvent
+
+        sid, user = self._latest(session_id, user_id)  # type: ignore[attr-defined]
+        manager = self._sessions(user)  # type: ignore[attr-defined]
+        manager.events(sid)  # the owner check, and LA-STORAGE-NOT-FOUND for no such session
+        (event,) = manager.store.append(sid, [SessionEvent(kind, data={"reason": reason})])
+        return event
+
+    # -- capabilities -----------------------------------------------------------------
+    async def invoke_capability(self, capability: str, **arguments: Any) -> Any:
+        """Call ``capability`` through the agent's ``CapabilityRegistry`` (policy and approval apply)."""
+        registry = self.capability_registry
+        if registry is None:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                "this agent has no capability registry",
+                hint="Pass capability_registry=CapabilityRegistry(...) to LightAgent().",
+            )
+        return await registry.invoke(capability, arguments)
+
+
+class LogObserver:
+    """Writes a run's trace events to the agent's logger (``log_file=`` / ``debug=``).
+
+    Run start and end at INFO, errors and blocks at WARNING, the rest at DEBUG; the data is
+    passed through :func:`lightagent.redact` and the file handler's redacting filter.
+    """
+
+    _WARN = ("error", "hook_block", "guardrail_block", "exporter_error")
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self.logger = logger
+
+    def on_event(self, run: Any, event: dict[str, Any]) -> None:
+        """Log one trace event."""
+        kind = str(event.get("type"))
+        if kind in ("run_start", "run_end"):
+            level = logging.INFO
+        elif kind in self._WARN or kind.endswith("_block"):
+            level = logging.WARNING
+        else:
+            level = logging.DEBUG
+        if not self.logger.isEnabledFor(level):
+            return
+        from lightagent.redaction import redact
+
+        self.logger.log(level, "%s run=%s %s", kind, event.get("run_id"), redact(event.get("data")))
+
+
+def compat_observers(
+    tracetools: Any, logger: logging.Logger, log_file: str | None, debug: bool
+) -> list[Any]:
+    """Observers for the seeds' ``tracetools=`` (OpenTelemetry, via lightagent-otel) and
+    ``log_file=`` / ``debug=`` (the agent's log)."""
+    out: list[Any] = []
+    if tracetools is not None:
+        from lightagent.extras import import_extra
+
+        otel = import_extra("lightagent_otel", "lightagent-otel", "otel", "tracetools=")
+        observer = otel.tracetools_observer(tracetools)
+        if observer is not None:
+            out.append(observer)
+    if log_file or debug:
+        out.append(LogObserver(logger))
+    return out
