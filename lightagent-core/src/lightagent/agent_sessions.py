@@ -38,6 +38,36 @@ class SessionMethods:
         # Scoped to the caller: the user and the agent's tenant/project, as a run records them.
         return SessionManager(binding.store, owner=owner_of(self, user_id))
 
+    def send_message(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        message_id: str | None = None,
+        message_type: str = "followup",
+        metadata: dict[str, Any] | None = None,
+        user_id: str = "default_user",
+    ) -> dict[str, Any]:
+        """Put ``text`` in the session's inbox (an ``inbox.enqueued`` event); returns its data.
+
+        A run of the session — running now in any thread or process on the same store, or
+        the next one — takes it in before its next model request, as a user message
+        (an ``inbox.claimed`` event), exactly once. Idempotent by ``message_id``.
+        """
+        from lightagent.events.inbox import send_message
+        from lightagent.events.ownership import owner_of
+
+        self._sessions(user_id)  # LA-CONFIG without a session store
+        return send_message(
+            self.session_binding.store,
+            session_id,
+            text,
+            message_id=message_id,
+            message_type=message_type,
+            metadata=metadata,
+            owner=owner_of(self, user_id),
+        )
+
     def get_session(self, session_id: str, *, user_id: str = "default_user") -> list[Any]:
         """Every event of a session of ``user_id`` (``LA-SESSION-OWNER`` for anyone else's)."""
         return self._sessions(user_id).events(session_id)

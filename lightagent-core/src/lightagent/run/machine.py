@@ -40,6 +40,7 @@ from lightagent.run.effects import (
     StreamModel,
 )
 from lightagent.run.handoff import take_handoff
+from lightagent.run.inbox_steps import inbox_inject
 from lightagent.run.phases import (
     ask,
     blocked_or_replaced,
@@ -121,6 +122,7 @@ def run_machine(spec: RunSpec) -> Machine:
             if history:
                 messages.extend(history)
         yield from budget_restore(spec, history)
+        st.inbox = getattr(history, "inbox", None)
         if query is not None:
             messages.append({"role": "user", "content": query})
             st.query_message = messages[-1]
@@ -160,6 +162,7 @@ def run_machine(spec: RunSpec) -> Machine:
                         spec, ctx, query, messages, active
                     )
             first_request = False
+            yield from inbox_inject(spec, st, messages)
             yield from fit_context(spec, st, messages, tools)
             request = ModelRequest(
                 messages=list(messages),
