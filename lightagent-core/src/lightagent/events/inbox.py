@@ -19,7 +19,7 @@ from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.store import SessionStore, validate_session_id
 from lightagent.run.inbox_steps import InboxScan
 
-__all__ = ["InboxScan", "claim_pending", "send_message"]
+__all__ = ["InboxScan", "append_owned", "claim_pending", "send_message"]
 
 _RETRIES = 8
 
@@ -52,29 +52,61 @@ def send_message(
         "content": text,
         "metadata": dict(metadata or {}),
     }
+
+    def known(existing: list[SessionEvent]) -> dict[str, Any] | None:
+        for event in existing:
+            if event.type == "inbox.enqueued" and event.data.get("message_id") == mid:
+                return dict(event.data)
+        return None
+
+    found = append_owned(
+        store,
+        session_id,
+        [SessionEvent("inbox.enqueued", data=data)],
+        owner,
+        known=known if message_id else None,
+    )
+    return found if found is not None else data
+
+
+def append_owned(
+    store: SessionStore,
+    session_id: str,
+    batch: list[SessionEvent],
+    owner: dict[str, Any] | None,
+    *,
+    known: Any = None,
+) -> Any:
+    """Append ``batch`` to a session of ``owner`` (opening it, with its owner, when empty).
+
+    ``known(events)`` may return what is already there instead (then nothing is appended).
+    """
     for _ in range(_RETRIES):
-        last = store.last_sequence(session_id)
-        batch = [SessionEvent("inbox.enqueued", data=data)]
-        if last == 0:  # the message opens the session: record its owner first, as a run does
+        last: int | None = store.last_sequence(session_id)
+        events = list(batch)
+        if last == 0:  # this opens the session: record its owner first, as a run does
             started = {"metadata": {}, **({"owner": owner} if owner else {})}
-            batch.insert(0, SessionEvent("session.started", data=started))
-        else:
+            events.insert(0, SessionEvent("session.started", data=started))
+        elif known is None:
+            check_owner(session_id, recorded_owner(store.events(session_id, limit=1)), owner)
+            last = None  # an independent fact: appended at the end, whatever came meanwhile
+        else:  # idempotent by what is there: appended only if the log still ends as read
             existing = store.events(session_id)
             check_owner(session_id, recorded_owner(existing[:1]), owner)
-            for event in existing:
-                if event.type == "inbox.enqueued" and event.data.get("message_id") == mid:
-                    return dict(event.data)
+            found = known(existing)
+            if found is not None:
+                return found
             last = existing[-1].sequence if existing else last
         try:
-            store.append(session_id, batch, expected_sequence=last)
+            store.append(session_id, events, expected_sequence=last)
         except StorageError as exc:
             if exc.code != "LA-STORAGE-CONFLICT":
                 raise
             continue
-        return data
+        return None
     raise StorageError(
         "LA-STORAGE-CONFLICT",
-        f"could not add to the inbox of session {session_id!r}: other writers kept appending",
+        f"could not append to session {session_id!r}: other writers kept appending first",
     )
 
 
