@@ -10,11 +10,15 @@ import subprocess
 import sys
 import textwrap
 import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from lightagent import ConfigurationError, LightAgent, ValidationError
 from lightagent.events.inbox import claim_pending, send_message
-from lightagent.events.sql_store import SqliteSessionStore
+from lightagent.events.jsonl_store import JsonlSessionStore
+from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
 from lightagent.run.inbox_steps import InboxScan
 
 
@@ -137,15 +141,26 @@ def test_a_message_sent_between_runs_opens_the_next_run_and_async_runs_take_it(
     assert getattr(info.value, "code", None) == "LA-SESSION-OWNER"
 
 
-def test_concurrent_claimers_on_one_sqlite_file_consume_each_message_once(tmp_path) -> None:
-    db = tmp_path / "s.sqlite3"
-    send_message(SqliteSessionStore(db), "c", "first", message_id="a")
-    send_message(SqliteSessionStore(db), "c", "second", message_id="b")
+@pytest.fixture(params=["sqlite", "jsonl", "postgres"])
+def open_store(request, tmp_path) -> Callable[[], Any]:
+    """Opens a new store object on one shared storage (as separate processes would)."""
+    if request.param == "sqlite":
+        return lambda: SqliteSessionStore(tmp_path / "s.db")
+    if request.param == "jsonl":
+        return lambda: JsonlSessionStore(tmp_path / "sessions")
+    url = request.getfixturevalue("postgres_url")
+    prefix = f"inbox{uuid.uuid4().hex[:8]}_"
+    return lambda: SqlSessionStore(url, table_prefix=prefix)
+
+
+def test_concurrent_claimers_consume_each_message_once(open_store) -> None:
+    send_message(open_store(), "c", "first", message_id="a")
+    send_message(open_store(), "c", "second", message_id="b")
     got: list[list[str]] = []
     barrier = threading.Barrier(6)
 
     def claim(i: int) -> None:
-        store = SqliteSessionStore(db)  # a store object each, as separate processes have
+        store = open_store()  # a store object each
         barrier.wait()
         got.append(claim_pending(store, "c", f"run{i}", InboxScan()))
 
@@ -156,7 +171,7 @@ def test_concurrent_claimers_on_one_sqlite_file_consume_each_message_once(tmp_pa
         t.join()
     taken = [text for texts in got for text in texts]
     assert sorted(taken) == ["first", "second"]
-    claims = [e for e in SqliteSessionStore(db).events("c") if e.type == "inbox.claimed"]
+    claims = [e for e in open_store().events("c") if e.type == "inbox.claimed"]
     assert sorted(e.data["message_id"] for e in claims) == ["a", "b"]
 
 
