@@ -70,7 +70,26 @@ class SessionBinding:
         messages = self.projector.messages(events, skip_unstarted=True)
         if self.max_history_messages is not None:
             messages = trim_messages(messages, self.max_history_messages)
-        return History(messages, budget_spent=session_spent(events))
+        from lightagent.run.goal_steps import open_goals
+        from lightagent.run.inbox_steps import InboxScan
+
+        inbox = InboxScan()
+        inbox.feed(events)  # the run's inbox starts from the events it read anyway
+        return History(
+            messages, budget_spent=session_spent(events), inbox=inbox, goals=open_goals(events)
+        )
+
+    def claim_inbox(self, session_id: str, run_id: str, scan: Any) -> list[str]:
+        """Claim the session's pending inbox messages for ``run_id`` (exactly once); their texts."""
+        from lightagent.events.inbox import claim_pending
+
+        return claim_pending(self.store, session_id, run_id, scan)
+
+    async def aclaim_inbox(self, session_id: str, run_id: str, scan: Any) -> list[str]:
+        """:meth:`claim_inbox` without blocking the event loop."""
+        import asyncio
+
+        return await asyncio.to_thread(self.claim_inbox, session_id, run_id, scan)
 
     def observer(
         self, session_id: str, run_id: str, *, owner: dict[str, str] | None = None
@@ -89,9 +108,20 @@ class History(list):  # type: ignore[type-arg]
     """A session's history messages, plus what its runs consumed of their budgets (read
     from the same events, so a session budget costs no second read of the log)."""
 
-    def __init__(self, messages: list[dict[str, Any]], *, budget_spent: dict[str, float]) -> None:
+    def __init__(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        budget_spent: dict[str, float],
+        inbox: Any = None,
+        goals: Any = None,
+    ) -> None:
         super().__init__(messages)
         self.budget_spent = budget_spent
+        #: The session's inbox as read with the history (an ``InboxScan``).
+        self.inbox = inbox
+        #: The session's open goals as read with the history (``open_goals``).
+        self.goals = goals
 
 
 def _iter_all(store: SessionStore, session_id: str) -> Any:

@@ -32,6 +32,8 @@ TRACE_TO_SESSION: dict[str, str] = {
     "budget_consumed": "budget.consumed",
     "budget_exhausted": "budget.exhausted",
     "progress_stalled": "progress.stalled",
+    "goal_completed": "goal.completed",
+    "goal_updated": "goal.updated",
 }
 _REVERSE = {v: k for k, v in TRACE_TO_SESSION.items()}
 

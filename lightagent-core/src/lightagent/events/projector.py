@@ -198,6 +198,10 @@ class ContextProjector:
                     self.include_system or message.get("role") != "system"
                 ):
                     out.append(copy.deepcopy(message))
+            elif kind == "inbox.claimed":
+                # an inbox message the run took in at a step boundary, where it was injected
+                if isinstance(data.get("content"), str):
+                    out.append({"role": "user", "content": data["content"]})
             elif kind == "assistant.completed":
                 message = data.get("message")
                 if isinstance(message, dict):

@@ -7,6 +7,7 @@ from typing import Any
 __all__ = [
     "CallModel",
     "CallPhase",
+    "ClaimInbox",
     "ListTools",
     "LoadHistory",
     "Output",
@@ -62,6 +63,17 @@ class CallPhase:
     def __init__(self, phase: str, payload: dict[str, Any]) -> None:
         self.phase = phase
         self.payload = payload
+
+
+class ClaimInbox:
+    """Claim the session's pending inbox messages (``SessionBinding.claim_inbox``) for this
+    run; the result is their texts, oldest first. ``scan`` is the run's ``InboxScan``."""
+
+    __slots__ = ("scan", "session_id")
+
+    def __init__(self, session_id: str, scan: Any) -> None:
+        self.session_id = session_id
+        self.scan = scan
 
 
 class Output:

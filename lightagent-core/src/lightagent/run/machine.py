@@ -39,7 +39,9 @@ from lightagent.run.effects import (
     Output,
     StreamModel,
 )
+from lightagent.run.goal_steps import check_goals
 from lightagent.run.handoff import take_handoff
+from lightagent.run.inbox_steps import inbox_inject
 from lightagent.run.phases import (
     ask,
     blocked_or_replaced,
@@ -70,6 +72,8 @@ def run_machine(spec: RunSpec) -> Machine:
     reasoning: str | None = None
     parsed: Any = None
     messages: list[dict[str, Any]] = []
+    goals: Any = None
+    goal_outcomes: list[dict[str, Any]] = []
     interceptor = spec.interceptor
     query = spec.query
     try:
@@ -121,6 +125,8 @@ def run_machine(spec: RunSpec) -> Machine:
             if history:
                 messages.extend(history)
         yield from budget_restore(spec, history)
+        st.inbox = getattr(history, "inbox", None)
+        goals = getattr(history, "goals", None)
         if query is not None:
             messages.append({"role": "user", "content": query})
             st.query_message = messages[-1]
@@ -160,6 +166,7 @@ def run_machine(spec: RunSpec) -> Machine:
                         spec, ctx, query, messages, active
                     )
             first_request = False
+            yield from inbox_inject(spec, st, messages)
             yield from fit_context(spec, st, messages, tools)
             request = ModelRequest(
                 messages=list(messages),
@@ -326,6 +333,9 @@ def run_machine(spec: RunSpec) -> Machine:
                 yield Output("release", content)
         if spec.memory is not None and query is not None and st.handoff is None:
             yield from memory_write(spec, st, query, content)
+        if st.handoff is None:
+            st.stage = "goals"
+            goal_outcomes = yield from check_goals(spec, goals, content)
         st.stage = None
     except LightAgentError as exc:
         error = exc
@@ -374,6 +384,8 @@ def run_machine(spec: RunSpec) -> Machine:
             "retry_count": st.retries,
             "usage": usage,
         }
+        if goal_outcomes:
+            end["goals"] = goal_outcomes
         if error is not None:
             end["error"] = error.to_dict()
             end["stage"] = st.stage

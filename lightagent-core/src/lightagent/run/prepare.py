@@ -192,6 +192,7 @@ def build_spec(
         interceptor=agent._run_interceptor(),
         output=output,
         binding=binding,
+        goal_checks=getattr(agent, "goal_checks", None),
         model_options=model_options,
         toolsets=toolsets,
         base_registry=registry,

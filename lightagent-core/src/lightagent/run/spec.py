@@ -71,3 +71,5 @@ class RunSpec:
     #: The prompt's token budget (a ``ContextBudget``) and its ``ContextCompactor``, or None.
     context_budget: Any = None
     context_compactor: Any = None
+    #: name -> callable(answer) -> bool: the agent's goal checks (``{"check": name}`` criteria).
+    goal_checks: Any = None

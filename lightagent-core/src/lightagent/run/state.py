@@ -18,6 +18,7 @@ class RunState:
         "call_index",
         "executed",
         "handoff",
+        "inbox",
         "model_requests",
         "query_message",
         "retries",
@@ -39,6 +40,8 @@ class RunState:
         self.handoff: Any = None
         #: The user message of this run's query (where the run's own turn begins).
         self.query_message: dict[str, Any] | None = None
+        #: What the run has read of its session's inbox (an ``InboxScan``), or None.
+        self.inbox: Any = None
         #: The Tree of Thought outcome (a ``Thought``), when the run planned.
         self.thought: Any = None
 

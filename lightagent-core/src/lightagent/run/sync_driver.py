@@ -16,6 +16,7 @@ from lightagent.results import RunResult
 from lightagent.run.effects import (
     CallModel,
     CallPhase,
+    ClaimInbox,
     ListTools,
     LoadHistory,
     Output,
@@ -50,6 +51,8 @@ def _perform(effect: Any, spec: RunSpec) -> Any:
         return spec.interceptor.on_phase_sync(spec.ctx, effect.phase, effect.payload)
     if cls is LoadHistory:
         return spec.binding.history(effect.session_id)
+    if cls is ClaimInbox:
+        return spec.binding.claim_inbox(effect.session_id, spec.ctx.run_id, effect.scan)
     if cls is ListTools:
         return spec.toolsets.view(effect.base)
     if cls is RetrieveMemory or cls is StoreMemory or cls is Search:
