@@ -10,21 +10,19 @@ of an attempt names the attempt's fence in its WHERE clause and checks the row c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lightagent_dag.records import ArtifactManifest, Claim
-from lightagent_dag.sql.rows import dumps, row_to_run, row_to_task
-
-if TYPE_CHECKING:
-    from lightagent_dag.sql.store import SqlTaskGraphStore
 from lightagent_dag.sql.common import (
     Conn,
+    Store,
     event,
     fence_check,
     lock_run,
     refresh_run,
     save_report,
 )
+from lightagent_dag.sql.rows import dumps, new_attempt_id, row_to_run, row_to_task
 
 _CLAIMABLE = (
     "(t.status='ready' OR (t.status='retry_wait' AND t.available_at<={now})"
@@ -33,7 +31,7 @@ _CLAIMABLE = (
 
 
 def claim(
-    store: SqlTaskGraphStore,
+    store: Store,
     conn: Conn,
     worker_id: str,
     run_id: str | None,
@@ -90,8 +88,6 @@ def claim(
     ).rowcount
     if n != 1:
         return None
-    from lightagent_dag.sql.store import new_attempt_id
-
     attempt_id = new_attempt_id()
     conn.execute(
         store.q(
@@ -131,9 +127,7 @@ def claim(
     )
 
 
-def fail_exhausted(
-    store: SqlTaskGraphStore, conn: Conn, run_id: str, task_id: str, fence: int
-) -> None:
+def fail_exhausted(store: Store, conn: Conn, run_id: str, task_id: str, fence: int) -> None:
     """A task whose lease expired after its last attempt: it fails (fence +1 fences the dead holder)."""
     lock_run(store, conn, run_id)
     error = {
@@ -152,7 +146,7 @@ def fail_exhausted(
         refresh_run(store, conn, run_id)
 
 
-def renew(store: SqlTaskGraphStore, conn: Conn, claim: Claim, lease_seconds: float) -> float:
+def renew(store: Store, conn: Conn, claim: Claim, lease_seconds: float) -> float:
     """Extend a lease, fenced."""
     n = conn.execute(
         store.q(
@@ -177,7 +171,7 @@ class NoVerificationSlot(Exception):
 
 
 def stage(
-    store: SqlTaskGraphStore, conn: Conn, claim: Claim, manifest: ArtifactManifest, max_pending: int
+    store: Store, conn: Conn, claim: Claim, manifest: ArtifactManifest, max_pending: int
 ) -> bool:
     """Stage a candidate (fenced), unless max_pending verifications are already pending.
 
@@ -232,7 +226,7 @@ def stage(
 
 
 def publish(
-    store: SqlTaskGraphStore,
+    store: Store,
     conn: Conn,
     claim: Claim,
     manifest: ArtifactManifest,
@@ -310,7 +304,7 @@ def publish(
         refresh_run(store, conn, claim.run_id)
 
 
-def _wake_dependents(store: SqlTaskGraphStore, conn: Conn, run_id: str, task_id: str) -> None:
+def _wake_dependents(store: Store, conn: Conn, run_id: str, task_id: str) -> None:
     dependents = (
         conn.execute(
             store.q(
@@ -353,7 +347,7 @@ def _wake_dependents(store: SqlTaskGraphStore, conn: Conn, run_id: str, task_id:
 
 
 def reject(
-    store: SqlTaskGraphStore,
+    store: Store,
     conn: Conn,
     claim: Claim,
     error: dict[str, Any],

@@ -13,7 +13,6 @@ import functools
 import os
 import random
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,14 +25,16 @@ from lightagent_dag.errors import DAGError, DAGFencedError
 from lightagent_dag.records import ArtifactManifest, Claim, DAGRun, DAGTask
 from lightagent_dag.specs import DAGConfig, TaskSpec, canonical_digest
 from lightagent_dag.sql import transitions as tx
+from lightagent_dag.sql.common import collecting_events, discard_events, flush_events
 from lightagent_dag.sql.reads import StoreReads
 from lightagent_dag.sql.rows import (
     dumps,
+    new_attempt_id,
     row_to_run,
 )
 from lightagent_dag.sql.schema import SCHEMA_VERSION, build_engine, metadata, now_sql
 
-__all__ = ["SqlTaskGraphStore", "SqliteTaskGraphStore", "TaskGraphStore"]
+__all__ = ["SqlTaskGraphStore", "SqliteTaskGraphStore", "TaskGraphStore", "new_attempt_id"]
 
 # Failures worth another try on a fresh connection (a refused connection is not one).
 _TRANSIENT = (
@@ -125,7 +126,14 @@ class SqlTaskGraphStore(StoreReads):
         for attempt in range(retries + 1):
             try:
                 with self._conn() as conn:
-                    return fn(conn)
+                    # Events wait for the end of the transaction (see common.event).
+                    collecting_events(conn)
+                    try:
+                        result = fn(conn)
+                        flush_events(self, conn)
+                    finally:
+                        discard_events(conn)
+                    return result
             except StorageError as exc:
                 text = str(exc).lower()
                 transient = any(s in text for s in _TRANSIENT)
@@ -512,11 +520,6 @@ def _no_such_store(store: str, why: str) -> StorageError:
         hint="Check --store (a path or URL of a store a LightDAG run has written); reading never creates one.",
         details={"store": store},
     )
-
-
-def new_attempt_id() -> str:
-    """A fresh attempt id."""
-    return uuid.uuid4().hex
 
 
 #: The seeds' name for the task-graph store contract; the SQL store is its implementation.
