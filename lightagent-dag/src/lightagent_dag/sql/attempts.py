@@ -51,7 +51,10 @@ def claim(
         where.append(f"t.worker_key IN ({', '.join(':' + n for n in names)})")
         params.update(dict(zip(names, worker_keys, strict=True)))
     sql = (
-        "SELECT t.run_id, t.task_id, t.status, t.fence, t.attempts, r.max_attempts FROM dag_tasks t"
+        "SELECT t.run_id, t.task_id, t.status, t.fence, t.attempts, r.max_attempts,"
+        # Counted here so that a task without dependencies costs no query for them.
+        " (SELECT COUNT(*) FROM dag_dependencies d WHERE d.run_id=t.run_id AND d.task_id=t.task_id)"
+        " FROM dag_tasks t"
         " JOIN dag_runs r ON r.run_id=t.run_id WHERE "
         + " AND ".join(where)
         + " ORDER BY t.priority DESC, t.seq LIMIT 1"
@@ -61,7 +64,7 @@ def claim(
     row = conn.execute(store.q(sql), params).first()
     if row is None:
         return None
-    r, t, status, fence, attempts, max_attempts = row
+    r, t, status, fence, attempts, max_attempts, dep_count = row
     if status in ("running", "verifying"):
         conn.execute(
             store.q(
@@ -79,14 +82,15 @@ def claim(
     if attempts >= max_attempts:
         return (r, t, int(fence))
     new_fence = int(fence) + 1
-    n = conn.execute(
+    task_row = conn.execute(
         store.q(
             "UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
             " lease_expires_at={now}+:ttl, available_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
+            " RETURNING *"
         ),
         {"r": r, "t": t, "f": fence, "nf": new_fence, "w": worker_id, "ttl": lease_seconds},
-    ).rowcount
-    if n != 1:
+    ).first()
+    if task_row is None:
         return None
     attempt_id = new_attempt_id()
     conn.execute(
@@ -107,16 +111,17 @@ def claim(
     run = row_to_run(
         conn.execute(store.q("SELECT * FROM dag_runs WHERE run_id=:r"), {"r": r}).one()
     )
-    task_row = conn.execute(
-        store.q("SELECT * FROM dag_tasks WHERE run_id=:r AND task_id=:t"), {"r": r, "t": t}
-    ).one()
-    deps = conn.execute(
-        store.q(
-            "SELECT depends_on FROM dag_dependencies WHERE run_id=:r AND task_id=:t ORDER BY depends_on"
-        ),
-        {"r": r, "t": t},
-    ).scalars()
-    task = row_to_task(task_row, tuple(deps))
+    deps: tuple[str, ...] = ()
+    if dep_count:
+        deps = tuple(
+            conn.execute(
+                store.q(
+                    "SELECT depends_on FROM dag_dependencies WHERE run_id=:r AND task_id=:t ORDER BY depends_on"
+                ),
+                {"r": r, "t": t},
+            ).scalars()
+        )
+    task = row_to_task(task_row, deps)
     return Claim(
         run=run,
         task=task,
@@ -215,7 +220,10 @@ def stage(
         },
         claim.task_id,
     )
-    lock_run(store, conn, claim.run_id)
+    if store.pg:  # SQLite's BEGIN IMMEDIATE already holds the database's write lock
+        conn.execute(
+            store.q("SELECT 1 FROM dag_runs WHERE run_id=:r FOR UPDATE"), {"r": claim.run_id}
+        )
     pending = conn.execute(
         store.q("SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND status='verifying'"),
         {"r": claim.run_id},
@@ -241,6 +249,67 @@ def publish(
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
     ).rowcount
     fence_check(n, claim, "publish")
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_artifacts SET state='published' WHERE artifact_id=:aid AND fence=:f AND state='staged'"
+        ),
+        {"aid": manifest.artifact_id, "f": claim.fence},
+    ).rowcount
+    fence_check(n, claim, "publish")
+    _published(store, conn, claim, manifest, report)
+
+
+def publish_inline(
+    store: Store,
+    conn: Conn,
+    claim: Claim,
+    manifest: ArtifactManifest,
+    report: dict[str, Any],
+) -> None:
+    """Stage and publish an already verified candidate in one transaction (fenced).
+
+    The same rows and events as ``stage`` followed by ``publish``, written once: the
+    task goes from ``running`` straight to ``verified``.
+    """
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
+            " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
+        ),
+        {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
+    ).rowcount
+    fence_check(n, claim, "publish")
+    conn.execute(
+        store.q(
+            "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
+            " VALUES (:id, :r, :t, :a, :f, 'published', :m)"
+        ),
+        {
+            "id": manifest.artifact_id,
+            "r": claim.run_id,
+            "t": claim.task_id,
+            "a": claim.attempt_id,
+            "f": claim.fence,
+            "m": dumps(manifest.to_dict()),
+        },
+    )
+    staged = {
+        "artifact_id": manifest.artifact_id,
+        "content_hash": manifest.content_hash,
+        "fence": claim.fence,
+    }
+    event(store, conn, claim.run_id, "dag.artifact.staged", staged, claim.task_id)
+    _published(store, conn, claim, manifest, report)
+
+
+def _published(
+    store: Store,
+    conn: Conn,
+    claim: Claim,
+    manifest: ArtifactManifest,
+    report: dict[str, Any],
+) -> None:
+    """What every publication writes once the task row is ``verified``: rows, events, dependents."""
     conn.execute(
         store.q(
             "INSERT INTO dag_published(run_id, task_id, artifact_id, attempt_id, fence, published_at)"
@@ -254,13 +323,6 @@ def publish(
             "f": claim.fence,
         },
     )
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_artifacts SET state='published' WHERE artifact_id=:aid AND fence=:f AND state='staged'"
-        ),
-        {"aid": manifest.artifact_id, "f": claim.fence},
-    ).rowcount
-    fence_check(n, claim, "publish")
     save_report(store, conn, claim, report)
     conn.execute(
         store.q(
