@@ -82,6 +82,8 @@ def claim(
     if attempts >= max_attempts:
         return (r, t, int(fence))
     new_fence = int(fence) + 1
+    if store.pg:
+        return _claim_pg(store, conn, r, t, int(fence), worker_id, lease_seconds)
     task_row = conn.execute(
         store.q(
             "UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
@@ -124,6 +126,63 @@ def claim(
     task = row_to_task(task_row, deps)
     return Claim(
         run=run,
+        task=task,
+        attempt_id=attempt_id,
+        fence=new_fence,
+        worker_id=worker_id,
+        lease_expires_at=float(task.lease_expires_at or 0),
+    )
+
+
+class _Mapped:
+    """A row-like holder for a mapping (what ``row_to_run`` reads)."""
+
+    def __init__(self, mapping: dict[str, Any]) -> None:
+        self._mapping = mapping
+
+
+def _claim_pg(
+    store: Store, conn: Conn, r: str, t: str, fence: int, worker_id: str, lease_seconds: float
+) -> Claim | None:
+    """The claim's writes and reads on PostgreSQL in one statement (the task row is locked)."""
+    new_fence = fence + 1
+    attempt_id = new_attempt_id()
+    row = conn.execute(
+        store.q(
+            "WITH u AS (UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
+            " lease_expires_at={now}+:ttl, available_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
+            " RETURNING *),"
+            " a AS (INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
+            " SELECT :a, run_id, task_id, :nf, :w, 'running', {now} FROM u)"
+            " SELECT u.*, row_to_json(run) AS run_row,"
+            " ARRAY(SELECT d.depends_on FROM dag_dependencies d WHERE d.run_id=u.run_id AND d.task_id=u.task_id"
+            " ORDER BY d.depends_on) AS deps"
+            " FROM u JOIN dag_runs run ON run.run_id=u.run_id"
+        ),
+        {
+            "r": r,
+            "t": t,
+            "f": fence,
+            "nf": new_fence,
+            "w": worker_id,
+            "ttl": lease_seconds,
+            "a": attempt_id,
+        },
+    ).first()
+    if row is None:
+        return None
+    event(
+        store,
+        conn,
+        r,
+        "dag.task.claimed",
+        {"attempt_id": attempt_id, "fence": new_fence, "worker_id": worker_id},
+        t,
+    )
+    run_row = row._mapping["run_row"]
+    task = row_to_task(row, tuple(row._mapping["deps"] or ()))
+    return Claim(
+        run=row_to_run(_Mapped(dict(run_row))),
         task=task,
         attempt_id=attempt_id,
         fence=new_fence,
