@@ -302,6 +302,7 @@ def _drop(admin: str, dsn: str) -> None:
 
 
 def main() -> int:
+    load_before = os.getloadavg()[0]
     rows: list[tuple[str, int, float, float]] = []
     with tempfile.TemporaryDirectory() as directory:
         tmp = Path(directory)
@@ -340,7 +341,9 @@ def main() -> int:
         "checked, wake dependents, refresh the run), by N forked worker processes with one attempt at a time each.",
         "Floor: the same N processes doing only a fenced claim transaction and a fenced completion transaction on the raw",
         f"driver (`sqlite3` / `psycopg`), {FLOOR_TASKS} tasks. `x floor` = floor tasks/s over ours (lower is better).",
-        f"Python {platform.python_version()}, SQLite {sqlite_version}, {os.cpu_count()} CPUs (shared with other work).",
+        f"Python {platform.python_version()}, SQLite {sqlite_version}, {os.cpu_count()} CPUs (shared with other work:"
+        f" 1-minute load {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end).",
+        f"Each figure is the best of {REPEAT} runs; the verifier is {'inline (stage and publish in one transaction)' if INLINE else 'staged (stage, verify, publish)'}.",
         "",
         "| store | workers | LightDAG tasks/s | floor tasks/s | x floor |",
         "|---|---|---|---|---|",
