@@ -150,7 +150,10 @@ class SqlTaskGraphStore(StoreReads):
                         result = fn(conn)
                         flush_events(self, conn)
                     finally:
-                        discard_events(conn)
+                        # A connection invalidated by a disconnect refuses even .info;
+                        # its leftovers are harmless (the next transaction starts afresh).
+                        with contextlib.suppress(sa.exc.SQLAlchemyError):
+                            discard_events(conn)
                 return result
             except BaseException as exc:
                 self._deferred.extendleft(
