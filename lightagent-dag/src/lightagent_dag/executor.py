@@ -184,6 +184,10 @@ class AttemptRunner:
                 await beat
             if fenced.is_set():
                 result = {"outcome": "fenced"}
+            if self.store.deferred_events:
+                # Normally the attempt's last write carried them; not when it was cancelled.
+                with contextlib.suppress(StorageError):
+                    await asyncio.to_thread(self.store.flush_deferred)
             if self.on_attempt:
                 self.on_attempt("fenced" if fenced.is_set() else "finished", claim)
             notify(
@@ -267,14 +271,10 @@ class AttemptRunner:
                 break
         for kind, data in items:
             if data.get("run_id"):
-                with contextlib.suppress(StorageError):
-                    await self._store(
-                        self.store.append_event,
-                        data["run_id"],
-                        f"dag.{kind}",
-                        dict(data),
-                        data.get("task_id"),
-                    )
+                # Carried by the attempt's next write: an audit record costs no transaction.
+                self.store.defer_event(
+                    data["run_id"], f"dag.{kind}", dict(data), data.get("task_id")
+                )
 
     async def _store(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -430,12 +430,6 @@ class AttemptRunner:
             contract_hash=claim.task.spec.contract_hash,
             dependency_manifest={d: published[d].artifact_id for d in deps if d in published},
         )
-        wait = cfg.poll_interval
-        while not await self._store(
-            self.store.stage_candidate, claim, manifest, max_pending=cfg.max_pending_verifications
-        ):
-            await asyncio.sleep(wait * random.uniform(0.5, 1.0))
-            wait = min(wait * 2, cfg.poll_interval_max)
         request = VerificationRequest(
             kind="completion",
             run=claim.run,
@@ -447,6 +441,9 @@ class AttemptRunner:
             dependency_artifacts=dict(deps),
             security_context=security,
         )
+        inline = bool(getattr(verifier, "inline", False))
+        if not inline:
+            await self._stage(claim, cfg, manifest)
         report = await self._verify(verifier, request)
         if context.is_fenced():
             raise DAGFencedError(
@@ -456,10 +453,23 @@ class AttemptRunner:
             report.verdict is VerificationVerdict.PASS
             and report.input_snapshot_hash == request.input_snapshot_hash
         ):
-            await self._store(self.store.publish, claim, manifest, report.to_dict())
+            # An inline check ran before anything was recorded: stage and publish at once.
+            publish = self.store.publish_verified if inline else self.store.publish
+            await self._store(publish, claim, manifest, report.to_dict())
             return "verified"
+        if inline:  # the candidate's record and its rejection, as for any other verifier
+            await self._stage(claim, cfg, manifest)
         await self._rejected(claim, cfg, report)
         return "rejected"
+
+    async def _stage(self, claim: Claim, cfg: DAGConfig, manifest: Any) -> None:
+        """Record the staged candidate, waiting for a verification slot of the run."""
+        wait = cfg.poll_interval
+        while not await self._store(
+            self.store.stage_candidate, claim, manifest, max_pending=cfg.max_pending_verifications
+        ):
+            await asyncio.sleep(wait * random.uniform(0.5, 1.0))
+            wait = min(wait * 2, cfg.poll_interval_max)
 
     async def _rejected(self, claim: Claim, cfg: DAGConfig, report: VerificationReport) -> None:
         outcome = "block" if report.verdict is VerificationVerdict.INCONCLUSIVE else "retry"

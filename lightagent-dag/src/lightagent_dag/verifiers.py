@@ -33,6 +33,11 @@ class CallableVerifier:
     evidence_refs}``. An exception or a timeout gives verdict ``error``.
     Sync functions run in a thread (a timed-out thread cannot be stopped, but its
     verdict is ignored).
+
+    ``inline=True`` says the check is quick and needs no slot of its own: the worker
+    runs it before recording the candidate, and a pass stages and publishes in one
+    transaction (one store write fewer per task). Such checks do not count against
+    ``max_pending_verifications``; a failing one is staged and rejected as usual.
     """
 
     def __init__(
@@ -44,6 +49,7 @@ class CallableVerifier:
         assurance_level: str | AssuranceLevel = AssuranceLevel.EXECUTABLE_CHECKS,
         timeout: float | None = None,
         config: Mapping[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         if not isinstance(key, str) or not key:
             raise DAGError("LA-DAG-INVALID", "a verifier key must be a non-empty string")
@@ -58,6 +64,8 @@ class CallableVerifier:
         self.timeout = timeout
         self.config = dict(config or {})
         self.config_digest = canonical_digest(self.config)
+        #: Verified before staging; a pass is staged and published in one transaction.
+        self.inline = bool(inline)
 
     async def _call(self, request: VerificationRequest) -> Any:
         if inspect.iscoroutinefunction(self.fn):

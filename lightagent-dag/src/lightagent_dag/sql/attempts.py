@@ -10,21 +10,19 @@ of an attempt names the attempt's fence in its WHERE clause and checks the row c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lightagent_dag.records import ArtifactManifest, Claim
-from lightagent_dag.sql.rows import dumps, row_to_run, row_to_task
-
-if TYPE_CHECKING:
-    from lightagent_dag.sql.store import SqlTaskGraphStore
 from lightagent_dag.sql.common import (
     Conn,
+    Store,
     event,
     fence_check,
     lock_run,
     refresh_run,
     save_report,
 )
+from lightagent_dag.sql.rows import dumps, new_attempt_id, row_to_run, row_to_task
 
 _CLAIMABLE = (
     "(t.status='ready' OR (t.status='retry_wait' AND t.available_at<={now})"
@@ -33,7 +31,7 @@ _CLAIMABLE = (
 
 
 def claim(
-    store: SqlTaskGraphStore,
+    store: Store,
     conn: Conn,
     worker_id: str,
     run_id: str | None,
@@ -53,7 +51,10 @@ def claim(
         where.append(f"t.worker_key IN ({', '.join(':' + n for n in names)})")
         params.update(dict(zip(names, worker_keys, strict=True)))
     sql = (
-        "SELECT t.run_id, t.task_id, t.status, t.fence, t.attempts, r.max_attempts FROM dag_tasks t"
+        "SELECT t.run_id, t.task_id, t.status, t.fence, t.attempts, r.max_attempts,"
+        # Counted here so that a task without dependencies costs no query for them.
+        " (SELECT COUNT(*) FROM dag_dependencies d WHERE d.run_id=t.run_id AND d.task_id=t.task_id)"
+        " FROM dag_tasks t"
         " JOIN dag_runs r ON r.run_id=t.run_id WHERE "
         + " AND ".join(where)
         + " ORDER BY t.priority DESC, t.seq LIMIT 1"
@@ -63,7 +64,7 @@ def claim(
     row = conn.execute(store.q(sql), params).first()
     if row is None:
         return None
-    r, t, status, fence, attempts, max_attempts = row
+    r, t, status, fence, attempts, max_attempts, dep_count = row
     if status in ("running", "verifying"):
         conn.execute(
             store.q(
@@ -81,17 +82,18 @@ def claim(
     if attempts >= max_attempts:
         return (r, t, int(fence))
     new_fence = int(fence) + 1
-    n = conn.execute(
+    if store.pg:
+        return _claim_pg(store, conn, r, t, int(fence), worker_id, lease_seconds)
+    task_row = conn.execute(
         store.q(
             "UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
             " lease_expires_at={now}+:ttl, available_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
+            " RETURNING *"
         ),
         {"r": r, "t": t, "f": fence, "nf": new_fence, "w": worker_id, "ttl": lease_seconds},
-    ).rowcount
-    if n != 1:
+    ).first()
+    if task_row is None:
         return None
-    from lightagent_dag.sql.store import new_attempt_id
-
     attempt_id = new_attempt_id()
     conn.execute(
         store.q(
@@ -111,16 +113,17 @@ def claim(
     run = row_to_run(
         conn.execute(store.q("SELECT * FROM dag_runs WHERE run_id=:r"), {"r": r}).one()
     )
-    task_row = conn.execute(
-        store.q("SELECT * FROM dag_tasks WHERE run_id=:r AND task_id=:t"), {"r": r, "t": t}
-    ).one()
-    deps = conn.execute(
-        store.q(
-            "SELECT depends_on FROM dag_dependencies WHERE run_id=:r AND task_id=:t ORDER BY depends_on"
-        ),
-        {"r": r, "t": t},
-    ).scalars()
-    task = row_to_task(task_row, tuple(deps))
+    deps: tuple[str, ...] = ()
+    if dep_count:
+        deps = tuple(
+            conn.execute(
+                store.q(
+                    "SELECT depends_on FROM dag_dependencies WHERE run_id=:r AND task_id=:t ORDER BY depends_on"
+                ),
+                {"r": r, "t": t},
+            ).scalars()
+        )
+    task = row_to_task(task_row, deps)
     return Claim(
         run=run,
         task=task,
@@ -131,9 +134,64 @@ def claim(
     )
 
 
-def fail_exhausted(
-    store: SqlTaskGraphStore, conn: Conn, run_id: str, task_id: str, fence: int
-) -> None:
+class _Mapped:
+    """A row-like holder for a mapping (what ``row_to_run`` reads)."""
+
+    def __init__(self, mapping: dict[str, Any]) -> None:
+        self._mapping = mapping
+
+
+def _claim_pg(
+    store: Store, conn: Conn, r: str, t: str, fence: int, worker_id: str, lease_seconds: float
+) -> Claim | None:
+    """The claim's writes and reads on PostgreSQL in one statement (the task row is locked)."""
+    new_fence = fence + 1
+    attempt_id = new_attempt_id()
+    row = conn.execute(
+        store.q(
+            "WITH u AS (UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
+            " lease_expires_at={now}+:ttl, available_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
+            " RETURNING *),"
+            " a AS (INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
+            " SELECT :a, run_id, task_id, :nf, :w, 'running', {now} FROM u)"
+            " SELECT u.*, row_to_json(run) AS run_row,"
+            " ARRAY(SELECT d.depends_on FROM dag_dependencies d WHERE d.run_id=u.run_id AND d.task_id=u.task_id"
+            " ORDER BY d.depends_on) AS deps"
+            " FROM u JOIN dag_runs run ON run.run_id=u.run_id"
+        ),
+        {
+            "r": r,
+            "t": t,
+            "f": fence,
+            "nf": new_fence,
+            "w": worker_id,
+            "ttl": lease_seconds,
+            "a": attempt_id,
+        },
+    ).first()
+    if row is None:
+        return None
+    event(
+        store,
+        conn,
+        r,
+        "dag.task.claimed",
+        {"attempt_id": attempt_id, "fence": new_fence, "worker_id": worker_id},
+        t,
+    )
+    run_row = row._mapping["run_row"]
+    task = row_to_task(row, tuple(row._mapping["deps"] or ()))
+    return Claim(
+        run=row_to_run(_Mapped(dict(run_row))),
+        task=task,
+        attempt_id=attempt_id,
+        fence=new_fence,
+        worker_id=worker_id,
+        lease_expires_at=float(task.lease_expires_at or 0),
+    )
+
+
+def fail_exhausted(store: Store, conn: Conn, run_id: str, task_id: str, fence: int) -> None:
     """A task whose lease expired after its last attempt: it fails (fence +1 fences the dead holder)."""
     lock_run(store, conn, run_id)
     error = {
@@ -152,7 +210,7 @@ def fail_exhausted(
         refresh_run(store, conn, run_id)
 
 
-def renew(store: SqlTaskGraphStore, conn: Conn, claim: Claim, lease_seconds: float) -> float:
+def renew(store: Store, conn: Conn, claim: Claim, lease_seconds: float) -> float:
     """Extend a lease, fenced."""
     n = conn.execute(
         store.q(
@@ -177,7 +235,7 @@ class NoVerificationSlot(Exception):
 
 
 def stage(
-    store: SqlTaskGraphStore, conn: Conn, claim: Claim, manifest: ArtifactManifest, max_pending: int
+    store: Store, conn: Conn, claim: Claim, manifest: ArtifactManifest, max_pending: int
 ) -> bool:
     """Stage a candidate (fenced), unless max_pending verifications are already pending.
 
@@ -221,7 +279,10 @@ def stage(
         },
         claim.task_id,
     )
-    lock_run(store, conn, claim.run_id)
+    if store.pg:  # SQLite's BEGIN IMMEDIATE already holds the database's write lock
+        conn.execute(
+            store.q("SELECT 1 FROM dag_runs WHERE run_id=:r FOR UPDATE"), {"r": claim.run_id}
+        )
     pending = conn.execute(
         store.q("SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND status='verifying'"),
         {"r": claim.run_id},
@@ -232,7 +293,7 @@ def stage(
 
 
 def publish(
-    store: SqlTaskGraphStore,
+    store: Store,
     conn: Conn,
     claim: Claim,
     manifest: ArtifactManifest,
@@ -247,6 +308,149 @@ def publish(
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
     ).rowcount
     fence_check(n, claim, "publish")
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_artifacts SET state='published' WHERE artifact_id=:aid AND fence=:f AND state='staged'"
+        ),
+        {"aid": manifest.artifact_id, "f": claim.fence},
+    ).rowcount
+    fence_check(n, claim, "publish")
+    _published(store, conn, claim, manifest, report)
+
+
+def publish_inline(
+    store: Store,
+    conn: Conn,
+    claim: Claim,
+    manifest: ArtifactManifest,
+    report: dict[str, Any],
+) -> None:
+    """Stage and publish an already verified candidate in one transaction (fenced).
+
+    The same rows and events as ``stage`` followed by ``publish``, written once: the
+    task goes from ``running`` straight to ``verified``.
+    """
+    if store.pg:
+        _publish_inline_pg(store, conn, claim, manifest, report)
+        return
+    n = conn.execute(
+        store.q(
+            "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
+            " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
+        ),
+        {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
+    ).rowcount
+    fence_check(n, claim, "publish")
+    conn.execute(
+        store.q(
+            "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
+            " VALUES (:id, :r, :t, :a, :f, 'published', :m)"
+        ),
+        {
+            "id": manifest.artifact_id,
+            "r": claim.run_id,
+            "t": claim.task_id,
+            "a": claim.attempt_id,
+            "f": claim.fence,
+            "m": dumps(manifest.to_dict()),
+        },
+    )
+    staged = {
+        "artifact_id": manifest.artifact_id,
+        "content_hash": manifest.content_hash,
+        "fence": claim.fence,
+    }
+    event(store, conn, claim.run_id, "dag.artifact.staged", staged, claim.task_id)
+    _published(store, conn, claim, manifest, report)
+
+
+def _publish_inline_pg(
+    store: Store,
+    conn: Conn,
+    claim: Claim,
+    manifest: ArtifactManifest,
+    report: dict[str, Any],
+) -> None:
+    """``publish_inline`` on PostgreSQL: every row in one statement (writable CTEs), not six.
+
+    Each insert reads from the fenced task update, so a refused fence writes nothing.
+    The checks that follow a publication (dependents to wake, anything left open) come
+    back from the same statement.
+    """
+    params: dict[str, Any] = {
+        "r": claim.run_id,
+        "t": claim.task_id,
+        "f": claim.fence,
+        "a": claim.attempt_id,
+        "aid": manifest.artifact_id,
+        "m": dumps(manifest.to_dict()),
+    }
+    rep = ""
+    if report:
+        rep = (
+            " rep AS (INSERT INTO dag_reports(report_id, run_id, task_id, attempt_id, report)"
+            " SELECT :rid, run_id, task_id, :a, :rep FROM t),"
+        )
+        params.update({"rid": report["report_id"], "rep": dumps(report)})
+    n, others, dependents = conn.execute(
+        store.q(
+            "WITH t AS (UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL,"
+            " lease_expires_at=NULL, last_error=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
+            " AND status='running' RETURNING run_id, task_id),"
+            " a AS (INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
+            " SELECT :aid, run_id, task_id, :a, :f, 'published', :m FROM t),"
+            " p AS (INSERT INTO dag_published(run_id, task_id, artifact_id, attempt_id, fence, published_at)"
+            " SELECT run_id, task_id, :aid, :a, :f, {now} FROM t)," + rep + ""
+            " s AS (UPDATE dag_attempts SET status='succeeded', finished_at={now}"
+            " WHERE attempt_id=:a AND EXISTS (SELECT 1 FROM t))"
+            " SELECT (SELECT COUNT(*) FROM t),"
+            " EXISTS (SELECT 1 FROM dag_tasks WHERE run_id=:r AND task_id<>:t"
+            " AND status IN ('ready','running','verifying','retry_wait','waiting_dependencies')),"
+            " EXISTS (SELECT 1 FROM dag_dependencies WHERE run_id=:r AND depends_on=:t)"
+        ),
+        params,
+    ).one()
+    fence_check(int(n), claim, "publish")
+    ids = {"artifact_id": manifest.artifact_id, "content_hash": manifest.content_hash}
+    event(
+        store,
+        conn,
+        claim.run_id,
+        "dag.artifact.staged",
+        {**ids, "fence": claim.fence},
+        claim.task_id,
+    )
+    event(
+        store,
+        conn,
+        claim.run_id,
+        "dag.artifact.published",
+        {**ids, "fence": claim.fence},
+        claim.task_id,
+    )
+    event(
+        store,
+        conn,
+        claim.run_id,
+        "dag.task.verified",
+        {"attempt_id": claim.attempt_id, "fence": claim.fence},
+        claim.task_id,
+    )
+    if dependents:
+        _wake_dependents(store, conn, claim.run_id, claim.task_id)
+    if not others:  # see _published: only a publication that may finish the run locks it
+        lock_run(store, conn, claim.run_id)
+        refresh_run(store, conn, claim.run_id)
+
+
+def _published(
+    store: Store,
+    conn: Conn,
+    claim: Claim,
+    manifest: ArtifactManifest,
+    report: dict[str, Any],
+) -> None:
+    """What every publication writes once the task row is ``verified``: rows, events, dependents."""
     conn.execute(
         store.q(
             "INSERT INTO dag_published(run_id, task_id, artifact_id, attempt_id, fence, published_at)"
@@ -260,13 +464,6 @@ def publish(
             "f": claim.fence,
         },
     )
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_artifacts SET state='published' WHERE artifact_id=:aid AND fence=:f AND state='staged'"
-        ),
-        {"aid": manifest.artifact_id, "f": claim.fence},
-    ).rowcount
-    fence_check(n, claim, "publish")
     save_report(store, conn, claim, report)
     conn.execute(
         store.q(
@@ -310,7 +507,7 @@ def publish(
         refresh_run(store, conn, claim.run_id)
 
 
-def _wake_dependents(store: SqlTaskGraphStore, conn: Conn, run_id: str, task_id: str) -> None:
+def _wake_dependents(store: Store, conn: Conn, run_id: str, task_id: str) -> None:
     dependents = (
         conn.execute(
             store.q(
@@ -353,7 +550,7 @@ def _wake_dependents(store: SqlTaskGraphStore, conn: Conn, run_id: str, task_id:
 
 
 def reject(
-    store: SqlTaskGraphStore,
+    store: Store,
     conn: Conn,
     claim: Claim,
     error: dict[str, Any],

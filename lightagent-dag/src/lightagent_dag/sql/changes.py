@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lightagent_dag.errors import DAGError, DAGLimitError
 from lightagent_dag.graph import check_graph
 from lightagent_dag.records import Claim, DAGRun
 from lightagent_dag.specs import TaskSpec
-from lightagent_dag.sql.rows import dumps
-
-if TYPE_CHECKING:
-    from lightagent_dag.sql.store import SqlTaskGraphStore
 from lightagent_dag.sql.common import (
     Conn,
+    Store,
     check_limits,
     event,
     fence_check,
@@ -23,10 +20,11 @@ from lightagent_dag.sql.common import (
     run_graph,
     save_report,
 )
+from lightagent_dag.sql.rows import dumps
 
 
 def decompose(
-    store: SqlTaskGraphStore, conn: Conn, claim: Claim, proposal: Any, report: dict[str, Any]
+    store: Store, conn: Conn, claim: Claim, proposal: Any, report: dict[str, Any]
 ) -> DAGRun:
     """Accept a verified decomposition (fenced, CAS on the graph revision, every limit checked)."""
     run = lock_run(store, conn, claim.run_id)
@@ -141,7 +139,7 @@ def decompose(
 
 
 def resolve_blocker(
-    store: SqlTaskGraphStore, conn: Conn, run_id: str, task_id: str, reason: str | None
+    store: Store, conn: Conn, run_id: str, task_id: str, reason: str | None
 ) -> None:
     """blocked -> ready (with fresh attempts); the run goes back to running."""
     run = lock_run(store, conn, run_id)
@@ -165,7 +163,7 @@ def resolve_blocker(
 
 
 def supersede(
-    store: SqlTaskGraphStore,
+    store: Store,
     conn: Conn,
     run_id: str,
     task_id: str,
@@ -247,7 +245,7 @@ def supersede(
 
 
 def set_run_status(
-    store: SqlTaskGraphStore, conn: Conn, run_id: str, action: str, reason: str | None
+    store: Store, conn: Conn, run_id: str, action: str, reason: str | None
 ) -> DAGRun:
     """pause / resume / cancel."""
     run = lock_run(store, conn, run_id)
@@ -301,7 +299,7 @@ def set_run_status(
 
 
 def acquire_scheduler(
-    store: SqlTaskGraphStore, conn: Conn, run_id: str, owner: str, lease_seconds: float
+    store: Store, conn: Conn, run_id: str, owner: str, lease_seconds: float
 ) -> int:
     """Take the run's scheduler lease; the epoch grows on every acquisition."""
     lock_run(store, conn, run_id)

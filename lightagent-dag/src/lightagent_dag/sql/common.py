@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
@@ -12,15 +12,24 @@ from lightagent_dag.records import Claim, DAGRun
 from lightagent_dag.specs import TaskSpec
 from lightagent_dag.sql.rows import dumps, loads, row_to_run
 
-if TYPE_CHECKING:
-    from lightagent_dag.sql.store import SqlTaskGraphStore
-
-
 Conn = sa.Connection
+
+# Where a transaction's events wait for its end (a key of ``Connection.info``).
+_PENDING = "lightagent_dag.pending_events"
+
+
+class Store(Protocol):
+    """What the transitions need of the store (kept apart so they never import it)."""
+
+    pg: bool
+
+    def q(self, sql: str) -> sa.TextClause:
+        """SQL text with the dialect's clock and lock filled in."""
+        ...
 
 
 def event(
-    store: SqlTaskGraphStore,
+    store: Store,
     conn: Conn,
     run_id: str,
     type_: str,
@@ -29,23 +38,77 @@ def event(
 ) -> None:
     """Append one event to the run's log (same transaction as the change it records).
 
-    On PostgreSQL the run row is locked first. An event id is drawn from a sequence at
-    INSERT, not at COMMIT: without the lock, a transaction holding id N could commit
-    after one holding N+1, and a reader tailing ``events(after=cursor)`` that saw N+1
-    would skip N for good. Holding the lock to the commit makes the run's ids commit
-    in order. (SQLite's ``BEGIN IMMEDIATE`` already makes writers take turns.)
+    Inside :func:`collecting_events` the event waits for :func:`flush_events` at the
+    end of the transaction, so it costs no round trip of its own and, on PostgreSQL,
+    the run lock that orders event ids is held only from that last statement to the commit.
     """
-    if store.pg:
-        conn.execute(store.q("SELECT 1 FROM dag_runs WHERE run_id=:r FOR UPDATE"), {"r": run_id})
-    conn.execute(
-        store.q(
-            "INSERT INTO dag_events(run_id, task_id, type, data, created_at) VALUES (:r, :t, :ty, :d, {now})"
-        ),
-        {"r": run_id, "t": task_id, "ty": type_, "d": dumps(data)},
-    )
+    pending = conn.info.get(_PENDING)
+    if pending is not None:
+        pending.append((run_id, task_id, type_, dumps(data)))
+        return
+    _insert_events(store, conn, [(run_id, task_id, type_, dumps(data))])
 
 
-def lock_run(store: SqlTaskGraphStore, conn: Conn, run_id: str) -> DAGRun:
+def collecting_events(conn: Conn) -> None:
+    """From now on, events written on ``conn`` wait for :func:`flush_events`."""
+    conn.info[_PENDING] = []
+
+
+def flush_events(store: Store, conn: Conn) -> None:
+    """Write the transaction's waiting events (call it last, just before the commit)."""
+    pending = conn.info.pop(_PENDING, None)
+    if pending:
+        _insert_events(store, conn, pending)
+
+
+def discard_events(conn: Conn) -> None:
+    """Forget waiting events (the transaction rolled back)."""
+    conn.info.pop(_PENDING, None)
+
+
+def _insert_events(store: Store, conn: Conn, rows: list[tuple[str, str | None, str, str]]) -> None:
+    """Insert events in one statement per run, each run's lock taken in the same statement.
+
+    On PostgreSQL an event id is drawn from a sequence at INSERT, not at COMMIT:
+    without the lock, a transaction holding id N could commit after one holding N+1,
+    and a reader tailing ``events(after=cursor)`` that saw N+1 would skip N for good.
+    Holding the run row's lock from the id draw to the commit makes the run's ids commit
+    in order; taking it in the INSERT itself, at the end of the transaction, keeps that
+    window to one statement and the commit. Runs are locked in id order (no deadlock
+    between two multi-run transactions). SQLite's ``BEGIN IMMEDIATE`` already makes
+    writers take turns.
+    """
+    by_run: dict[str, list[tuple[str, str | None, str, str]]] = {}
+    for row in rows:
+        by_run.setdefault(row[0], []).append(row)
+    for run_id in sorted(by_run):
+        params: dict[str, Any] = {"r": run_id}
+        values = []
+        for i, (_, task_id, type_, data) in enumerate(by_run[run_id]):
+            # The row number keeps the run's events in the order they were written.
+            values.append(f"({i}, :t{i}, :ty{i}, :d{i})")
+            params.update({f"t{i}": task_id, f"ty{i}": type_, f"d{i}": data})
+        source = f"(VALUES {', '.join(values)}) AS v(n, task_id, type, data)"
+        if store.pg:
+            sql = (
+                "WITH l AS (SELECT run_id FROM dag_runs WHERE run_id=:r FOR UPDATE)"
+                " INSERT INTO dag_events(run_id, task_id, type, data, created_at)"
+                f" SELECT l.run_id, v.task_id, v.type, v.data, {{now}} FROM l, {source} ORDER BY v.n"
+            )
+        elif len(values) == 1:
+            sql = (
+                "INSERT INTO dag_events(run_id, task_id, type, data, created_at)"
+                " VALUES (:r, :t0, :ty0, :d0, {now})"
+            )
+        else:
+            sql = (
+                "INSERT INTO dag_events(run_id, task_id, type, data, created_at)"
+                f" VALUES {', '.join(f'(:r, :t{i}, :ty{i}, :d{i}, {{now}})' for i in range(len(values)))}"
+            )
+        conn.execute(store.q(sql), params)
+
+
+def lock_run(store: Store, conn: Conn, run_id: str) -> DAGRun:
     """Read the run row, locking it on PostgreSQL (SQLite's BEGIN IMMEDIATE already serialises)."""
     row = conn.execute(
         store.q("SELECT * FROM dag_runs WHERE run_id=:r{lock}"), {"r": run_id}
@@ -63,7 +126,7 @@ def fence_check(n: int, claim: Claim, operation: str) -> None:
 
 
 def insert_tasks(
-    store: SqlTaskGraphStore,
+    store: Store,
     conn: Conn,
     run_id: str,
     specs: Sequence[TaskSpec],
@@ -101,9 +164,7 @@ def insert_tasks(
             )
 
 
-def save_report(
-    store: SqlTaskGraphStore, conn: Conn, claim: Claim, report: dict[str, Any] | None
-) -> None:
+def save_report(store: Store, conn: Conn, claim: Claim, report: dict[str, Any] | None) -> None:
     if report:
         conn.execute(
             store.q(
@@ -120,7 +181,7 @@ def save_report(
 
 
 def run_graph(
-    store: SqlTaskGraphStore, conn: Conn, run_id: str
+    store: Store, conn: Conn, run_id: str
 ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
     tasks = {
         m["task_id"]: dict(m)
@@ -149,7 +210,7 @@ def check_limits(run: DAGRun, tasks: int, edges: int) -> None:
         raise DAGLimitError("max_edges", edges, run.config["max_edges"])
 
 
-def refresh_run(store: SqlTaskGraphStore, conn: Conn, run_id: str) -> None:
+def refresh_run(store: Store, conn: Conn, run_id: str) -> None:
     """Derive the run's status from its tasks (called under the run lock)."""
     row = conn.execute(
         store.q("SELECT status, root_task_ids, config FROM dag_runs WHERE run_id=:r"), {"r": run_id}
@@ -208,7 +269,7 @@ def refresh_run(store: SqlTaskGraphStore, conn: Conn, run_id: str) -> None:
     event(store, conn, run_id, names[new], {"tasks": {k: int(v) for k, v in counts.items()}})
 
 
-def reconcile(store: SqlTaskGraphStore, conn: Conn, run_id: str) -> None:
+def reconcile(store: Store, conn: Conn, run_id: str) -> None:
     """Re-derive a run's status under its lock (idle workers call this)."""
     lock_run(store, conn, run_id)
     refresh_run(store, conn, run_id)

@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from lightagent_dag.records import ArtifactManifest, DAGEvent, DAGRun, DAGTask
 from lightagent_dag.specs import TaskSpec
 from lightagent_dag.states import DAGRunStatus, DAGTaskStatus
 
-__all__ = ["dumps", "loads", "row_to_event", "row_to_manifest", "row_to_run", "row_to_task"]
+__all__ = [
+    "dumps",
+    "loads",
+    "new_attempt_id",
+    "row_to_event",
+    "row_to_manifest",
+    "row_to_run",
+    "row_to_task",
+]
 
 
 def dumps(value: Any) -> str:
     """Compact JSON for a text column."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def new_attempt_id() -> str:
+    """A fresh attempt id."""
+    return uuid.uuid4().hex
 
 
 def loads(text: str | None) -> Any:

@@ -187,5 +187,7 @@ def build_engine(url: str, **kwargs: Any) -> sa.Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    kwargs.setdefault("pool_pre_ping", True)
+    # No ping per checkout (a round trip per transaction): a dropped connection fails its
+    # statement, which transaction() retries on a fresh connection.
+    kwargs.setdefault("pool_pre_ping", False)
     return sa.create_engine(parsed, **kwargs)

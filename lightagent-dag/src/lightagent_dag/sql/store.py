@@ -8,12 +8,12 @@ Lease times come from the database clock, never from the worker's.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import os
 import random
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,14 +26,16 @@ from lightagent_dag.errors import DAGError, DAGFencedError
 from lightagent_dag.records import ArtifactManifest, Claim, DAGRun, DAGTask
 from lightagent_dag.specs import DAGConfig, TaskSpec, canonical_digest
 from lightagent_dag.sql import transitions as tx
+from lightagent_dag.sql.common import collecting_events, discard_events, flush_events
 from lightagent_dag.sql.reads import StoreReads
 from lightagent_dag.sql.rows import (
     dumps,
+    new_attempt_id,
     row_to_run,
 )
 from lightagent_dag.sql.schema import SCHEMA_VERSION, build_engine, metadata, now_sql
 
-__all__ = ["SqlTaskGraphStore", "SqliteTaskGraphStore", "TaskGraphStore"]
+__all__ = ["SqlTaskGraphStore", "SqliteTaskGraphStore", "TaskGraphStore", "new_attempt_id"]
 
 # Failures worth another try on a fresh connection (a refused connection is not one).
 _TRANSIENT = (
@@ -80,6 +82,11 @@ class SqlTaskGraphStore(StoreReads):
         self.dialect = self.engine.dialect.name
         self.now = now_sql(self.dialect)
         self.pg = self.dialect == "postgresql"
+        self._texts: dict[str, sa.TextClause] = {}
+        # Events for the next transaction (defer_event); deque appends are thread-safe.
+        self._deferred: collections.deque[tuple[str, str | None, str, dict[str, Any]]] = (
+            collections.deque()
+        )
         #: Writes refused by fencing in this process (each one also leaves a ``dag.attempt.fenced`` event).
         self.fenced_rejections = 0
         if create:
@@ -89,9 +96,16 @@ class SqlTaskGraphStore(StoreReads):
 
     def q(self, sql: str) -> sa.TextClause:
         """SQL text with ``{now}`` (database clock) and ``{lock}`` (row lock on PostgreSQL) filled in."""
-        return sa.text(
-            sql.replace("{now}", self.now).replace("{lock}", " FOR UPDATE" if self.pg else "")
-        )
+        # Built once per statement text: parsing the bind names costs more than running
+        # a small statement on SQLite, and a TextClause is never changed once made.
+        clause = self._texts.get(sql)
+        if clause is None:
+            clause = sa.text(
+                sql.replace("{now}", self.now).replace("{lock}", " FOR UPDATE" if self.pg else "")
+            )
+            if len(self._texts) < 4096:  # statements with IN-lists vary; keep the cache bounded
+                self._texts[sql] = clause
+        return clause
 
     @contextmanager
     def _conn(self) -> Iterator[sa.Connection]:
@@ -123,16 +137,64 @@ class SqlTaskGraphStore(StoreReads):
         every attempt write is fenced, so a repeat is refused instead of applied twice.
         """
         for attempt in range(retries + 1):
+            carried: list[tuple[str, str | None, str, dict[str, Any]]] = []
             try:
                 with self._conn() as conn:
-                    return fn(conn)
-            except StorageError as exc:
+                    # Events wait for the end of the transaction (see common.event).
+                    collecting_events(conn)
+                    try:
+                        # Queued events first: they were recorded before this change.
+                        carried = self._take_deferred()
+                        for run, task, type_, data in carried:
+                            tx.event(self, conn, run, type_, data, task)
+                        result = fn(conn)
+                        flush_events(self, conn)
+                    finally:
+                        # A connection invalidated by a disconnect refuses even .info;
+                        # its leftovers are harmless (the next transaction starts afresh).
+                        with contextlib.suppress(sa.exc.SQLAlchemyError):
+                            discard_events(conn)
+                return result
+            except BaseException as exc:
+                self._deferred.extendleft(
+                    reversed(carried)
+                )  # not written: the next one carries them
+                if not isinstance(exc, StorageError):
+                    raise
                 text = str(exc).lower()
                 transient = any(s in text for s in _TRANSIENT)
                 if not transient or attempt == retries:
                     raise
                 time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
         raise AssertionError("unreachable")
+
+    def defer_event(
+        self, run_id: str, type_: str, data: dict[str, Any], task_id: str | None = None
+    ) -> None:
+        """Queue an event for the next transaction this store commits (no write of its own).
+
+        For audit records that need not be atomic with a change: they ride along with
+        the attempt's next write instead of costing a transaction each.
+        """
+        self._deferred.append((run_id, task_id, type_, dict(data)))
+
+    @property
+    def deferred_events(self) -> int:
+        """How many queued events wait for the next transaction."""
+        return len(self._deferred)
+
+    def flush_deferred(self) -> None:
+        """Write queued events now, if there are any."""
+        if self._deferred:
+            self.transaction(lambda c: None)
+
+    def _take_deferred(self) -> list[tuple[str, str | None, str, dict[str, Any]]]:
+        taken = []
+        while True:
+            try:
+                taken.append(self._deferred.popleft())
+            except IndexError:
+                return taken
 
     def create_schema(self) -> None:
         """Create the tables if needed and check the schema version (safe with concurrent starters)."""
@@ -374,6 +436,14 @@ class SqlTaskGraphStore(StoreReads):
         """Publish the verified artifact, mark the task verified and wake its dependents."""
         self._fenced(claim, "publish", lambda c: tx.publish(self, c, claim, manifest, report))
 
+    def publish_verified(
+        self, claim: Claim, manifest: ArtifactManifest, report: dict[str, Any]
+    ) -> None:
+        """Stage and publish a candidate verified before staging (an inline verifier), in one transaction."""
+        self._fenced(
+            claim, "publish", lambda c: tx.publish_inline(self, c, claim, manifest, report)
+        )
+
     def reject(
         self,
         claim: Claim,
@@ -512,11 +582,6 @@ def _no_such_store(store: str, why: str) -> StorageError:
         hint="Check --store (a path or URL of a store a LightDAG run has written); reading never creates one.",
         details={"store": store},
     )
-
-
-def new_attempt_id() -> str:
-    """A fresh attempt id."""
-    return uuid.uuid4().hex
 
 
 #: The seeds' name for the task-graph store contract; the SQL store is its implementation.
