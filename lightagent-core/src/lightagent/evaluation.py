@@ -442,9 +442,11 @@ def _unpack(outcome: Any) -> tuple[list[dict[str, Any]], Any, Any, Any]:
         return [], outcome, None, None
     trace = [dict(e) for e in (getattr(outcome, "trace", None) or [])]
     steps = getattr(outcome, "steps", None)
-    if isinstance(steps, Mapping):  # a LightFlowResult: step agents' events join the flow's
+    if steps is not None and not isinstance(steps, str):
+        # A LightFlowResult (its steps a list in step order, or the older mapping by name):
+        # the step agents' events join the flow's.
         seen = {(e.get("run_id"), e.get("seq"), e.get("type")) for e in trace}
-        for step in steps.values():
+        for step in steps.values() if isinstance(steps, Mapping) else steps:
             for event in getattr(step, "trace", None) or []:
                 if (event.get("run_id"), event.get("seq"), event.get("type")) not in seen:
                     trace.append(dict(event))

@@ -165,7 +165,12 @@ def _ms(value: Any) -> float | None:
 
 def build_timeline(events: Iterable[Any], *, title: str | None = None) -> dict[str, Any]:
     """Spans and instants of a trace (trace dicts or session events), times in ms from the start."""
-    items = [e for e in _normalize(events) if e.get("type") not in _SKIP]
+    # The seeds' lifecycle companions (``companion_of``) repeat an event already drawn.
+    items = [
+        e
+        for e in _normalize(events)
+        if e.get("type") not in _SKIP and "companion_of" not in (e.get("data") or {})
+    ]
     stamps = [float(e["timestamp"]) for e in items if _ms(e.get("timestamp")) is not None]
     t0 = min(stamps) if stamps else 0.0
     spans: list[dict[str, Any]] = []
