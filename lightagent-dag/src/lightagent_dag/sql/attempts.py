@@ -420,27 +420,25 @@ def _publish_inline_pg(
         {**ids, "fence": claim.fence},
         claim.task_id,
     )
-    event(
-        store,
-        conn,
-        claim.run_id,
-        "dag.artifact.published",
-        {**ids, "fence": claim.fence},
-        claim.task_id,
-    )
-    event(
-        store,
-        conn,
-        claim.run_id,
-        "dag.task.verified",
-        {"attempt_id": claim.attempt_id, "fence": claim.fence},
-        claim.task_id,
-    )
+    _publication_events(store, conn, claim, manifest)
     if dependents:
         _wake_dependents(store, conn, claim.run_id, claim.task_id)
     if not others:  # see _published: only a publication that may finish the run locks it
         lock_run(store, conn, claim.run_id)
         refresh_run(store, conn, claim.run_id)
+
+
+def _publication_events(store: Store, conn: Conn, claim: Claim, manifest: ArtifactManifest) -> None:
+    """``dag.artifact.published`` then ``dag.task.verified``: the events of every publication."""
+    ids = {"artifact_id": manifest.artifact_id, "content_hash": manifest.content_hash}
+    event(
+        store, conn, claim.run_id, "dag.artifact.published", {**ids, "fence": claim.fence},
+        claim.task_id,
+    )  # fmt: skip
+    event(
+        store, conn, claim.run_id, "dag.task.verified",
+        {"attempt_id": claim.attempt_id, "fence": claim.fence}, claim.task_id,
+    )  # fmt: skip
 
 
 def _published(
@@ -471,26 +469,7 @@ def _published(
         ),
         {"a": claim.attempt_id},
     )
-    event(
-        store,
-        conn,
-        claim.run_id,
-        "dag.artifact.published",
-        {
-            "artifact_id": manifest.artifact_id,
-            "content_hash": manifest.content_hash,
-            "fence": claim.fence,
-        },
-        claim.task_id,
-    )
-    event(
-        store,
-        conn,
-        claim.run_id,
-        "dag.task.verified",
-        {"attempt_id": claim.attempt_id, "fence": claim.fence},
-        claim.task_id,
-    )
+    _publication_events(store, conn, claim, manifest)
     _wake_dependents(store, conn, claim.run_id, claim.task_id)
     # The run lock is taken only when nothing else in the run is left to do, i.e. when
     # this publication may finish it. Two last publications that each still see the
