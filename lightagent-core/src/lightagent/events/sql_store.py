@@ -5,6 +5,9 @@ concurrency guard) and ``session_events`` (primary key ``(session_id, sequence)`
 second guard). An append reads and bumps the session row in one write transaction —
 ``BEGIN IMMEDIATE`` on SQLite, ``SELECT … FOR UPDATE`` on PostgreSQL — so a stale
 ``expected_sequence`` gets ``LA-STORAGE-CONFLICT`` and two writers never interleave.
+On PostgreSQL an append that names its ``expected_sequence`` (as a run's do) is one
+statement instead: the bump of the session row guarded by that sequence and the insert
+in a data-modifying CTE, its own transaction, one round trip.
 SQLite runs on the standard library's ``sqlite3``, PostgreSQL on ``psycopg`` 3 (the
 ``postgres`` extra), imported when a store is built; the tables are the ones earlier
 versions created through SQLAlchemy, so existing databases carry on.
@@ -40,6 +43,9 @@ __all__ = ["DEFAULT_PATH", "SqlSessionStore", "SqliteSessionStore"]
 DEFAULT_PATH = ".lightagent/sessions.sqlite3"
 
 _INFO = "session_id, last_sequence, created_at, updated_at, metadata"
+#: The most events one PostgreSQL statement appends; larger batches take the transaction.
+_ONE_STATEMENT_MAX = 200
+_PG_ROW = "(%s::varchar, %s::integer, %s::varchar, %s::varchar, %s::float8, %s::text)"
 
 
 class SqlSessionStore(SessionStoreBase):
@@ -130,6 +136,16 @@ class SqlSessionStore(SessionStoreBase):
         self._q_bump = sql(
             f"UPDATE {s} SET last_sequence = ?, updated_at = ? "
             "WHERE session_id = ? AND last_sequence = ?"
+        )
+        # PostgreSQL only: a data-modifying CTE bumps the row, the insert runs only if it did.
+        self._q_bump_insert: str | None = (
+            f"WITH bump AS (UPDATE {s} SET last_sequence = %s, updated_at = %s "
+            "WHERE session_id = %s AND last_sequence = %s RETURNING 1) "
+            f"INSERT INTO {e} (session_id, sequence, event_id, type, timestamp, payload) "
+            "SELECT v.* FROM (VALUES {values}) AS v(session_id, sequence, event_id, type, "
+            "timestamp, payload), bump"
+            if db.dialect == "postgresql"
+            else None
         )
         self._q_insert = sql(
             f"INSERT INTO {e} (session_id, sequence, event_id, type, timestamp, payload) "
@@ -279,6 +295,10 @@ class SqlSessionStore(SessionStoreBase):
     def _append_once(
         self, session_id: str, items: list[EventInput], expected: int | None
     ) -> list[SessionEvent]:
+        if self._q_bump_insert is not None and expected is not None and self._ready:
+            stored = self._append_in_one_statement(session_id, items, expected)
+            if stored is not None:
+                return stored
         with self._write() as cur:
             cur.execute(self._q_last_locked, (session_id,))
             row = cur.fetchone()
@@ -315,6 +335,37 @@ class SqlSessionStore(SessionStoreBase):
             else:
                 cur.executemany(self._q_insert, rows)
         return prepared
+
+    def _append_in_one_statement(
+        self, session_id: str, items: list[EventInput], expected: int
+    ) -> list[SessionEvent] | None:
+        """PostgreSQL, ``expected_sequence`` known: bump and insert in one statement.
+
+        The statement inserts only if the session row still ends at ``expected``, and
+        on its own it is a whole transaction: one round trip where the locked read,
+        bump, insert and commit take five. ``None`` when it inserted nothing (a new
+        session, a conflict, a large batch): the transactional path decides then.
+        """
+        query = self._q_bump_insert
+        if query is None or not isinstance(expected, int) or isinstance(expected, bool):
+            return None
+        if expected < 0:
+            return None
+        prepared = self._prepare(session_id, items, expected)
+        if not prepared or len(prepared) > _ONE_STATEMENT_MAX:
+            return None
+        args: list[object] = [prepared[-1].sequence, time.time(), session_id, expected]
+        for ev in prepared:
+            args += (session_id, ev.sequence, ev.event_id[:64], ev.type, ev.timestamp)
+            args.append(dumps_event(ev))
+        values = ", ".join([_PG_ROW] * len(prepared))
+        try:
+            with self._db.autocommit() as cur:
+                cur.execute(query.format(values=values), args)
+                inserted = cur.rowcount
+        except self._db.unavailable:
+            return None  # the transactional path takes a fresh connection and decides
+        return prepared if inserted == len(prepared) else None
 
     # -- read ------------------------------------------------------------------
 
