@@ -185,3 +185,24 @@ def test_bad_inbox_input_is_typed(loopback_server, tmp_path) -> None:
         agent_for(loopback_server, tmp_path / "s.sqlite3").send_message("s", "  ")
     assert bad.value.code == "LA-VALIDATION"
     assert bad.value.hint
+
+
+def test_a_message_claimed_by_a_run_that_then_fails_reaches_the_next_run(
+    loopback_server, tmp_path
+) -> None:
+    from lightagent_contracts.loopback import ErrorReply
+
+    agent = agent_for(loopback_server, tmp_path / "s.sqlite3")
+    agent.run("hello", session_id="s1")
+    agent.send_message("s1", "Ship on Friday", message_id="m1")
+    # the request that carries the claimed message fails: the run ends in error
+    loopback_server.reply(ErrorReply(400, {"error": {"message": "bad", "type": "invalid"}}))
+    failed = agent.run("plan?", session_id="s1", result_format="object")
+    assert failed.error is not None
+    loopback_server.reply("Friday it is")
+    agent.run("and now?", session_id="s1")
+    contents = [m.get("content") for m in loopback_server.requests[-1]["messages"]]
+    # claimed once, never lost: the next run's history holds it where it was injected
+    assert contents.count("Ship on Friday") == 1
+    assert contents.index("plan?") < contents.index("Ship on Friday") < contents.index("and now?")
+    assert len(kinds(agent, "s1", "inbox.claimed")) == 1
