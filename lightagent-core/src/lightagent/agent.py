@@ -446,7 +446,11 @@ class LightAgent(
         self._last_session = (spec.ctx.session_id, spec.ctx.user_id)
         # Filled in as the stream runs; empty for a stream without trace=True.
         self._last_trace = spec.ctx.trace if spec.ctx.record else []
+        spec.on_result = self._streamed  # get_history() once the stream has ended
         return stream
+
+    def _streamed(self, result: RunResult) -> None:
+        self._last_messages = result.messages
 
     def _base_dispatcher(self) -> Any:
         from lightagent.tools.dispatch import AsyncToolDispatcher
