@@ -507,12 +507,6 @@ def _build_interceptor(control: dict[str, Any]) -> Any:
 
 
 def _logger(name: str, level: str, log_file: str | None, debug: bool) -> logging.Logger:
-    logger = logging.getLogger(f"lightagent.agent.{name}")
-    logger.setLevel(logging.DEBUG if debug else getattr(logging, str(level).upper(), logging.INFO))
-    if log_file and not any(getattr(h, "baseFilename", None) == log_file for h in logger.handlers):
-        from lightagent.events.log_redaction import RedactingFilter
+    from lightagent.agent_log import agent_logger  # log_file= writes off the caller's thread
 
-        handler = logging.FileHandler(log_file, delay=True)
-        handler.addFilter(RedactingFilter())  # a log file is persisted too: redact it
-        logger.addHandler(handler)
-    return logger
+    return agent_logger(name, level, log_file, debug)
