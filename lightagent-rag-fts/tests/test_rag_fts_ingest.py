@@ -171,6 +171,18 @@ def test_a_missing_folder_is_a_configuration_error(tmp_path: Any) -> None:
         SqliteFTSRetrievalProvider(tmp_path / "nope" / "rag.db")
 
 
+def test_create_dirs_and_the_default_location_make_the_folder(tmp_path: Any, monkeypatch) -> None:
+    made = SqliteFTSRetrievalProvider(tmp_path / "new" / "deeper" / "rag.db", create_dirs=True)
+    assert (tmp_path / "new" / "deeper").is_dir()
+    made.close()
+    monkeypatch.chdir(tmp_path)
+    # The seeds' runtime guide's location, relative to the working directory.
+    SqliteFTSRetrievalProvider(".lightagent/knowledge.sqlite3").close()
+    assert (tmp_path / ".lightagent" / "knowledge.sqlite3").is_file()
+    with pytest.raises(ConfigurationError):
+        SqliteFTSRetrievalProvider(".lightagnet/knowledge.sqlite3")
+
+
 def test_a_non_postgres_url_is_refused() -> None:
     with pytest.raises(ConfigurationError) as caught:
         PostgresFTSRetrievalProvider("mysql://localhost/db")

@@ -446,7 +446,11 @@ class LightAgent(
         self._last_session = (spec.ctx.session_id, spec.ctx.user_id)
         # Filled in as the stream runs; empty for a stream without trace=True.
         self._last_trace = spec.ctx.trace if spec.ctx.record else []
+        spec.on_result = self._streamed  # get_history() once the stream has ended
         return stream
+
+    def _streamed(self, result: RunResult) -> None:
+        self._last_messages = result.messages
 
     def _base_dispatcher(self) -> Any:
         from lightagent.tools.dispatch import AsyncToolDispatcher
@@ -503,12 +507,6 @@ def _build_interceptor(control: dict[str, Any]) -> Any:
 
 
 def _logger(name: str, level: str, log_file: str | None, debug: bool) -> logging.Logger:
-    logger = logging.getLogger(f"lightagent.agent.{name}")
-    logger.setLevel(logging.DEBUG if debug else getattr(logging, str(level).upper(), logging.INFO))
-    if log_file and not any(getattr(h, "baseFilename", None) == log_file for h in logger.handlers):
-        from lightagent.events.log_redaction import RedactingFilter
+    from lightagent.agent_log import agent_logger  # log_file= writes off the caller's thread
 
-        handler = logging.FileHandler(log_file, delay=True)
-        handler.addFilter(RedactingFilter())  # a log file is persisted too: redact it
-        logger.addHandler(handler)
-    return logger
+    return agent_logger(name, level, log_file, debug)

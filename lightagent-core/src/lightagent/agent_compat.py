@@ -94,7 +94,7 @@ class CompatMethods:
 
     # -- history ----------------------------------------------------------------------
     def get_history(self) -> list[dict[str, Any]]:
-        """A copy of the messages of this agent's latest finished (non-streamed) run."""
+        """A copy of the messages of this agent's latest finished run (a stream's once consumed)."""
         return copy.deepcopy(self._last_messages or [])
 
     # -- session lifecycle ------------------------------------------------------------

@@ -65,6 +65,26 @@ def test_get_history_copies_the_last_runs_messages(loopback_server) -> None:
     assert agent.get_history() != []
 
 
+def test_get_history_after_a_streamed_run(loopback_server) -> None:
+    loopback_server.reply("Streamed hello!", "Async streamed!")
+    agent = LightAgent(model="gpt-4.1", api_key="k", base_url=loopback_server.base_url)
+    stream = agent.run("Hi", stream=True)
+    assert agent.get_history() == []  # nothing until the stream has ended
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream)
+    assert text == "Streamed hello!"
+    history = agent.get_history()
+    assert {"role": "user", "content": "Hi"} in history
+    assert history[-1]["role"] == "assistant" and history[-1]["content"] == "Streamed hello!"
+
+    async def main() -> None:
+        async for _ in await agent.arun("Again", stream=True):
+            pass
+
+    asyncio.run(main())
+    assert agent.get_history()[-1]["content"] == "Async streamed!"
+    assert {"role": "user", "content": "Again"} in agent.get_history()
+
+
 def test_pause_resume_cancel_session_append_events(loopback_server) -> None:
     loopback_server.reply("ok")
     agent = LightAgent(

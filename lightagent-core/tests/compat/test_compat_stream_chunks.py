@@ -55,3 +55,16 @@ def test_async_stream_chunks_have_attributes(loopback_server) -> None:
         return text
 
     assert asyncio.run(main()) == "streamed hello"
+
+
+def test_every_chunk_validates_as_the_sdks_chunk(loopback_server) -> None:
+    # isinstance(chunk, ChatCompletionChunk) cannot hold for a dict (docs/migration.md);
+    # code that needs the SDK object gets it from any streamed chunk.
+    from openai.types.chat import ChatCompletionChunk
+
+    loopback_server.reply("two words")
+    chunks = list(agent_for(loopback_server).run("hi", stream=True))
+    sdk = [ChatCompletionChunk.model_validate(c) for c in chunks]
+    assert all(isinstance(c, ChatCompletionChunk) for c in sdk)
+    assert "".join(c.choices[0].delta.content or "" for c in sdk) == "two words"
+    assert [c.model_dump(exclude_unset=True) for c in sdk] == [c.model_dump() for c in chunks]

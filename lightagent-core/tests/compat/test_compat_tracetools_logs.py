@@ -78,3 +78,43 @@ def test_log_file_receives_the_agents_log_redacted(loopback_server, tmp_path) ->
     text = log.read_text()
     assert "run_start" in text and "run_end" in text
     assert "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789" not in text
+
+
+def test_log_file_writes_never_happen_on_the_event_loop(
+    loopback_server, tmp_path, monkeypatch
+) -> None:
+    import asyncio
+    import logging
+    import threading
+
+    writers: list[int] = []
+    write = logging.FileHandler.emit
+
+    def recording_emit(self, record):
+        if self.baseFilename == str(log):  # pytest has a FileHandler of its own
+            writers.append(threading.get_ident())
+        return write(self, record)
+
+    log = tmp_path / "async.log"
+    monkeypatch.setattr(logging.FileHandler, "emit", recording_emit)
+    loopback_server.reply("one", "two")
+    agent = LightAgent(
+        name="async-logged",
+        model="gpt-4.1",
+        api_key="k",
+        base_url=loopback_server.base_url,
+        log_file=str(log),
+        debug=True,
+    )
+
+    async def main() -> int:
+        await asyncio.gather(agent.arun("first"), agent.arun("second"))
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    for handler in agent.logger.handlers:
+        handler.flush()  # off the loop: waits for the writer thread
+    assert writers, "nothing was written to log_file"
+    assert loop_thread not in writers
+    text = log.read_text()
+    assert text.count("run_start") == 2 and text.count("run_end") == 2

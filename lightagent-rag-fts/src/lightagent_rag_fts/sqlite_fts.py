@@ -24,11 +24,16 @@ __all__ = ["SqliteFTSRetrievalProvider"]
 #: How much more a title match counts than a body match in ``bm25``.
 TITLE_WEIGHT = 3.0
 
+#: The location the seeds' runtime guide uses: its folder is made on demand, as for the
+#: session store's default ``.lightagent/sessions.sqlite3``.
+DEFAULT_PATH = ".lightagent/knowledge.sqlite3"
+
 
 class SqliteFTSRetrievalProvider(SqlRetrievalBase):
     """Documents, chunks and an FTS5 index in one SQLite file (WAL, pooled connections).
 
-    ``path`` is a file (its folder must exist) or ``":memory:"``; ``table`` prefixes the
+    ``path`` is a file (its folder must exist, unless ``create_dirs=True`` or the path is
+    :data:`DEFAULT_PATH`) or ``":memory:"``; ``table`` prefixes the
     three tables, so several indexes can share a file. ``require_tenant``: ``None`` (the
     default) refuses a search without ``tenant_id`` once any document has a tenant;
     ``True`` always; ``False`` never. Citations are ``rag:<document_id>:<position>``.
@@ -45,15 +50,28 @@ class SqliteFTSRetrievalProvider(SqlRetrievalBase):
         table: str = "rag",
         require_tenant: bool | None = None,
         busy_timeout_ms: int = 5000,
+        create_dirs: bool | None = None,
     ) -> None:
         target = str(path)
         if target != ":memory:":
             folder = Path(target).expanduser().resolve().parent
+            if create_dirs is None:  # a typo elsewhere stays an error, not a new folder
+                create_dirs = Path(target) == Path(DEFAULT_PATH)
+            if create_dirs and not folder.is_dir():
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise ConfigurationError(
+                        "LA-CONFIG",
+                        f"cannot create the folder of the retrieval index {folder}: {exc}",
+                        hint="Create the folder first, or pass another path.",
+                        details={"path": target},
+                    ) from exc
             if not folder.is_dir():
                 raise ConfigurationError(
                     "LA-CONFIG",
                     f"the folder of the retrieval index does not exist: {folder}",
-                    hint="Create the folder first, or pass another path.",
+                    hint="Create the folder first, pass create_dirs=True, or pass another path.",
                     details={"path": target},
                 )
         self.path = target

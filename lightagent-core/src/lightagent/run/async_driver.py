@@ -135,6 +135,8 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
             except StopIteration as stop:
                 if flush:
                     await _final_flush(ctx, stop.value)
+                if spec.on_result is not None:
+                    spec.on_result(stop.value)
                 if events:
                     yield done_event(stop.value)
                 return

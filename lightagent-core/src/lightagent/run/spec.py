@@ -73,3 +73,5 @@ class RunSpec:
     context_compactor: Any = None
     #: name -> callable(answer) -> bool: the agent's goal checks (``{"check": name}`` criteria).
     goal_checks: Any = None
+    #: Called with the ``RunResult`` when a streamed run ends (the agent's ``get_history``).
+    on_result: Any = None

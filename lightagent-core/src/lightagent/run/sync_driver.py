@@ -107,6 +107,8 @@ def drive_stream(spec: RunSpec) -> Iterator[Any]:
                 effect = gen.throw(exc) if exc is not None else gen.send(value)
             except StopIteration as stop:
                 result = stop.value
+                if spec.on_result is not None:
+                    spec.on_result(result)
                 if events:
                     yield done_event(result)
                 return result
