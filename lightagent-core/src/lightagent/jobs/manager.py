@@ -392,6 +392,27 @@ class JobManager:
             else:
                 await asyncio.sleep(pause)
 
+    async def recorded(self, job_id: str) -> JobRecord:
+        """The job once its start is in the log (``start()`` returns before it is).
+
+        Await it before handing the id to another process; raises what went wrong while
+        recording the start, ``LA-JOB-NOT-FOUND`` for an id not started here nor in the log.
+        """
+        while True:
+            local = self._local.get(job_id)
+            if local is not None and local.error is not None:
+                raise local.error
+            record = self._log.scan.jobs.get(job_id)
+            if record is not None:
+                return _copy(record)
+            if local is None:
+                await asyncio.to_thread(self._log.refresh)
+                return self.get(job_id)
+            try:
+                await asyncio.wait_for(local.done.wait(), self.poll_interval)
+            except TimeoutError:
+                pass
+
     def cancellation_token(self, job_id: str) -> CancellationToken:
         """The token of a job running here (cancelled by :meth:`cancel`)."""
         local = self._local.get(job_id)
