@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import copy
-import math
 import os
 import socket
 import time
@@ -28,9 +26,11 @@ from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError, LightAgentError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore
+from lightagent.jobs.checks import as_seconds, check_takeover, job_name, json_dict
 from lightagent.jobs.context import JobContext, call_maybe_async
 from lightagent.jobs.errors import JobError, JobFencedError
 from lightagent.jobs.log import JobLog, Lease, holder_check
+from lightagent.jobs.outcomes import completion_message, copy_record, error_dict
 from lightagent.jobs.records import JobRecord, JobStatus
 
 __all__ = ["JobManager", "Operation"]
@@ -39,43 +39,6 @@ __all__ = ["JobManager", "Operation"]
 Operation = Callable[[JobContext], Any]
 
 _NAMESPACE = uuid.UUID("6b1f3c52-8a3e-4d1e-9f59-3c0d4a5e7b21")
-
-
-def _seconds(name: str, value: Any) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ConfigurationError(
-            "LA-CONFIG",
-            f"{name} must be a finite number of seconds > 0, not {value!r}",
-            hint=f"Pass e.g. {name}=30.",
-        )
-    return float(value)
-
-
-def _name(value: Any, what: str = "job name") -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(
-            "LA-VALIDATION",
-            f"a {what} must be non-empty text, not {value!r}",
-            hint="Name the job after its operation, e.g. jobs.start('report', build_report).",
-        )
-    return value
-
-
-def _json_dict(name: str, value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ValidationError(
-            "LA-VALIDATION",
-            f"{name} must be a dict of JSON values, not {type(value).__name__}",
-            hint=f"Pass {name}={{'key': 'value'}}.",
-        )
-    return dict(value)
 
 
 class _Local:
@@ -120,8 +83,8 @@ class JobManager:
         self.operations: MutableMapping[str, Operation] = (
             operations if operations is not None else {}
         )
-        self.poll_interval = _seconds("poll_interval", poll_interval)
-        self.lease_seconds = _seconds("lease_seconds", lease_seconds)
+        self.poll_interval = as_seconds("poll_interval", poll_interval)
+        self.lease_seconds = as_seconds("lease_seconds", lease_seconds)
         self._local: dict[str, _Local] = {}
 
     # -- registering and starting ---------------------------------------------------
@@ -134,7 +97,7 @@ class JobManager:
                 f"a job operation must be callable, not {type(operation).__name__}",
                 hint="Register an async function fn(ctx) (or a sync one, run in a thread).",
             )
-        self.operations[_name(name)] = operation
+        self.operations[job_name(name)] = operation
 
     def start(
         self,
@@ -157,15 +120,15 @@ class JobManager:
         the session starts nothing: the id is the existing job's. What goes wrong while
         recording the start is raised by :meth:`wait`.
         """
-        _name(name)
+        job_name(name)
         if operation is None:
             operation = self._operation(name)
         else:
             self.register(name, operation)
-        lease = _seconds(
+        lease = as_seconds(
             "lease_seconds", self.lease_seconds if lease_seconds is None else lease_seconds
         )
-        meta, args = _json_dict("metadata", metadata), _json_dict("arguments", arguments)
+        meta, args = json_dict("metadata", metadata), json_dict("arguments", arguments)
         if idempotency_key is not None and (
             not isinstance(idempotency_key, str) or not idempotency_key
         ):
@@ -178,7 +141,7 @@ class JobManager:
                 if idempotency_key
                 else uuid.uuid4().hex
             )
-        _name(job_id, "job id")
+        job_name(job_id, "job id")
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -262,7 +225,7 @@ class JobManager:
         except asyncio.CancelledError:
             closing = True  # this manager is closing: aclose() records the interruption
         except Exception as exc:  # the job's failure is recorded, never lost
-            error = _error_dict(exc)
+            error = error_dict(exc)
             if error.get("code") == "LA-CANCELLED" or token.cancelled:
                 data = {"reason": token.reason or error.get("message"), "error": error}
                 outcome = ("job.cancelled", data)
@@ -289,7 +252,7 @@ class JobManager:
         def build(record: JobRecord | None) -> list[SessionEvent]:
             record = holder_check(job_id, record, lease)
             end = {"job_id": job_id, "lease_epoch": lease.epoch, **data}
-            return [SessionEvent(kind, data=end), _completion_message(record, kind, data)]
+            return [SessionEvent(kind, data=end), completion_message(record, kind, data)]
 
         return build
 
@@ -349,13 +312,15 @@ class JobManager:
                 f"no job {job_id!r} in session {self.session_id!r}",
                 details={"job_id": job_id, "session_id": self.session_id},
             )
-        return _copy(record)
+        return copy_record(record)
 
     def list(self, *, status: JobStatus | str | None = None) -> builtins.list[JobRecord]:
         """Every job as last read, in creation order (only those in ``status`` if given)."""
         wanted = JobStatus(status) if status is not None else None
         return [
-            _copy(r) for r in self._log.scan.jobs.values() if wanted is None or r.status is wanted
+            copy_record(r)
+            for r in self._log.scan.jobs.values()
+            if wanted is None or r.status is wanted
         ]
 
     async def wait(self, job_id: str, *, timeout: float | None = None) -> JobRecord:
@@ -365,13 +330,13 @@ class JobManager:
         job of this manager ends; never blocks the loop. ``LA-JOB-TIMEOUT`` after
         ``timeout`` seconds (the job goes on); ``LA-JOB-NOT-FOUND`` for an unknown id.
         """
-        deadline = None if timeout is None else time.monotonic() + _seconds("timeout", timeout)
+        deadline = None if timeout is None else time.monotonic() + as_seconds("timeout", timeout)
         while True:
             local = self._local.get(job_id)
             await asyncio.to_thread(self._log.refresh)
             record = self._log.scan.jobs.get(job_id)
             if record is not None and record.done:
-                return _copy(record)
+                return copy_record(record)
             if record is None and local is None:
                 self.get(job_id)  # LA-JOB-NOT-FOUND
             if local is not None and local.error is not None:
@@ -404,7 +369,7 @@ class JobManager:
                 raise local.error
             record = self._log.scan.jobs.get(job_id)
             if record is not None:
-                return _copy(record)
+                return copy_record(record)
             if local is None:
                 await asyncio.to_thread(self._log.refresh)
                 return self.get(job_id)
@@ -465,7 +430,7 @@ class JobManager:
                 return [SessionEvent("job.cancel_requested", data=data)]
             return [
                 SessionEvent("job.cancelled", data=data),
-                _completion_message(record, "job.cancelled", data),
+                completion_message(record, "job.cancelled", data),
             ]
 
         await asyncio.to_thread(self._log.write, job_id, build)
@@ -496,7 +461,7 @@ class JobManager:
         Refused with ``LA-JOB-FENCED`` when the job is held by someone else or at another
         epoch (the heartbeat renews leases by itself; this is for an explicit extension).
         """
-        seconds = _seconds("seconds", seconds)
+        seconds = as_seconds("seconds", seconds)
         local = self._local.get(job_id)
         epoch = expected_epoch
         if epoch is None:
@@ -525,7 +490,7 @@ class JobManager:
         name (``LA-JOB-OPERATION`` when there is none). The operation runs again with the
         job's recorded arguments; its recorded steps return their results without running.
         """
-        seconds = _seconds(
+        seconds = as_seconds(
             "lease_seconds", self.lease_seconds if lease_seconds is None else lease_seconds
         )
         await asyncio.to_thread(self._log.refresh)
@@ -538,7 +503,7 @@ class JobManager:
 
         def build(current: JobRecord | None) -> list[SessionEvent]:
             assert current is not None  # a job is never removed from its log
-            _check_takeover(job_id, current)
+            check_takeover(job_id, current)
             lease = box["lease"] = Lease(self.worker_id, current.lease_epoch + 1, seconds)
             data = {
                 **lease.data(job_id),
@@ -618,76 +583,3 @@ class JobManager:
 
             await asyncio.to_thread(self._log.write, job_id, build)
             self._local.pop(job_id, None)
-
-
-def _check_takeover(job_id: str, record: JobRecord) -> None:
-    if record.done:
-        raise JobError(
-            "LA-JOB-STATE",
-            f"job {job_id!r} has ended ({record.status.value}): there is nothing to resume",
-            details={"job_id": job_id, "status": record.status.value},
-        )
-    if record.status is JobStatus.running and not record.lease_expired():
-        left = (record.lease_expires_at or 0) - time.time()
-        raise JobError(
-            "LA-JOB-STATE",
-            f"job {job_id!r} is held by {record.lease_owner!r} for {left:.1f} s more",
-            hint="Wait for the lease to expire (its holder stopped renewing it) before taking over.",
-            details={"job_id": job_id, "holder": record.lease_owner, "seconds_left": left},
-        )
-
-
-def _completion_message(record: JobRecord, kind: str, data: dict[str, Any]) -> SessionEvent:
-    """The inbox ``context`` message that tells the session's next run how the job ended."""
-    status = {"job.completed": "success", "job.failed": "failed", "job.cancelled": "cancelled"}[
-        kind
-    ]
-    summary = {
-        "job_id": record.job_id,
-        "name": record.name,
-        "status": status,
-        "result": data.get("result"),
-        "error": data.get("error"),
-    }
-    if status == "success":
-        detail = f"result: {_short(data.get('result'))}"
-    elif status == "failed":
-        detail = f"error: {_short((data.get('error') or {}).get('message'))}"
-    else:
-        detail = f"reason: {_short(data.get('reason'))}"
-    return SessionEvent(
-        "inbox.enqueued",
-        data={
-            "message_id": f"job:{record.job_id}",
-            "message_type": "context",
-            "content": f"Background job {record.name!r} ({record.job_id}) {status}; {detail}",
-            "metadata": {"kind": "job_completion", "job": summary},
-        },
-    )
-
-
-def _short(value: Any, limit: int = 500) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _error_dict(exc: BaseException) -> dict[str, Any]:
-    carried = getattr(exc, "error", None)
-    if isinstance(carried, dict) and "code" in carried:
-        return dict(carried)  # a run's error, kept as the run reported it
-    if isinstance(exc, LightAgentError):
-        return exc.to_dict()
-    if isinstance(exc, asyncio.CancelledError):
-        return {"code": "LA-CANCELLED", "type": "CancelledError", "message": "cancelled"}
-    return {
-        "code": "LA-JOB",
-        "type": type(exc).__name__,
-        "message": f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
-    }
-
-
-def _copy(record: JobRecord) -> JobRecord:
-    out = copy.copy(record)
-    out.output, out.steps = list(record.output), dict(record.steps)
-    out.metadata, out.arguments = dict(record.metadata), dict(record.arguments)
-    return out
