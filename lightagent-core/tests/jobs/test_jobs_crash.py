@@ -59,10 +59,10 @@ JOB_WORKER = textwrap.dedent(
 AGENT_WORKER = textwrap.dedent(
     r"""
     import asyncio, sys, time
-    from lightagent import LightAgent
+    from lightagent import CancellationToken, LightAgent
     from lightagent.events.sql_store import SqliteSessionStore
 
-    db, ledger, base_url, mode = sys.argv[1:5]
+    db, ledger, base_url, mode, how = sys.argv[1:6]
 
     def charge(item: str) -> str:
         '''Charge for `item`: an outside side effect.'''
@@ -81,9 +81,18 @@ AGENT_WORKER = textwrap.dedent(
                        tools=[charge, report], session_store=SqliteSessionStore(db))
 
     async def main():
-        if mode == "start":
+        if mode == "start" and how == "job":
             record = agent.start_job("charge and report", session_id="crash", lease_seconds=1)
             await agent.job_manager("crash").wait(record.job_id)
+            return
+        if mode == "start":  # a run its caller detached: it goes on as a job, then dies
+            token = CancellationToken()
+            asyncio.get_running_loop().call_soon(token.detach, "caller left")
+            result = await agent.arun_detachable("charge and report", session_id="crash",
+                                                 cancellation_token=token, lease_seconds=1,
+                                                 result_format="object")
+            assert result.error["details"]["mode"] == "detach"
+            await agent.job_manager("crash").wait(result.error["details"]["job_id"])
             return
         # approve: the report call was requested but has no result; it is read-only, so
         # running it again is safe (the charge has its result recorded: it never reruns)
@@ -156,8 +165,9 @@ def test_a_killed_workers_job_is_taken_over_without_repeating_its_recorded_step(
 
 
 # Two interpreter starts and a lease of 1 s: about 1-3 s (not slow).
+@pytest.mark.parametrize("how", ["job", "detached"])
 def test_a_killed_agent_run_job_resumes_in_another_process_without_rerunning_its_tool(
-    loopback_server, tmp_path
+    loopback_server, tmp_path, how
 ) -> None:
     db, ledger, script = tmp_path / "s.sqlite3", tmp_path / "ledger.txt", tmp_path / "agent.py"
     script.write_text(AGENT_WORKER)
@@ -166,8 +176,8 @@ def test_a_killed_agent_run_job_resumes_in_another_process_without_rerunning_its
         {"tool_calls": [{"name": "report", "arguments": {"item": "book"}}]},
         "book charged and reported",
     )
-    kill_at(spawn(script, db, ledger, loopback_server.base_url, "start"), "reporting")
-    out = finish(spawn(script, db, ledger, loopback_server.base_url, "takeover"))
+    kill_at(spawn(script, db, ledger, loopback_server.base_url, "start", how), "reporting")
+    out = finish(spawn(script, db, ledger, loopback_server.base_url, "takeover", how))
     assert out.split(None, 2) == ["answer", "success", "book charged and reported\n"]
     assert ledger.read_text().split() == ["book"]  # charged once, across both processes
     last = loopback_server.requests[-1]["messages"]
