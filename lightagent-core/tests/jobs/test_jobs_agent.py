@@ -125,8 +125,7 @@ def test_an_attached_detachable_run_answers_and_honours_cancel(loopback_server, 
         assert answer == "plain answer"
 
         async def cancel_when_busy() -> None:
-            while not in_tool.is_set():
-                await asyncio.sleep(0.01)
+            assert await asyncio.to_thread(in_tool.wait, 30)
             stopper.cancel("stop now")
 
         canceller = asyncio.ensure_future(cancel_when_busy())

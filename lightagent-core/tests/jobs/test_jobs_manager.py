@@ -129,8 +129,8 @@ def test_a_failing_job_is_recorded_failed_with_its_error(open_store) -> None:
 
 def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(open_store) -> None:
     async def patient(ctx) -> str:
-        while not ctx.cancellation_token.cancelled:
-            await asyncio.sleep(0.01)
+        # the token is thread-safe: wait for it off the loop
+        assert await asyncio.to_thread(ctx.cancellation_token.wait, 30)
         ctx.cancellation_token.raise_if_cancelled()
         return "never"
 
@@ -177,7 +177,8 @@ def forge_dead_holder(store, job_id: str, name: str, *, steps: dict | None = Non
     for step, result in (steps or {}).items():
         events.append(
             SessionEvent(
-                "job.step", data={"job_id": job_id, "step": step, "result": result, "lease_epoch": 1}
+                "job.step",
+                data={"job_id": job_id, "step": step, "result": result, "lease_epoch": 1},
             )
         )
     store.append("s1", events)
@@ -222,8 +223,7 @@ def test_a_stale_holder_is_fenced_and_stops_when_its_job_is_taken_over(open_stor
 
         async def long(ctx) -> str:
             started.set()
-            while not ctx.cancellation_token.cancelled:
-                await asyncio.sleep(0.01)
+            assert await asyncio.to_thread(ctx.cancellation_token.wait, 30)
             await ctx.emit_output("late")  # a write after losing the lease: refused
             return "late"
 
