@@ -296,6 +296,34 @@ def test_a_closed_worker_leaves_its_jobs_interrupted_for_another_to_take_over(op
     assert counted == [1]
 
 
+def test_starting_an_interrupted_job_again_by_its_key_takes_it_over(open_store) -> None:
+    ran: list[int] = []
+
+    async def once(ctx) -> int:
+        first = await ctx.step("first", lambda: ran.append(ctx.attempt) or ctx.attempt)
+        if ctx.attempt == 1:
+            await asyncio.sleep(3600)  # the worker closes meanwhile
+        return first
+
+    async def main() -> None:
+        jobs = manager(open_store)
+        record = jobs.start("once", once, idempotency_key="k")
+        for _ in range(500):
+            if any(r.steps for r in await jobs.refresh()):
+                break
+            await asyncio.sleep(0.01)
+        await jobs.aclose()
+        again = manager(open_store)
+        second = again.start("once", once, idempotency_key="k")
+        assert second.job_id == record.job_id
+        done = await again.wait(second.job_id, timeout=30)
+        assert (done.status, done.result, done.attempts) == (JobStatus.success, 1, 2)
+        assert done.cancellation_token_id != record.cancellation_token_id
+
+    asyncio.run(main())
+    assert ran == [1]
+
+
 def test_mark_interrupted_records_expired_leases_and_cancel_ends_them(open_store) -> None:
     forge_dead_holder(open_store(), "j2", "ship")
 

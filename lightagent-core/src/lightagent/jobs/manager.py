@@ -117,8 +117,9 @@ class JobManager:
         ``operation`` defaults to the one registered under ``name`` (one given is
         registered). ``arguments`` are the job's recorded inputs (``ctx.arguments``: a
         takeover starts from them). An ``idempotency_key`` (or ``job_id``) already used in
-        the session starts nothing: the id is the existing job's. What goes wrong while
-        recording the start is raised by :meth:`wait`.
+        the session starts nothing: the id is the existing job's — unless that job was
+        interrupted or its worker's lease expired: then this start takes it over. What
+        goes wrong while recording the start is raised by :meth:`wait`.
         """
         job_name(name)
         if operation is None:
@@ -204,6 +205,16 @@ class JobManager:
         if not stored:
             local.done.set()
             self._local.pop(job_id, None)
+            existing = self._log.scan.jobs[job_id]
+            if existing.status is JobStatus.interrupted or existing.lease_expired():
+                # started again after its worker died: this start takes it over
+                try:
+                    await self.resume(job_id, operation, lease_seconds=seconds)
+                except Exception as exc:
+                    if not (isinstance(exc, JobError) and exc.code == "LA-JOB-STATE"):
+                        local.error = exc  # wait() raises it
+                        self._local[job_id] = local
+                    # LA-JOB-STATE: another worker took it over first
             return
         await self._execute(job_id, operation, lease, local)
 

@@ -141,6 +141,9 @@ class JobScan:
             record.lease_epoch = int(data.get("lease_epoch") or 0)
             record.lease_expires_at = data.get("lease_expires_at")
             record.lease_seconds = data.get("lease_seconds", record.lease_seconds)
+            if kind == "resumed":
+                token_id = data.get("cancellation_token_id")
+                record.cancellation_token_id = token_id or record.cancellation_token_id
             if kind != "lease_renewed":
                 record.status = JobStatus.running
                 record.attempts += 1
