@@ -141,6 +141,44 @@ def test_an_attached_detachable_run_answers_and_honours_cancel(loopback_server, 
     asyncio.run(main())
 
 
+def test_a_run_starts_jobs_from_its_tools_async_and_sync(loopback_server, tmp_path) -> None:
+    db = tmp_path / "s.sqlite3"
+    holder: dict = {}
+
+    async def digest(ctx) -> str:
+        return f"digest of {ctx.arguments['topic']}"
+
+    async def start_digest(topic: str) -> str:
+        """Start a background digest of `topic` (an async tool: on the run's loop)."""
+        return holder["jobs"].start("digest", arguments={"topic": topic}).job_id
+
+    def start_sync_digest(topic: str) -> str:
+        """Start a background digest of `topic` (a sync tool: in a worker thread)."""
+        return holder["jobs"].start("digest", arguments={"topic": topic}).job_id
+
+    agent = agent_for(loopback_server, db, tools=[start_digest, start_sync_digest])
+    loopback_server.reply(
+        {
+            "tool_calls": [
+                {"name": "start_digest", "arguments": {"topic": "sales"}},
+                {"name": "start_sync_digest", "arguments": {"topic": "costs"}},
+            ]
+        },
+        "two digests are on their way",
+    )
+
+    async def main() -> None:
+        jobs = holder["jobs"] = agent.job_manager("r")
+        jobs.register("digest", digest)
+        result = await agent.arun("digests please", session_id="r", result_format="object")
+        assert result.error is None, result.error
+        ids = [m["content"] for m in result.messages if m["role"] == "tool"]
+        done = [await jobs.wait(job_id, timeout=30) for job_id in ids]
+        assert [d.result for d in done] == ["digest of sales", "digest of costs"]
+
+    asyncio.run(main())
+
+
 def test_bad_job_input_on_the_agent_is_typed(loopback_server, tmp_path) -> None:
     agent = agent_for(loopback_server, tmp_path / "s.sqlite3")
     bare = LightAgent(model="gpt-4.1", api_key="k", base_url=loopback_server.base_url)

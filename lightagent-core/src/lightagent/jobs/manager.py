@@ -86,6 +86,9 @@ class JobManager:
         self.poll_interval = as_seconds("poll_interval", poll_interval)
         self.lease_seconds = as_seconds("lease_seconds", lease_seconds)
         self._local: dict[str, _Local] = {}
+        #: The loop the jobs run on: the one running where the manager was made or last
+        #: started a job (a worker thread of a run's sync tool starts jobs onto it).
+        self._loop: asyncio.AbstractEventLoop | None = _running_loop()
 
     # -- registering and starting ---------------------------------------------------
 
@@ -143,14 +146,16 @@ class JobManager:
                 else uuid.uuid4().hex
             )
         job_name(job_id, "job id")
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        here = _running_loop()
+        loop = here or self._loop
+        if loop is None or loop.is_closed() or not loop.is_running():
             raise ConfigurationError(
                 "LA-CONFIG",
                 "JobManager.start() needs a running event loop (jobs run as its tasks)",
-                hint="Start jobs from async code: inside asyncio.run(main()).",
-            ) from None
+                hint="Start jobs from async code (inside asyncio.run(main())), or from a "
+                "thread while the loop the manager was made on runs.",
+            )
+        self._loop = loop
         token = cancellation_token or CancellationToken()
         provisional = JobRecord(
             name=name,
@@ -174,7 +179,11 @@ class JobManager:
             "idempotency_key": idempotency_key,
             "cancellation_token_id": token.token_id,
         }
-        local.task = loop.create_task(self._launch(job_id, operation, created, lease, local))
+        launch = self._launch(job_id, operation, created, lease, local)
+        if here is not None:
+            local.task = loop.create_task(launch)
+        else:  # from another thread (a run's sync tool): the task is made on the jobs' loop
+            loop.call_soon_threadsafe(lambda: setattr(local, "task", loop.create_task(launch)))
         return provisional
 
     async def _launch(
@@ -309,6 +318,7 @@ class JobManager:
 
     async def refresh(self) -> list[JobRecord]:
         """Read what was recorded since the last read (by anyone); returns every job."""
+        self._loop = asyncio.get_running_loop()
         await asyncio.to_thread(self._log.refresh)
         return self.list()
 
@@ -594,3 +604,10 @@ class JobManager:
 
             await asyncio.to_thread(self._log.write, job_id, build)
             self._local.pop(job_id, None)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
