@@ -20,7 +20,7 @@ from lightagent.errors import ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.jobs.log import Lease, holder_check
 
-__all__ = ["JobContext", "call_maybe_async"]
+__all__ = ["JobContext", "Operation", "call_maybe_async"]
 
 
 async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -106,3 +106,7 @@ class JobContext:
     async def emit_output(self, value: Any) -> None:
         """Append ``value`` to the job's output (``job.output``), readable by others at once."""
         await self._manager._emit(self.job_id, self._lease, value)
+
+
+#: An operation: ``fn(ctx: JobContext) -> result`` (async, or sync: run in a worker thread).
+Operation = Callable[[JobContext], Any]

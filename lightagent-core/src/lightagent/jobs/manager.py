@@ -19,42 +19,28 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, MutableMapping
+from collections.abc import MutableMapping
 from typing import Any
 
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError, LightAgentError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore
-from lightagent.jobs.checks import as_seconds, check_takeover, job_name, json_dict
-from lightagent.jobs.context import JobContext, call_maybe_async
+from lightagent.jobs.checks import as_seconds, job_name, json_dict
+from lightagent.jobs.context import JobContext, Operation, call_maybe_async
 from lightagent.jobs.errors import JobError, JobFencedError
 from lightagent.jobs.log import JobLog, Lease, holder_check
 from lightagent.jobs.outcomes import completion_message, copy_record, error_dict
 from lightagent.jobs.records import JobRecord, JobStatus
+from lightagent.jobs.takeover import LocalJob, TakeoverMethods
 
 __all__ = ["JobManager", "Operation"]
 
-#: An operation: ``fn(ctx: JobContext) -> result`` (async, or sync: run in a worker thread).
-Operation = Callable[[JobContext], Any]
 
 _NAMESPACE = uuid.UUID("6b1f3c52-8a3e-4d1e-9f59-3c0d4a5e7b21")
 
 
-class _Local:
-    """A job running in this manager: its task, token, lease and completion signal."""
-
-    __slots__ = ("done", "error", "lease", "task", "token")
-
-    def __init__(self, token: CancellationToken) -> None:
-        self.token = token
-        self.lease: Lease | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.done = asyncio.Event()
-        self.error: BaseException | None = None
-
-
-class JobManager:
+class JobManager(TakeoverMethods):
     """The background jobs of session ``session_id`` in ``store``.
 
     ``worker_id`` names this manager as a lease holder (host, process and a random part
@@ -85,7 +71,7 @@ class JobManager:
         )
         self.poll_interval = as_seconds("poll_interval", poll_interval)
         self.lease_seconds = as_seconds("lease_seconds", lease_seconds)
-        self._local: dict[str, _Local] = {}
+        self._local: dict[str, LocalJob] = {}
         #: The loop the jobs run on: the one running where the manager was made or last
         #: started a job (a worker thread of a run's sync tool starts jobs onto it).
         self._loop: asyncio.AbstractEventLoop | None = _running_loop()
@@ -169,7 +155,7 @@ class JobManager:
         )
         if job_id in self._local:
             return provisional  # already starting or running here: nothing starts twice
-        local = self._local[job_id] = _Local(token)
+        local = self._local[job_id] = LocalJob(token)
         created = {
             "job_id": job_id,
             "name": name,
@@ -192,7 +178,7 @@ class JobManager:
         operation: Operation,
         created: dict[str, Any],
         seconds: float,
-        local: _Local,
+        local: LocalJob,
     ) -> None:
         lease = Lease(self.worker_id, 1, seconds)
 
@@ -230,7 +216,7 @@ class JobManager:
     # -- running --------------------------------------------------------------------
 
     async def _execute(
-        self, job_id: str, operation: Operation, lease: Lease, local: _Local
+        self, job_id: str, operation: Operation, lease: Lease, local: LocalJob
     ) -> None:
         local.lease = lease
         token = local.token
@@ -499,111 +485,6 @@ class JobManager:
             lease = local.lease
         await asyncio.to_thread(self._renew, job_id, lease, seconds)
         return self.get(job_id)
-
-    async def resume(
-        self, job_id: str, operation: Operation | None = None, *, lease_seconds: float | None = None
-    ) -> JobRecord:
-        """Take the job over and run it here: an interrupted job, or one whose lease expired.
-
-        The claim is a ``job.resumed`` event at the next epoch, appended on condition that
-        the log is as read: of two workers racing, one wins, the other gets
-        ``LA-JOB-STATE``. ``operation`` defaults to the one registered under the job's
-        name (``LA-JOB-OPERATION`` when there is none). The operation runs again with the
-        job's recorded arguments; its recorded steps return their results without running.
-        """
-        seconds = as_seconds(
-            "lease_seconds", self.lease_seconds if lease_seconds is None else lease_seconds
-        )
-        await asyncio.to_thread(self._log.refresh)
-        record = self.get(job_id)
-        op = operation if operation is not None else self._operation(record.name)
-        if not callable(op):
-            raise ConfigurationError("LA-CONFIG", "a job operation must be callable")
-        token = CancellationToken()
-        box: dict[str, Lease] = {}
-
-        def build(current: JobRecord | None) -> list[SessionEvent]:
-            assert current is not None  # a job is never removed from its log
-            check_takeover(job_id, current)
-            lease = box["lease"] = Lease(self.worker_id, current.lease_epoch + 1, seconds)
-            data = {
-                **lease.data(job_id),
-                "previous_status": current.status.value,
-                "previous_owner": current.lease_owner,
-                "cancellation_token_id": token.token_id,
-            }
-            return [SessionEvent("job.resumed", data=data)]
-
-        await asyncio.to_thread(self._log.write, job_id, build)
-        local = self._local[job_id] = _Local(token)
-        local.task = asyncio.ensure_future(self._execute(job_id, op, box["lease"], local))
-        return self.get(job_id)
-
-    async def take_over(self) -> builtins.list[JobRecord]:
-        """Resume every job of the session whose holder is gone and whose operation is here.
-
-        Jobs interrupted or with an expired lease are claimed one by one; one claimed by
-        another worker first, or with no operation registered here, is left alone.
-        """
-        taken = []
-        for record in await self.refresh():
-            if record.name not in self.operations or record.job_id in self._local:
-                continue
-            if record.status is JobStatus.interrupted or record.lease_expired():
-                try:
-                    taken.append(await self.resume(record.job_id))
-                except JobError as exc:
-                    if exc.code != "LA-JOB-STATE":
-                        raise
-        return taken
-
-    async def mark_interrupted(self, *, reason: str = "lease expired") -> builtins.list[JobRecord]:
-        """Record ``job.interrupted`` for every running job whose lease expired; returns them."""
-        marked = []
-        for record in await self.refresh():
-            if not record.lease_expired() or record.job_id in self._local:
-                continue
-            epoch = record.lease_epoch
-
-            def build(current: JobRecord | None, epoch: int = epoch) -> list[SessionEvent]:
-                if current is None or current.lease_epoch != epoch or not current.lease_expired():
-                    return []  # renewed, taken over or ended meanwhile
-                data = {"job_id": current.job_id, "reason": reason, "lease_epoch": epoch}
-                return [SessionEvent("job.interrupted", data=data)]
-
-            if await asyncio.to_thread(self._log.write, record.job_id, build):
-                marked.append(self.get(record.job_id))
-        return marked
-
-    async def aclose(self) -> None:
-        """Stop the jobs running here and record them ``job.interrupted``, lease released.
-
-        Another worker can take them over at once (no lease to wait out); the steps they
-        recorded are kept.
-        """
-        for job_id, local in list(self._local.items()):
-            lease = local.lease
-            if local.task is not None and not local.task.done():
-                local.task.cancel()
-                try:
-                    await local.task
-                except BaseException:
-                    pass
-            if lease is None:
-                continue
-
-            def build(
-                record: JobRecord | None, lease: Lease = lease, job_id: str = job_id
-            ) -> list[SessionEvent]:
-                try:
-                    holder_check(job_id, record, lease)
-                except JobFencedError:
-                    return []
-                data = {"job_id": job_id, "reason": "worker closed", "lease_epoch": lease.epoch}
-                return [SessionEvent("job.interrupted", data=data)]
-
-            await asyncio.to_thread(self._log.write, job_id, build)
-            self._local.pop(job_id, None)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
