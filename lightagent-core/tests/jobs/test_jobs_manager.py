@@ -395,8 +395,11 @@ def test_bad_input_gets_typed_errors(open_store) -> None:
             await jobs.wait(slow.job_id, timeout=0.05)
         assert info.value.code == "LA-JOB-TIMEOUT"
         with pytest.raises(JobError) as info:
-            await jobs.resume(slow.job_id, blocked)  # its lease is live
+            await jobs.resume(slow.job_id, blocked)  # running here
         assert info.value.code == "LA-JOB-STATE"
+        with pytest.raises(JobError) as info:
+            await manager(open_store).resume(slow.job_id, blocked)  # its lease is live
+        assert info.value.code == "LA-JOB-STATE" and info.value.details["holder"]
         with pytest.raises(ConfigurationError):
             await jobs.renew_lease(slow.job_id, 0)
         with pytest.raises(JobError) as info:

@@ -77,6 +77,12 @@ class TakeoverMethods:
         )
         await asyncio.to_thread(self._log.refresh)
         record = self.get(job_id)
+        if job_id in self._local:
+            raise JobError(
+                "LA-JOB-STATE",
+                f"job {job_id!r} is already running in this manager",
+                details={"job_id": job_id},
+            )
         op = operation if operation is not None else self._operation(record.name)
         if not callable(op):
             raise ConfigurationError("LA-CONFIG", "a job operation must be callable")
@@ -148,8 +154,8 @@ class TakeoverMethods:
                 local.task.cancel()
                 try:
                     await local.task
-                except BaseException:
-                    pass
+                except (asyncio.CancelledError, Exception):
+                    pass  # stopped: what it recorded stays, the rest runs again elsewhere
             if lease is None:
                 continue
 
