@@ -428,5 +428,13 @@ def test_another_owners_session_is_refused(open_store) -> None:
         with pytest.raises(LightAgentError) as info:
             await mallory.refresh()
         assert info.value.code == "LA-SESSION-OWNER"
+        # a start that cannot be recorded: wait() raises why (nothing ran)
+        refused = mallory.start("x", op, job_id="j-mallory")
+        with pytest.raises(LightAgentError) as info:
+            await mallory.wait(refused.job_id, timeout=30)
+        assert info.value.code == "LA-SESSION-OWNER"
+        with pytest.raises(LightAgentError) as info:
+            await mallory.recorded(refused.job_id)
+        assert info.value.code == "LA-SESSION-OWNER"
 
     asyncio.run(main())

@@ -23,7 +23,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from lightagent.cancellation import CancellationToken
-from lightagent.errors import ConfigurationError, LightAgentError, ValidationError
+from lightagent.errors import ConfigurationError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore
 from lightagent.jobs.checks import as_seconds, job_name, json_dict
@@ -153,7 +153,8 @@ class JobManager(TakeoverMethods):
             metadata=meta,
             arguments=args,
         )
-        if job_id in self._local:
+        known = self._local.get(job_id)
+        if known is not None and known.error is None:
             return provisional  # already starting or running here: nothing starts twice
         local = self._local[job_id] = LocalJob(token)
         created = {
@@ -192,10 +193,9 @@ class JobManager(TakeoverMethods):
 
         try:
             stored = await asyncio.to_thread(self._log.write, job_id, build)
-        except BaseException as exc:
-            local.error = exc
+        except Exception as exc:
+            local.error = exc  # wait() raises it; the entry stays so that it can
             local.done.set()
-            self._local.pop(job_id, None)
             return
         if not stored:
             local.done.set()
@@ -281,7 +281,7 @@ class JobManager(TakeoverMethods):
             except JobFencedError:
                 token.cancel("the job's lease was taken over")
                 return
-            except LightAgentError:
+            except Exception:
                 continue  # the store is briefly unreachable: try again at the next tick
 
     def _renew(self, job_id: str, lease: Lease, seconds: float) -> None:
