@@ -138,7 +138,7 @@ def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(ope
         jobs, other = manager(open_store), manager(open_store)
         here = jobs.start("patient", patient)
         there = jobs.start("patient", patient)
-        await asyncio.sleep(0.1)
+        await jobs.recorded(there.job_id)  # in the log, for the other manager to find
         assert jobs.cancellation_token(here.job_id).cancelled is False
         await jobs.cancel(here.job_id, "not needed")
         # from another manager: a recorded request the holder reads at its next tick

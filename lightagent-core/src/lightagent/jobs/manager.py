@@ -422,6 +422,7 @@ class JobManager(TakeoverMethods):
         local = self._local.get(job_id)
         if local is not None:
             local.token.cancel(reason)
+            await self.recorded(job_id)  # a job started here a moment ago: its start first
 
         def build(record: JobRecord | None) -> list[SessionEvent]:
             if record is None:
