@@ -421,7 +421,6 @@ class JobManager(TakeoverMethods):
         """
         local = self._local.get(job_id)
         if local is not None:
-            local.token.cancel(reason)
             await self.recorded(job_id)  # a job started here a moment ago: its start first
 
         def build(record: JobRecord | None) -> list[SessionEvent]:
@@ -442,6 +441,8 @@ class JobManager(TakeoverMethods):
             ]
 
         await asyncio.to_thread(self._log.write, job_id, build)
+        if local is not None:  # recorded first, so the request is in the log whatever follows
+            local.token.cancel(reason)
         return self.get(job_id)
 
     async def emit_output(self, job_id: str, value: Any) -> None:
