@@ -5,6 +5,7 @@ stale holder, takeover without repeating recorded steps — on SQLite files and 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 import uuid
@@ -438,3 +439,31 @@ def test_another_owners_session_is_refused(open_store) -> None:
         assert info.value.code == "LA-SESSION-OWNER"
 
     asyncio.run(main())
+
+
+def test_the_heartbeat_renews_the_lease_so_no_one_takes_over_a_live_job(open_store) -> None:
+    async def slow(ctx) -> str:
+        await asyncio.sleep(1.0)  # more than three leases of 0.3 s
+        return "done"
+
+    async def main() -> None:
+        jobs = manager(open_store)
+        rival = manager(open_store)
+        rival.register("slow", slow)
+        record = jobs.start("slow", slow, lease_seconds=0.3)
+        await jobs.recorded(record.job_id)
+        for _ in range(8):
+            await asyncio.sleep(0.1)
+            assert await rival.take_over() == []  # renewed before it could expire
+            assert await rival.mark_interrupted() == []
+        done = await rival.wait(record.job_id, timeout=30)
+        assert done.status is JobStatus.success and done.attempts == 1
+
+    asyncio.run(main())
+    renewals = [e for e in open_store().events("s1") if e.type == "job.lease_renewed"]
+    assert len(renewals) >= 3
+    assert all(e.data["lease_epoch"] == 1 for e in renewals)
+    assert all(
+        b.data["lease_expires_at"] > a.data["lease_expires_at"]
+        for a, b in itertools.pairwise(renewals)
+    )
