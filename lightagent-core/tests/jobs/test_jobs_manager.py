@@ -467,3 +467,25 @@ def test_the_heartbeat_renews_the_lease_so_no_one_takes_over_a_live_job(open_sto
         b.data["lease_expires_at"] > a.data["lease_expires_at"]
         for a, b in itertools.pairwise(renewals)
     )
+
+
+def test_workers_racing_to_take_over_one_job_claim_it_once(open_store) -> None:
+    forge_dead_holder(open_store(), "raced", "ship")
+    runs: list[str] = []
+
+    async def ship(ctx) -> str:
+        runs.append(ctx.job_id)
+        return "shipped"
+
+    async def main() -> None:
+        workers = [manager(open_store) for _ in range(6)]
+        for worker in workers:
+            worker.register("ship", ship)
+        taken = await asyncio.gather(*(w.take_over() for w in workers))
+        assert sum(len(t) for t in taken) == 1
+        assert (await workers[0].wait("raced", timeout=30)).result == "shipped"
+
+    asyncio.run(main())
+    assert runs == ["raced"]
+    kinds = types(open_store())
+    assert kinds.count("job.resumed") == 1 and kinds.count("job.completed") == 1
