@@ -62,6 +62,13 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "RunOptions": "lightagent.run.run_options",
     "StreamEvent": "lightagent.results",
     "CancellationToken": "lightagent.cancellation",
+    # background jobs
+    "JobManager": "lightagent.jobs",
+    "JobRecord": "lightagent.jobs",
+    "JobStatus": "lightagent.jobs",
+    "JobContext": "lightagent.jobs",
+    "JobError": "lightagent.jobs",
+    "JobFencedError": "lightagent.jobs",
     # models
     "Usage": "lightagent.models.base",
     "Model": "lightagent.models.base",

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, cast
 
 from lightagent.agent_compat import CompatMethods, compat_observers
+from lightagent.agent_jobs import JobMethods
 from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
@@ -50,6 +51,7 @@ class LightAgent(
     ThoughtMethods,
     ToolgenMethods,
     CompatMethods,
+    JobMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 

@@ -23,6 +23,8 @@ class CancellationToken:
         "__weakref__",
         "_callbacks",
         "_children",
+        "_detach_callbacks",
+        "_detach_reason",
         "_event",
         "_lock",
         "_parent",
@@ -51,6 +53,8 @@ class CancellationToken:
         self._children: weakref.WeakSet[CancellationToken] = weakref.WeakSet()
         self._callbacks: list[Callable[[CancellationToken], Any]] = []
         self._stop_reason: str | None = None
+        self._detach_reason: str | None = None
+        self._detach_callbacks: list[Callable[[CancellationToken], Any]] = []
         if parent is not None:
             parent._adopt(self)  # the seeds' parent=: the same link as parent.child()
 
@@ -105,6 +109,46 @@ class CancellationToken:
             return self._stop_reason
         parent = self._parent
         return parent.stop_requested if parent is not None else None
+
+    def detach(self, reason: str = "detached") -> bool:
+        """Let the run go on in the background as a job; its caller stops waiting for it.
+
+        Only a run started detachable (``agent.arun_detachable``) can be detached: its
+        caller gets a result naming the job (``details["job_id"]``), and the run carries on
+        under the job's own token. Not passed to child tokens. True for the first call only.
+        """
+        with self._lock:
+            if self._detach_reason is not None:
+                return False
+            self._detach_reason = reason
+            callbacks, self._detach_callbacks = self._detach_callbacks, []
+        for callback in callbacks:
+            try:
+                callback(self)
+            except Exception:  # a failing listener must not stop the others
+                pass
+        return True
+
+    @property
+    def detach_requested(self) -> str | None:
+        """The reason of :meth:`detach`, else None."""
+        return self._detach_reason
+
+    def on_detach(self, callback: Callable[[CancellationToken], Any]) -> None:
+        """Call ``callback(token)`` once when :meth:`detach` is called (at once if it was)."""
+        with self._lock:
+            if self._detach_reason is None:
+                self._detach_callbacks.append(callback)
+                return
+        callback(self)
+
+    def unlink(self) -> None:
+        """Stop following the parent: its later ``cancel``/``stop_after_turn`` no longer reach this token."""
+        parent = self._parent
+        if parent is not None:
+            with parent._lock:
+                parent._children.discard(self)
+            self._parent = None
 
     @property
     def parent(self) -> CancellationToken | None:

@@ -127,6 +127,13 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-TOOLGEN-SCHEMA", "validation", "The generated source does not define one usable tool.", "One public function with a docstring and annotated parameters; see details."),
     ("LA-TOOLGEN-HASH", "policy", "The tool's file changed since it was reviewed.", "Review the file again: an approval covers only the exact bytes it was given for."),
     ("LA-TOOLGEN-REJECTED", "policy", "The reviewer rejected the generated tool.", "The source stays in quarantine; generate a new one or change the request."),
+    # Background jobs (lightagent.jobs).
+    ("LA-JOB", "job", "A background job operation failed.", "See the message and details; JobManager.get(job_id) shows the job."),
+    ("LA-JOB-NOT-FOUND", "job", "No job has that id in this session.", "Check the job id and the session id; await jobs.refresh() reads what other processes wrote."),
+    ("LA-JOB-OPERATION", "job", "No operation is registered under the job's name here.", "Register it first: jobs.register(name, operation) (the same name in every worker that may take the job over)."),
+    ("LA-JOB-FENCED", "job", "This worker's lease on the job was taken over: its write was refused.", "Nothing was written; the job continues under the newer lease holder."),
+    ("LA-JOB-STATE", "job", "The job is not in a state that allows this.", "Check its status first: a finished job cannot run again, a live lease cannot be taken over."),
+    ("LA-JOB-TIMEOUT", "job", "The job did not finish within the wait's timeout.", "Wait again (the job keeps running) or raise timeout=."),
     ("LA-UNKNOWN", "unknown", "An unexpected error occurred.", "See details; report it if it persists."),
 )
 # fmt: on
