@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_memory import MemoryMethods, memory_settings
+from lightagent.agent_runtime import RuntimeMethods
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
@@ -50,6 +51,7 @@ class LightAgent(
     ThoughtMethods,
     ToolgenMethods,
     CompatMethods,
+    RuntimeMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 

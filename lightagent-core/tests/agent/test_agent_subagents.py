@@ -131,9 +131,7 @@ def test_permissions_only_narrow_and_bind_the_subagents_tool_calls(loopback_serv
 
 
 def test_an_agent_with_a_wider_context_of_its_own_is_refused(loopback_server) -> None:
-    m = SubagentManager(
-        root_context=SecurityContext(permissions=PermissionSet(allowed=["tool.a"]))
-    )
+    m = SubagentManager(root_context=SecurityContext(permissions=PermissionSet(allowed=["tool.a"])))
     wide = agent(loopback_server, "wide", security_context=SecurityContext())
     with pytest.raises(PolicyError) as refused:
         m.register(wide)
@@ -201,24 +199,29 @@ def test_run_slots_are_fifo_and_a_cancelled_waiter_leaves_the_line() -> None:
 
 
 def test_cancel_stops_a_queued_run_before_it_starts(loopback_server) -> None:
-    gate = threading.Event()
+    gate, entered = threading.Event(), threading.Event()
 
     def held(body):
+        entered.set()
         assert gate.wait(10)
         return "first done"
 
     loopback_server.default = held
-    m = SubagentManager(max_concurrency=1)
+    queued: dict = {}
+    m = SubagentManager(
+        max_concurrency=1,
+        event_sink=lambda e: e["type"] == "subagent.queued" and queued["event"].set(),
+    )
     m.register(agent(loopback_server, "busy"))
     m.register(agent(loopback_server, "later"))
 
     async def main():
+        queued["event"] = asyncio.Event()
         running = asyncio.ensure_future(m.run("busy", "one"))
-        while m.running == 0:
-            await asyncio.sleep(0.01)
+        assert await asyncio.to_thread(entered.wait, 10)
         waiting = asyncio.ensure_future(m.run("later", "two"))
-        while m.queued == 0:
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(queued["event"].wait(), 10)
+        assert m.queued == 1 and m.running == 1
         m.cancel("later", "not needed")
         cancelled = await waiting
         gate.set()
@@ -270,9 +273,7 @@ def test_events_link_to_the_parent_run_and_trace(loopback_server, tmp_path) -> N
     assert result.parent_trace_id == "trace_p" and result.parent_run_id == "run_p"
     # the subagent's own events carry the parent's trace id, in its trace and its log
     child_events = store.events("parent:child")
-    assert child_events and all(
-        e.parent_trace_id == "trace_p" for e in child_events if e.trace_id
-    )
+    assert child_events and all(e.parent_trace_id == "trace_p" for e in child_events if e.trace_id)
     assert summarize_trace(child_events).parent_trace_id == "trace_p"
     # the parent's log holds the link both ways, and its trace summary names the child
     parent_events = store.events("parent")

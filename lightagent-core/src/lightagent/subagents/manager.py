@@ -193,7 +193,9 @@ class SubagentManager:
                 metadata=dict(metadata or {}),
             )
             # durable before it exists for anyone: a record is never lost after register returns
-            self._emit("subagent.created", {**record.to_dict(), "root_agent_id": self.root_agent_id})
+            self._emit(
+                "subagent.created", {**record.to_dict(), "root_agent_id": self.root_agent_id}
+            )
             self._records[agent_id] = record
             self._agents[agent_id] = agent
             self._contexts[agent_id] = context
