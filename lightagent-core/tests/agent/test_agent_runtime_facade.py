@@ -3,7 +3,11 @@ subagents and pause/resume/cancel — thin views over the session log, which the
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from lightagent import (
@@ -15,7 +19,9 @@ from lightagent import (
     ProgressPolicy,
     ValidationError,
 )
-from lightagent.events.sql_store import SqliteSessionStore
+from lightagent.events.goals import create_goal, update_goal
+from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
+from lightagent.subagents import SubagentManager
 
 
 def make(server, db, **kw) -> LightAgent:
@@ -244,3 +250,64 @@ def test_snapshot_subagents_and_the_missing_pieces(loopback_server, tmp_path) ->
     stored = make(loopback_server, tmp_path / "t.db")
     with pytest.raises(ConfigurationError):
         _ = stored.runtime.session_id  # no session opened, no run yet
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_store(request, tmp_path) -> Callable[[], Any]:
+    """Opens a new store object on one shared storage (as separate processes would)."""
+    if request.param == "sqlite":
+        return lambda: SqliteSessionStore(tmp_path / "s.db")
+    url = request.getfixturevalue("postgres_url")
+    prefix = f"rt{uuid.uuid4().hex[:8]}_"
+    return lambda: SqlSessionStore(url, table_prefix=prefix)
+
+
+def test_racing_goal_moves_close_a_goal_once(open_store) -> None:
+    create_goal(open_store(), "race", "Decide", goal_id="g")
+    outcomes: list[str] = []
+    barrier = threading.Barrier(6)
+
+    def move(i: int) -> None:
+        store = open_store()
+        barrier.wait()
+        try:
+            goal = update_goal(store, "race", "g", "completed" if i % 2 else "cancelled")
+            outcomes.append(goal["status"])
+        except ValidationError as exc:
+            outcomes.append(exc.code)
+
+    threads = [threading.Thread(target=move, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    closes = [
+        e for e in open_store().events("race") if e.type in ("goal.completed", "goal.cancelled")
+    ]
+    assert len(closes) == 1  # one writer moved it; the others saw it closed
+    winner = closes[0].data["status"]
+    assert set(outcomes) <= {winner, "LA-GOAL-STATE"} and winner in outcomes
+
+
+def test_subagent_records_and_results_restore_on_each_store(loopback_server, open_store) -> None:
+    def helper() -> LightAgent:
+        return LightAgent(name="h", model="gpt-4.1", api_key="k", base_url=loopback_server.base_url)
+
+    m = SubagentManager(store=open_store(), session_id="sub", max_agents=2)
+    m.register(helper(), persistent=True, metadata={"k": 1})
+    loopback_server.reply("result")
+    first = asyncio.run(m.run("h", "q", idempotency_key="once"))
+    again = SubagentManager(store=open_store(), session_id="sub", max_agents=2)
+    (record,) = again.list()
+    assert (record.agent_id, record.status, record.runs, record.metadata) == (
+        "h",
+        "completed",
+        1,
+        {"k": 1},
+    )
+    with pytest.raises(ValidationError) as detached:
+        asyncio.run(again.run("h", "q", idempotency_key="once"))
+    assert detached.value.code == "LA-SUBAGENT-UNKNOWN"  # the agent object is not attached yet
+    again.register(helper(), persistent=True)
+    replay = asyncio.run(again.run("h", "q", idempotency_key="once"))
+    assert replay.content == "result" and replay.run_id == first.run_id
