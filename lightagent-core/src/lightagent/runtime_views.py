@@ -9,6 +9,7 @@ says now — in this process or after a restart.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,7 +231,7 @@ class InboxView(_View):
         """Every message in the order sent (only those with ``status`` when given)."""
         return [m for m in self._all() if status is None or m.status == status]
 
-    def pending(self, message_type: str | None = None) -> list[InboxMessage]:
+    def pending(self, message_type: str | None = None) -> builtins.list[InboxMessage]:
         """Messages no run has taken in yet (of ``message_type`` when given)."""
         return [
             m

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lightagent.cancellation import CancellationToken
@@ -29,7 +29,6 @@ __all__ = ["SubagentManager"]
 log = logging.getLogger("lightagent.subagents")
 
 _AGENT_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@:+=-]{0,127}$")
-_UNSET: Any = object()
 
 
 def _limit(name: str, value: Any, minimum: int) -> int:
@@ -109,7 +108,7 @@ class SubagentManager:
         agent_id: str | None = None,
         parent_agent_id: str | None = None,
         parent_permissions: PermissionSet | SecurityContext | None = None,
-        allowed_capabilities: Any = _UNSET,
+        allowed_capabilities: Iterable[str] | None = None,
         max_risk: Any = None,
         persistent: bool = False,
         metadata: Mapping[str, Any] | None = None,
@@ -178,10 +177,13 @@ class SubagentManager:
                 )
             if parent_permissions is not None:
                 parent_context = _intersect(parent_context, parent_permissions)
-            narrowing: dict[str, Any] = {"max_risk": max_risk, "strict": True}
-            if allowed_capabilities is not _UNSET:
-                narrowing["allowed_capabilities"] = allowed_capabilities
-            context = parent_context.child(agent_id=agent_id, **narrowing)
+            # None keeps the parent's allow-list; strict: asking for more is an error
+            context = parent_context.child(
+                agent_id=agent_id,
+                allowed_capabilities=allowed_capabilities,
+                max_risk=max_risk,
+                strict=True,
+            )
             _bind_security(agent, context)
             record = SubagentRecord(
                 agent_id=agent_id,
