@@ -170,6 +170,10 @@ def test_runs_over_the_concurrency_limit_queue_and_all_complete(loopback_server,
     assert events.count("subagent.queued") == 3  # ... and the rest waited, none refused
     assert events.count("subagent.completed") == 5
     assert m.running == 0 and m.queued == 0
+    assert {r.status for r in m.list()} == {"completed"}
+    # the live records are what a new manager folds from the log
+    restored = SubagentManager(store=store, session_id="parent", max_agents=5)
+    assert [r.to_dict() for r in restored.list()] == [r.to_dict() for r in m.list()]
 
 
 def test_run_slots_are_fifo_and_a_cancelled_waiter_leaves_the_line() -> None:
@@ -231,6 +235,8 @@ def test_cancel_stops_a_queued_run_before_it_starts(loopback_server) -> None:
     assert first.content == "first done"
     assert cancelled.status == "cancelled" and cancelled.error["code"] == "LA-CANCELLED"
     assert len(loopback_server.requests) == 1  # the queued run never reached the model
+    assert (m.get("busy").status, m.get("later").status) == ("completed", "cancelled")
+    assert m.get("later").runs == 0
     with pytest.raises(ValidationError) as closed:
         asyncio.run(m.run("later", "again"))
     assert closed.value.code == "LA-SUBAGENT-CLOSED"
@@ -238,12 +244,17 @@ def test_cancel_stops_a_queued_run_before_it_starts(loopback_server) -> None:
 
 def test_a_parent_token_cancels_its_subagent_runs(loopback_server) -> None:
     m = SubagentManager()
-    m.register(agent(loopback_server, "a"))
+    m.register(agent(loopback_server, "a"), persistent=True)
     token = CancellationToken()
     token.cancel("user pressed stop")
     result = asyncio.run(m.run("a", "hi", cancellation_token=token))
     assert result.status == "cancelled"
     assert loopback_server.requests == []
+    # that run was stopped; the subagent itself was not cancelled and runs again
+    assert m.get("a").status == "stopped"
+    loopback_server.reply("again")
+    assert asyncio.run(m.run("a", "hi")).content == "again"
+    assert (m.get("a").status, m.get("a").runs) == ("completed", 2)
 
 
 def test_a_non_persistent_subagent_runs_once(loopback_server) -> None:

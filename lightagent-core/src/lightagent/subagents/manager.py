@@ -21,7 +21,12 @@ from typing import Any
 from lightagent.cancellation import CancellationToken
 from lightagent.control.context import PermissionSet, SecurityContext
 from lightagent.errors import BudgetError, ConfigurationError, PolicyError, ValidationError
-from lightagent.subagents.records import SubagentRecord, SubagentResult, fold_subagents
+from lightagent.subagents.records import (
+    SubagentRecord,
+    SubagentResult,
+    advance,
+    fold_subagents,
+)
 from lightagent.subagents.slots import RunSlots
 
 __all__ = ["SubagentManager"]
@@ -96,6 +101,7 @@ class SubagentManager:
         self._contexts: dict[str, SecurityContext] = {}
         self._tokens: dict[str, set[CancellationToken]] = {}
         self._active: dict[str, int] = {}
+        self._queued_from: dict[str, str] = {}
         self._inflight: dict[str, asyncio.Future[SubagentResult]] = {}
         if store is not None and session_id is not None:
             self._records, self._results = fold_subagents(store.events(session_id))
@@ -376,8 +382,6 @@ class SubagentManager:
                         **_result_link(link),
                     )
             try:
-                with self._lock:
-                    record.runs += 1
                 await self._aemit("subagent.started", {**link, "query": query})
                 run_options = dict(options)
                 run_options.setdefault("run_group_id", parent_run_id)
@@ -414,6 +418,7 @@ class SubagentManager:
             f"subagent.{status}",
             {
                 **link,
+                **({"scope": "run"} if status == "cancelled" else {}),
                 "run_id": outcome.run_id,
                 "trace_id": outcome.trace_id,
                 "content": outcome.content,
@@ -441,9 +446,7 @@ class SubagentManager:
                 return record
         for token in tokens:
             token.cancel(reason)
-        self._emit("subagent.cancelled", {"agent_id": agent_id, "reason": reason})
-        with self._lock:
-            record.status = "cancelled"
+        self._emit("subagent.cancelled", {"agent_id": agent_id, "reason": reason, "scope": "agent"})
         return record
 
     def send(
@@ -501,6 +504,7 @@ class SubagentManager:
             from lightagent.events.inbox import append_owned
 
             append_owned(self.store, self.session_id, [self._event(kind, data)], self.owner)
+        self._advance(kind, data)
         self._sink(kind, data)
 
     async def _aemit(self, kind: str, data: dict[str, Any]) -> None:
@@ -509,7 +513,15 @@ class SubagentManager:
 
             event = self._event(kind, data)
             await asyncio.to_thread(append_owned, self.store, self.session_id, [event], self.owner)
+        self._advance(kind, data)
         self._sink(kind, data)
+
+    def _advance(self, kind: str, data: dict[str, Any]) -> None:
+        """Move the live record as the fold would move it on reading this event."""
+        with self._lock:
+            record = self._records.get(str(data.get("agent_id")))
+            if record is not None:
+                advance(record, kind, data, self._queued_from)
 
     def _sink(self, kind: str, data: dict[str, Any]) -> None:
         if self.event_sink is None:

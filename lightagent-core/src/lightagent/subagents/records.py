@@ -12,7 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SUBAGENT_EVENTS", "SubagentRecord", "SubagentResult", "fold_subagents"]
+__all__ = [
+    "SUBAGENT_EVENTS",
+    "SubagentRecord",
+    "SubagentResult",
+    "advance",
+    "fold_subagents",
+]
 
 #: The session event types the manager writes (each also has a ``subagent_*`` trace type).
 SUBAGENT_EVENTS = (
@@ -38,9 +44,10 @@ _STATUS = {
 class SubagentRecord:
     """One registered subagent: where it sits in the tree and what it may do.
 
-    ``status`` is ``idle`` (registered, not run yet), ``queued``, ``running``,
-    ``completed``, ``failed``, ``cancelled``, or ``interrupted`` (a run was started and
-    the log has no end for it: its process died). ``permissions`` is the narrowed
+    ``status`` is ``idle`` (registered, not run yet), ``queued``, ``running``, the outcome
+    of its latest run (``completed``, ``failed``, ``stopped``: that run was cancelled),
+    ``cancelled`` (the subagent itself: it takes no further runs), or ``interrupted`` (a
+    run was started and the log has no end for it: its process died). ``permissions`` is the narrowed
     ``PermissionSet`` as a dict (``PermissionSet.from_dict`` rebuilds it).
     """
 
@@ -114,6 +121,32 @@ class SubagentResult:
         }
 
 
+def advance(
+    record: SubagentRecord, kind: str, data: dict[str, Any], queued_from: dict[str, str]
+) -> None:
+    """Move ``record`` by one ``subagent.*`` event (the live manager and the fold share it).
+
+    ``queued_from`` remembers each agent's status before it queued, for a queued run given
+    up before it started. A cancelled subagent stays cancelled.
+    """
+    if record.status == "cancelled":
+        return
+    agent_id = record.agent_id
+    if kind == "subagent.queued":
+        queued_from.setdefault(agent_id, record.status)
+        record.status = "queued"
+    elif kind == "subagent.started":
+        queued_from.pop(agent_id, None)
+        record.runs += 1
+        record.status = "running"
+    elif kind == "subagent.cancelled" and data.get("queued_only"):
+        record.status = queued_from.pop(agent_id, record.status)  # it never started
+    elif kind == "subagent.cancelled":
+        record.status = "stopped" if data.get("scope") == "run" else "cancelled"
+    elif kind in _STATUS and kind != "subagent.created":
+        record.status = _STATUS[kind]
+
+
 def fold_subagents(
     events: Iterable[Any],
 ) -> tuple[dict[str, SubagentRecord], dict[str, SubagentResult]]:
@@ -124,7 +157,7 @@ def fold_subagents(
     """
     records: dict[str, SubagentRecord] = {}
     results: dict[str, SubagentResult] = {}
-    before_queue: dict[str, str] = {}
+    queued_from: dict[str, str] = {}
     for event in events:
         kind = getattr(event, "type", "")
         if kind not in _STATUS:
@@ -147,16 +180,7 @@ def fold_subagents(
         record = records.get(agent_id)
         if record is None:
             continue
-        if kind == "subagent.queued":
-            before_queue.setdefault(agent_id, record.status)
-        elif kind == "subagent.started":
-            record.runs += 1
-            before_queue.pop(agent_id, None)
-        if kind == "subagent.cancelled" and data.get("queued_only"):
-            # a queued run given up before it started: the agent itself stays usable
-            record.status = before_queue.pop(agent_id, record.status)
-            continue
-        record.status = _STATUS[kind]
+        advance(record, kind, data, queued_from)
         key = data.get("idempotency_key")
         if kind in ("subagent.completed", "subagent.failed") and isinstance(key, str):
             results[key] = SubagentResult(
@@ -171,8 +195,9 @@ def fold_subagents(
                 idempotency_key=key,
                 idempotent_replay=True,
             )
-    for agent_id, status in before_queue.items():
-        records[agent_id].status = status  # queued when the process died: it never started
+    for agent_id, status in queued_from.items():
+        if records[agent_id].status == "queued":
+            records[agent_id].status = status  # queued when the process died: never started
     for record in records.values():
         if record.status == "running":
             record.status = "interrupted"
