@@ -364,3 +364,51 @@ def test_a_model_delegates_through_the_tool_and_the_trace_links(loopback_server,
     assert done.data["idempotency_key"]  # the call's key: a resumed parent replays it
     assert result.trace_id in summarize_trace(store.events("p1")).trace_ids
     assert done.data["trace_id"] in summarize_trace(store.events("p1")).child_trace_ids
+
+
+def test_the_limit_holds_across_threads_and_event_loops(loopback_server) -> None:
+    lock = threading.Lock()
+    live = {"now": 0, "max": 0}
+
+    def slow(body):
+        with lock:
+            live["now"] += 1
+            live["max"] = max(live["max"], live["now"])
+        time.sleep(0.05)
+        with lock:
+            live["now"] -= 1
+        return "ok"
+
+    loopback_server.default = slow
+    m = SubagentManager(max_concurrency=1, max_agents=4)
+    for i in range(4):
+        m.register(agent(loopback_server, f"w{i}"), persistent=True)
+    results: list = []
+
+    def worker(i: int) -> None:  # each thread its own event loop
+        results.append(asyncio.run(m.run(f"w{i}", "go")).content)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert results == ["ok"] * 4
+    assert live["max"] == 1
+    # and from sync code
+    assert m.run_sync("w0", "go").content == "ok"
+
+
+def test_send_reaches_the_subagents_inbox(loopback_server, tmp_path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    m = SubagentManager(store=store, session_id="p")
+    m.register(agent(loopback_server, "w", session_store=store), persistent=True)
+    sent = m.send("w", "use the 2024 figures", message_id="n1")
+    assert sent["message_id"] == "n1"
+    loopback_server.reply("done")
+    asyncio.run(m.run("w", "report"))
+    assert loopback_server.requests[0]["messages"][-1]["content"] == "use the 2024 figures"
+    bare = SubagentManager()
+    bare.register(agent(loopback_server, "x"))
+    with pytest.raises(ConfigurationError):
+        bare.send("x", "hi")
