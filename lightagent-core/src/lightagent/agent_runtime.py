@@ -58,7 +58,6 @@ class AgentRuntime:
         self.agent = agent
         self.user_id = user_id
         self._session_id = session_id
-        self._subagents: Any = None
 
     # -- the session --------------------------------------------------------------------
     @property
@@ -89,7 +88,6 @@ class AgentRuntime:
 
         self._session_id = validate_session_id(session_id or f"session_{uuid.uuid4().hex}")
         self.user_id = user_id or self.user_id
-        self._subagents = None
         return self
 
     def for_session(self, session_id: str, *, user_id: str | None = None) -> AgentRuntime:
@@ -144,25 +142,35 @@ class AgentRuntime:
 
         return ProgressView(*self._view_args(), self.agent._progress_policy)
 
+    def _managers(self) -> dict[str, Any]:
+        managers: dict[str, Any] = self.agent.__dict__.setdefault("_subagent_managers", {})
+        return managers
+
     @property
     def subagents(self) -> Any:
         """The session's ``SubagentManager`` (default limits; assign one to choose them).
 
-        Its records live in this session's log, under this agent as the root, with the
-        agent's security context (if any) as the root's permissions.
+        One per agent and session, whichever runtime asks (so its concurrency limit is
+        shared). Its records live in this session's log, under this agent as the root, with
+        the agent's security context (if any) as the root's permissions.
         """
-        if self._subagents is None:
-            from lightagent.subagents import SubagentManager
+        session_id = self.session_id
+        with self.agent._lock:
+            manager = self._managers().get(session_id)
+        if manager is not None:
+            return manager
+        from lightagent.subagents import SubagentManager
 
-            context = getattr(self.agent.interceptor, "security_context", None)
-            self._subagents = SubagentManager(
-                store=self.session_store,
-                session_id=self.session_id,
-                owner=self._owner(),
-                root_agent_id=self.agent.name,
-                root_context=context,
-            )
-        return self._subagents
+        # built outside the agent's lock: reading the store may take that lock itself
+        made = SubagentManager(
+            store=self.session_store,
+            session_id=session_id,
+            owner=self._owner(),
+            root_agent_id=self.agent.name,
+            root_context=getattr(self.agent.interceptor, "security_context", None),
+        )
+        with self.agent._lock:  # first one in wins: every caller shares one manager
+            return self._managers().setdefault(session_id, made)
 
     @subagents.setter
     def subagents(self, manager: Any) -> None:
@@ -173,7 +181,8 @@ class AgentRuntime:
                 "LA-CONFIG",
                 f"runtime.subagents must be a SubagentManager, got {type(manager).__name__}",
             )
-        self._subagents = manager
+        with self.agent._lock:
+            self._managers()[self.session_id] = manager
 
     @property
     def jobs(self) -> Any:

@@ -232,6 +232,9 @@ def test_snapshot_subagents_and_the_missing_pieces(loopback_server, tmp_path) ->
         name="helper", model="gpt-4.1", api_key="k", base_url=loopback_server.base_url
     )
     record = rt.subagents.register(helper)
+    # one manager per agent and session, whichever runtime asks: one concurrency limit
+    assert agent.runtime.for_session("snap").subagents is rt.subagents
+    assert agent.runtime.for_session("other").subagents is not rt.subagents
     assert record.parent_agent_id is None and rt.subagents.root_agent_id == "lead"
     snap = rt.snapshot()
     assert snap["session_id"] == "snap"
