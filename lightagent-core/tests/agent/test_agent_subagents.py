@@ -412,3 +412,15 @@ def test_send_reaches_the_subagents_inbox(loopback_server, tmp_path) -> None:
     bare.register(agent(loopback_server, "x"))
     with pytest.raises(ConfigurationError):
         bare.send("x", "hi")
+
+
+def test_only_a_narrowed_context_is_bound_to_the_agent(loopback_server) -> None:
+    m = SubagentManager()
+    free = agent(loopback_server, "free")
+    m.register(free)
+    assert free.interceptor is None  # unrestricted: nothing to check, the fast path stays
+    assert m.context("free").network_allowed  # the default root holds everything
+    narrow = agent(loopback_server, "narrow")
+    m.register(narrow, allowed_capabilities=["tool.read"])
+    assert narrow.interceptor.security_context == m.context("narrow")
+    assert not m.context("narrow").permissions.allows("tool.write", "L0")

@@ -92,7 +92,10 @@ class SubagentManager:
         self.session_id = session_id
         self.owner = dict(owner) if owner else None
         self.root_agent_id = root_agent_id
-        self.root_context = root_context or SecurityContext(agent_id=root_agent_id)
+        # unrestricted by default, network included: a child may only lose what it has
+        self.root_context = root_context or SecurityContext(
+            agent_id=root_agent_id, network_allowed=True
+        )
         self._lock = threading.RLock()  # a sink may read the manager back
         self._slots = RunSlots(self.max_concurrency)
         self._records: dict[str, SubagentRecord] = {}
@@ -620,6 +623,8 @@ def _bind_security(agent: Any, context: SecurityContext) -> None:
     if not hasattr(agent, "interceptor"):
         return  # not a LightAgent: the caller enforces (manager.context(agent_id))
     interceptor = agent.interceptor
+    if interceptor is None and _unrestricted(context):
+        return  # nothing to enforce: the agent's calls stay on their fast path
     if interceptor is None:
         from lightagent.control.runtime import build_interceptor
 
@@ -639,3 +644,14 @@ def _bind_security(agent: Any, context: SecurityContext) -> None:
             hint="Give the agent no security_context= of its own, or one within the parent's.",
             details={"agent": own.to_dict(), "allowed": context.to_dict()},
         )
+
+
+def _unrestricted(context: SecurityContext) -> bool:
+    """Whether ``context`` allows everything (binding it would check nothing)."""
+    return (
+        context.permissions == PermissionSet()
+        and context.resources is None
+        and context.network_allowed
+        and not context.sandbox_required
+        and context.deadline is None
+    )
