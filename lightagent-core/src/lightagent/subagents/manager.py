@@ -20,14 +20,15 @@ from typing import Any
 
 from lightagent.cancellation import CancellationToken
 from lightagent.control.context import PermissionSet, SecurityContext
-from lightagent.errors import BudgetError, ConfigurationError, PolicyError, ValidationError
+from lightagent.errors import BudgetError, ConfigurationError, ValidationError
+from lightagent.subagents.permissions import bind_security, intersect
 from lightagent.subagents.records import (
     SubagentRecord,
     SubagentResult,
     advance,
     fold_subagents,
 )
-from lightagent.subagents.slots import RunSlots
+from lightagent.subagents.slots import RunSlots, acquire_unless_cancelled, await_elsewhere
 
 __all__ = ["SubagentManager"]
 
@@ -155,7 +156,7 @@ class SubagentManager:
                         hint="Give the agent another name (agent_id=), or register it under its parent.",
                     )
                 context = self._context_of(existing)
-                _bind_security(agent, context)
+                bind_security(agent, context)
                 self._agents[agent_id] = agent
                 return existing
             if parent is None:
@@ -185,7 +186,7 @@ class SubagentManager:
                     details={"agents": open_count, "max_agents": self.max_agents},
                 )
             if parent_permissions is not None:
-                parent_context = _intersect(parent_context, parent_permissions)
+                parent_context = intersect(parent_context, parent_permissions)
             # None keeps the parent's allow-list; strict: asking for more is an error
             context = parent_context.child(
                 agent_id=agent_id,
@@ -193,7 +194,7 @@ class SubagentManager:
                 max_risk=max_risk,
                 strict=True,
             )
-            _bind_security(agent, context)
+            bind_security(agent, context)
             record = SubagentRecord(
                 agent_id=agent_id,
                 name=str(getattr(agent, "name", None) or agent_id),
@@ -221,7 +222,7 @@ class SubagentManager:
                 else self._context_of(self._records[record.parent_agent_id])
             )
             recorded = PermissionSet.from_dict(record.permissions)
-            context = _intersect(parent, recorded).child(agent_id=record.agent_id)
+            context = intersect(parent, recorded).child(agent_id=record.agent_id)
             self._contexts[record.agent_id] = context
         return context
 
@@ -314,7 +315,7 @@ class SubagentManager:
             if done is not None:
                 return _replayed(done)
             if waiting is not None:
-                return _replayed(await asyncio.shield(_wrap(waiting)))
+                return _replayed(await asyncio.shield(await_elsewhere(waiting)))
             try:
                 result = await self._run(
                     record,
@@ -375,7 +376,7 @@ class SubagentManager:
         try:
             if not self._slots.try_acquire():
                 await self._aemit("subagent.queued", {**link, "waiting": self._slots.waiting + 1})
-                if not await _acquire_unless_cancelled(self._slots, token):
+                if not await acquire_unless_cancelled(self._slots, token):
                     await self._aemit(
                         "subagent.cancelled", {**link, "reason": token.reason, "queued_only": True}
                     )
@@ -548,110 +549,3 @@ def _replayed(result: SubagentResult) -> SubagentResult:
     from dataclasses import replace
 
     return replace(result, idempotent_replay=True)
-
-
-async def _wrap(future: asyncio.Future[SubagentResult]) -> SubagentResult:
-    if future.get_loop() is asyncio.get_running_loop():
-        return await future
-    # started on another loop (another thread): wait for it without touching its loop
-    return await asyncio.wrap_future(_threadsafe(future))
-
-
-def _threadsafe(future: asyncio.Future[SubagentResult]) -> Any:
-    import concurrent.futures
-
-    out: concurrent.futures.Future[SubagentResult] = concurrent.futures.Future()
-
-    def copy(done: asyncio.Future[SubagentResult]) -> None:
-        if done.cancelled():
-            out.cancel()
-        elif done.exception() is not None:
-            out.set_exception(done.exception())  # type: ignore[arg-type]
-        else:
-            out.set_result(done.result())
-
-    future.get_loop().call_soon_threadsafe(future.add_done_callback, copy)
-    return out
-
-
-async def _acquire_unless_cancelled(slots: RunSlots, token: CancellationToken) -> bool:
-    """Wait for a slot; False (and no slot held) when ``token`` fires first."""
-    loop = asyncio.get_running_loop()
-    waiting = asyncio.ensure_future(slots.acquire())
-
-    def stop(_token: CancellationToken) -> None:
-        loop.call_soon_threadsafe(waiting.cancel)
-
-    token.on_cancel(stop)
-    try:
-        await waiting
-    except asyncio.CancelledError:
-        if token.cancelled:
-            return False
-        raise
-    if token.cancelled:  # fired as the slot arrived: give it back
-        slots.release()
-        return False
-    return True
-
-
-def _intersect(context: SecurityContext, given: PermissionSet | SecurityContext) -> SecurityContext:
-    """``context`` narrowed to what ``given`` also holds (never strict: both are parents)."""
-    permissions = given.permissions if isinstance(given, SecurityContext) else given
-    if not isinstance(permissions, PermissionSet):
-        raise ConfigurationError(
-            "LA-CONFIG",
-            f"parent_permissions= must be a PermissionSet or SecurityContext, got {type(given).__name__}",
-        )
-    narrowing: dict[str, Any] = {
-        "denied_capabilities": permissions.denied,
-        "max_risk": min(permissions.max_risk, context.permissions.max_risk),
-    }
-    if permissions.allowed is not None:
-        narrowing["allowed_capabilities"] = permissions.allowed
-    if permissions.effects is not None:
-        narrowing["effects"] = permissions.effects
-    return context.narrow(**narrowing)
-
-
-def _bind_security(agent: Any, context: SecurityContext) -> None:
-    """Make the agent's tool calls answer to ``context`` (a LightAgent's interceptor).
-
-    An agent that already has a narrower context keeps it; one whose own context holds
-    more than ``context`` is refused (``LA-PERMISSION-WIDEN``): a child never widens.
-    """
-    if not hasattr(agent, "interceptor"):
-        return  # not a LightAgent: the caller enforces (manager.context(agent_id))
-    interceptor = agent.interceptor
-    if interceptor is None and _unrestricted(context):
-        return  # nothing to enforce: the agent's calls stay on their fast path
-    if interceptor is None:
-        from lightagent.control.runtime import build_interceptor
-
-        control: dict[str, Any] = {"security_context": context}
-        hooks = getattr(agent, "_hooks", None)
-        if hooks is not None:
-            control["hooks"] = hooks
-        agent.interceptor = build_interceptor(**control)
-        return
-    own = getattr(interceptor, "security_context", None)
-    if own is None:
-        interceptor.security_context = context
-    elif not own.is_within(context):
-        raise PolicyError(
-            "LA-PERMISSION-WIDEN",
-            f"agent {getattr(agent, 'name', agent)!r} holds more than its parent allows",
-            hint="Give the agent no security_context= of its own, or one within the parent's.",
-            details={"agent": own.to_dict(), "allowed": context.to_dict()},
-        )
-
-
-def _unrestricted(context: SecurityContext) -> bool:
-    """Whether ``context`` allows everything (binding it would check nothing)."""
-    return (
-        context.permissions == PermissionSet()
-        and context.resources is None
-        and context.network_allowed
-        and not context.sandbox_required
-        and context.deadline is None
-    )

@@ -11,8 +11,13 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
+from typing import Any, TypeVar
 
-__all__ = ["RunSlots"]
+from lightagent.cancellation import CancellationToken
+
+T = TypeVar("T")
+
+__all__ = ["RunSlots", "acquire_unless_cancelled", "await_elsewhere"]
 
 
 class _Waiter:
@@ -92,3 +97,49 @@ class RunSlots:
             waiter.loop.call_soon_threadsafe(_wake, waiter.future)
         except RuntimeError:  # its loop is closed: nobody will take the slot there
             self.release()
+
+
+async def await_elsewhere(future: asyncio.Future[T]) -> T:
+    """Await ``future`` from this loop, even when it belongs to another loop (thread)."""
+    if future.get_loop() is asyncio.get_running_loop():
+        return await future
+    # started on another loop (another thread): wait for it without touching its loop
+    return await asyncio.wrap_future(_threadsafe(future))
+
+
+def _threadsafe(future: asyncio.Future[T]) -> Any:
+    import concurrent.futures
+
+    out: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def copy(done: asyncio.Future[T]) -> None:
+        if done.cancelled():
+            out.cancel()
+        elif done.exception() is not None:
+            out.set_exception(done.exception())  # type: ignore[arg-type]
+        else:
+            out.set_result(done.result())
+
+    future.get_loop().call_soon_threadsafe(future.add_done_callback, copy)
+    return out
+
+
+async def acquire_unless_cancelled(slots: RunSlots, token: CancellationToken) -> bool:
+    """Wait for a slot; False (and no slot held) when ``token`` fires first."""
+    loop = asyncio.get_running_loop()
+    waiting = asyncio.ensure_future(slots.acquire())
+
+    def stop(_token: CancellationToken) -> None:
+        loop.call_soon_threadsafe(waiting.cancel)
+
+    token.on_cancel(stop)
+    try:
+        await waiting
+    except asyncio.CancelledError:
+        if token.cancelled:
+            return False
+        raise
+    if token.cancelled:  # fired as the slot arrived: give it back
+        slots.release()
+        return False
+    return True
