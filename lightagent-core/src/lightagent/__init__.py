@@ -201,6 +201,12 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "ScriptResult": "lightagent.skills.sandbox",
     "discover_project_instructions": "lightagent.skills.instructions",
     "TreeOfThought": "lightagent.thought",
+    # subagents and the runtime facade (docs/runtime.md)
+    "SubagentManager": "lightagent.subagents",
+    "SubagentRecord": "lightagent.subagents",
+    "SubagentResult": "lightagent.subagents",
+    "SubagentToolset": "lightagent.subagents",
+    "AgentRuntime": "lightagent.agent_runtime",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -17,6 +17,7 @@ from typing import Any, cast
 from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_jobs import JobMethods
 from lightagent.agent_memory import MemoryMethods, memory_settings
+from lightagent.agent_runtime import RuntimeMethods
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
@@ -52,6 +53,7 @@ class LightAgent(
     ToolgenMethods,
     CompatMethods,
     JobMethods,
+    RuntimeMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 

@@ -118,6 +118,14 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-HANDOFF", "validation", "The handoff target is not a registered agent, or is the agent itself.", "Register the target with swarm.register_agent(...); an agent cannot hand off to itself."),
     ("LA-HANDOFF-CYCLE", "budget", "The handoff would return the conversation to an agent that already handled it.", "Answer with the current agent, or create LightSwarm(allow_cycles=True)."),
     ("LA-HANDOFF-LIMIT", "budget", "The handoff chain reached max_handoffs.", "Raise LightSwarm(max_handoffs=...) or give the agents clearer roles."),
+    # Subagents (SubagentManager) and the runtime's goals.
+    ("LA-SUBAGENT-DEPTH", "budget", "The subagent would be nested deeper than max_depth.", "Register it under a shallower parent, or raise SubagentManager(max_depth=...)."),
+    ("LA-SUBAGENT-LIMIT", "budget", "The manager already holds max_agents subagents.", "Cancel a subagent you no longer need, or raise SubagentManager(max_agents=...)."),
+    ("LA-SUBAGENT-UNKNOWN", "validation", "No subagent has that id, or its agent object is not registered in this process.", "manager.list() names the subagents; after a restart register the agent again with the same name."),
+    ("LA-SUBAGENT-EXISTS", "validation", "A subagent of that id is registered under another parent.", "Give the agent another name, or register it under the parent it has."),
+    ("LA-SUBAGENT-CLOSED", "validation", "The subagent was cancelled, or was not persistent and has run once.", "Register a new subagent, or register it with persistent=True to run it again."),
+    ("LA-GOAL-UNKNOWN", "validation", "The session has no goal of that id.", "runtime.goals.list() names the session's goals."),
+    ("LA-GOAL-STATE", "validation", "The goal cannot move to that status from the one it has.", "Completed and cancelled goals are closed; create a new goal instead."),
     # Skills and sandboxed code.
     ("LA-SKILL-NOT-FOUND", "validation", "No skill, or no file of the skill, has that name.", "list_skills names the skills; activate_skill lists a skill's files."),
     ("LA-SKILL-PATH", "policy", "The path is outside the skill's folder.", "Name a file inside the skill's references/, assets/ or scripts/ folder."),

@@ -111,15 +111,19 @@ def test_capabilities_and_policy(seeds_block) -> None:
     assert registry.conflicts() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="agent.runtime (the long-task runtime facade: goals, inbox, pause) is not in "
-    "lightagent-core yet; today agent.create_goal / agent.send_message (docs/migration.md)",
-)
-def test_long_task_state(seeds_block, loopback_server) -> None:
-    agent = agent_on(loopback_server)
-    seeds_block(
+def test_long_task_state(seeds_block, loopback_server, tmp_path) -> None:
+    from lightagent import SqliteSessionStore
+
+    # as in the guide, the agent of the durable-sessions block, after a run of its session
+    agent = LightAgent(
+        model="deepseek-v4-flash",
+        api_key="k",
+        base_url=loopback_server.base_url,
+        session_store=SqliteSessionStore(tmp_path / "sessions.sqlite3"),
+    )
+    loopback_server.reply("Noted.")
+    agent.run("We release on Friday.", session_id="release-2026-06")
+    ns = seeds_block(
         """
         goal = agent.runtime.goals.create(
             "Prepare the release",
@@ -132,6 +136,15 @@ def test_long_task_state(seeds_block, loopback_server) -> None:
         "long_task_state",
         agent=agent,
     )
+    state = agent.runtime.snapshot()
+    assert state["session_id"] == "release-2026-06" and state["paused"]
+    assert [g["goal_id"] for g in state["goals"]] == [ns["goal"].goal_id]
+    assert agent.runtime.goals.get(ns["goal"].goal_id).status == "active"
+    assert [m["message_id"] for m in state["inbox"]["pending"]] == ["release-hold"]
+    # the pause is obeyed: a run of the paused session stops before its first request
+    requests = len(loopback_server.requests)
+    paused = agent.run("Status?", session_id="release-2026-06", result_format="object")
+    assert paused.error is not None and len(loopback_server.requests) == requests
 
 
 def test_context_and_knowledge(seeds_block, capsys) -> None:

@@ -16,7 +16,17 @@ from lightagent.events.inbox import append_owned
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore, validate_session_id
 
-__all__ = ["create_goal", "criterion_record"]
+__all__ = ["GOAL_STATUSES", "create_goal", "criterion_record", "update_goal"]
+
+#: A goal's statuses; ``completed`` and ``cancelled`` close it.
+GOAL_STATUSES = ("pending", "active", "blocked", "completed", "cancelled")
+
+# status -> the statuses it may move to (the same status again is a no-op)
+_MOVES = {
+    "pending": ("active", "blocked", "completed", "cancelled"),
+    "active": ("blocked", "completed", "cancelled"),
+    "blocked": ("active", "completed", "cancelled"),
+}
 
 
 def criterion_record(criterion: Any) -> Any:
@@ -40,8 +50,18 @@ def create_goal(
     acceptance_criteria: Sequence[Any] = (),
     goal_id: str | None = None,
     owner: dict[str, Any] | None = None,
+    status: str = "active",
+    parent_goal_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Record an active goal of the session; returns the ``goal.created`` event's data."""
+    """Record a goal of the session (``active``, or ``pending`` until activated); returns
+    the ``goal.created`` event's data."""
+    if status not in ("pending", "active"):
+        raise ValidationError(
+            "LA-VALIDATION",
+            f"a new goal is 'pending' or 'active', not {status!r}",
+            hint="Create it, then move it with activate/block/complete/cancel.",
+        )
     validate_session_id(session_id)
     if not isinstance(objective, str) or not objective.strip():
         raise ValidationError(
@@ -55,7 +75,81 @@ def create_goal(
         "goal_id": goal_id or uuid.uuid4().hex,
         "objective": objective,
         "acceptance_criteria": [criterion_record(c) for c in acceptance_criteria],
-        "status": "active",
+        "status": status,
+        **({"parent_goal_id": parent_goal_id} if parent_goal_id else {}),
+        **({"metadata": dict(metadata)} if metadata else {}),
     }
     append_owned(store, session_id, [SessionEvent("goal.created", data=data)], owner)
     return data
+
+
+def update_goal(
+    store: SessionStore,
+    session_id: str,
+    goal_id: str,
+    status: str,
+    *,
+    evidence: Any = None,
+    reason: str | None = None,
+    owner: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Move a goal to ``status`` (``goal.updated``, ``goal.completed`` or ``goal.cancelled``).
+
+    Appended on condition that the log still ends as read, so two writers never both move
+    one goal out of a status. Returns the goal as the log then holds it; moving a goal to
+    the status it has is a no-op. ``LA-GOAL-UNKNOWN`` / ``LA-GOAL-STATE`` otherwise.
+    """
+    from lightagent.run.goal_steps import all_goals
+
+    validate_session_id(session_id)
+    if status not in GOAL_STATUSES or status == "pending":
+        raise ValidationError(
+            "LA-VALIDATION",
+            f"a goal moves to 'active', 'blocked', 'completed' or 'cancelled', not {status!r}",
+        )
+    kind = {"completed": "goal.completed", "cancelled": "goal.cancelled"}.get(
+        status, "goal.updated"
+    )
+    data: dict[str, Any] = {"goal_id": goal_id, "status": status, "source": "runtime"}
+    if evidence is not None:
+        data["evidence"] = evidence
+    if status == "blocked":
+        data["blocker"] = reason
+    elif reason is not None:
+        data["reason"] = reason
+    moved: dict[str, Any] = {}
+
+    def unknown() -> ValidationError:
+        return ValidationError(
+            "LA-GOAL-UNKNOWN",
+            f"session {session_id!r} has no goal {goal_id!r}",
+            hint="runtime.goals.list() names the session's goals.",
+        )
+
+    if not store.last_sequence(session_id):
+        raise unknown()  # an empty session holds no goal (and is not opened by this)
+
+    def known(existing: list[SessionEvent]) -> dict[str, Any] | None:
+        goal = all_goals(existing).get(goal_id)
+        if goal is None:
+            raise unknown()
+        if goal["status"] == status:
+            return goal
+        if status not in _MOVES.get(goal["status"], ()):
+            raise ValidationError(
+                "LA-GOAL-STATE",
+                f"goal {goal_id!r} is {goal['status']} and cannot become {status}",
+                hint="Completed and cancelled goals are closed; create a new goal instead.",
+                details={"goal_id": goal_id, "status": goal["status"], "requested": status},
+            )
+        moved.update(goal)
+        return None
+
+    same = append_owned(store, session_id, [SessionEvent(kind, data=data)], owner, known=known)
+    if same is not None:
+        return dict(same)
+    moved["status"] = status
+    for key in ("evidence", "blocker"):
+        if key in data:
+            moved[key] = data[key]
+    return moved

@@ -19,9 +19,20 @@ from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.store import SessionStore, validate_session_id
 from lightagent.run.inbox_steps import InboxScan
 
-__all__ = ["InboxScan", "append_owned", "claim_pending", "send_message"]
+__all__ = [
+    "MESSAGE_TYPES",
+    "InboxScan",
+    "append_owned",
+    "claim_pending",
+    "fold_inbox",
+    "send_message",
+    "settle_message",
+]
 
 _RETRIES = 8
+
+#: The seeds' inbox message types (all are injected as user messages at a step boundary).
+MESSAGE_TYPES = ("followup", "steering", "context", "approval")
 
 
 def send_message(
@@ -33,6 +44,7 @@ def send_message(
     message_type: str = "followup",
     metadata: dict[str, Any] | None = None,
     owner: dict[str, Any] | None = None,
+    correlation_id: str | None = None,
 ) -> dict[str, Any]:
     """Append ``text`` to the session's inbox; returns the ``inbox.enqueued`` event's data.
 
@@ -45,12 +57,20 @@ def send_message(
             "an inbox message needs non-empty text",
             hint="Pass the message as a non-empty str: agent.send_message(session_id, 'text').",
         )
+    if message_type not in MESSAGE_TYPES:
+        raise ValidationError(
+            "LA-VALIDATION",
+            f"unknown inbox message type {message_type!r}",
+            hint=f"Use one of {', '.join(MESSAGE_TYPES)}.",
+            details={"message_type": repr(message_type)[:100]},
+        )
     mid = message_id or uuid.uuid4().hex
     data = {
         "message_id": mid,
         "message_type": message_type,
         "content": text,
         "metadata": dict(metadata or {}),
+        **({"correlation_id": correlation_id} if correlation_id else {}),
     }
 
     def known(existing: list[SessionEvent]) -> dict[str, Any] | None:
@@ -118,8 +138,8 @@ def claim_pending(store: SessionStore, session_id: str, run_id: str, scan: Inbox
     """
     for _ in range(_RETRIES):
         scan.feed(store.events(session_id, after=max(scan.cursor, 0)))
-        if not scan.pending:
-            return []
+        if not scan.pending or scan.halted:
+            return []  # a paused or cancelled run claims nothing: the messages wait
         taken = list(scan.pending.values())
         batch = [
             SessionEvent(
@@ -143,3 +163,92 @@ def claim_pending(store: SessionStore, session_id: str, run_id: str, scan: Inbox
         scan.feed(stored)
         return [str(e.data.get("content") or "") for e in taken]
     return []
+
+
+def fold_inbox(events: list[SessionEvent]) -> dict[str, dict[str, Any]]:
+    """message_id -> message, in the order sent, as the log leaves it.
+
+    ``status`` is ``pending``, ``claimed`` (with ``claimed_by_run``), ``completed`` (with
+    ``result``) or ``rejected`` (with ``reason``).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if not event.type.startswith("inbox."):
+            continue
+        mid = event.data.get("message_id")
+        if not isinstance(mid, str):
+            continue
+        if event.type == "inbox.enqueued":
+            if mid not in out:
+                out[mid] = {**event.data, "status": "pending", "sequence": event.sequence}
+            continue
+        message = out.get(mid)
+        if message is None:
+            continue
+        if event.type == "inbox.claimed" and message["status"] == "pending":
+            message.update(status="claimed", claimed_by_run=event.run_id)
+        elif event.type == "inbox.completed":
+            message.update(status="completed", result=event.data.get("result"))
+        elif event.type == "inbox.rejected" and message["status"] == "pending":
+            message.update(status="rejected", reason=event.data.get("reason"))
+    return out
+
+
+def settle_message(
+    store: SessionStore,
+    session_id: str,
+    message_id: str,
+    status: str,
+    *,
+    result: Any = None,
+    reason: str | None = None,
+    owner: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Mark a claimed message ``completed`` or withdraw a pending one (``rejected``).
+
+    Conditional on the log as read: a message a run claims meanwhile is not rejected
+    (``LA-VALIDATION`` says it was claimed). Returns the message as the log then holds it.
+    """
+    validate_session_id(session_id)
+    wanted = {"completed": "claimed", "rejected": "pending"}.get(status)
+    if wanted is None:
+        raise ValidationError(
+            "LA-VALIDATION",
+            f"an inbox message is settled 'completed' or 'rejected', not {status!r}",
+        )
+    data: dict[str, Any] = {"message_id": message_id}
+    if status == "completed":
+        data["result"] = result
+    else:
+        data["reason"] = reason
+    settled: dict[str, Any] = {}
+
+    def known(existing: list[SessionEvent]) -> dict[str, Any] | None:
+        message = fold_inbox(existing).get(message_id)
+        if message is None:
+            raise ValidationError(
+                "LA-VALIDATION",
+                f"session {session_id!r} has no inbox message {message_id!r}",
+                hint="runtime.inbox.list() names the session's messages.",
+            )
+        if message["status"] == status:
+            return message
+        if message["status"] != wanted:
+            raise ValidationError(
+                "LA-VALIDATION",
+                f"inbox message {message_id!r} is {message['status']}; only a {wanted} one can be {status}",
+                hint="Complete a message a run has claimed; reject one still pending.",
+                details={"message_id": message_id, "status": message["status"]},
+            )
+        settled.update(message)
+        return None
+
+    if not store.last_sequence(session_id):
+        known([])  # raises: an empty session holds no message
+    same = append_owned(
+        store, session_id, [SessionEvent(f"inbox.{status}", data=data)], owner, known=known
+    )
+    if same is not None:
+        return dict(same)
+    settled.update(status=status, **{k: v for k, v in data.items() if k != "message_id"})
+    return settled

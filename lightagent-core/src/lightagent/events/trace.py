@@ -59,6 +59,8 @@ class TraceSummary:
     trace_ids: list[str] = field(default_factory=list)
     parent_trace_id: str | None = None
     run_group_id: str | None = None
+    #: Trace ids of the subagent runs this trace started (its ``subagent_*`` events).
+    child_trace_ids: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict."""
@@ -148,6 +150,10 @@ def summarize_trace(
             saw_end = True
             end_durations += _num(data.get("duration_ms"))
             s.retry_count += int(_num(data.get("retry_count")))
+        elif kind in ("subagent_completed", "subagent_failed", "subagent_cancelled"):
+            child = data.get("trace_id")
+            if isinstance(child, str) and child not in s.child_trace_ids:
+                s.child_trace_ids.append(child)
         elif kind.startswith("approval_") or kind == "human_feedback":
             s.review_counts[kind] = s.review_counts.get(kind, 0) + 1
     if saw_end:

@@ -16,13 +16,18 @@ from typing import Any
 from lightagent.run.effects import LoadHistory
 from lightagent.run.spec import RunSpec
 
-__all__ = ["check_goals", "open_goals"]
+__all__ = ["all_goals", "check_goals", "open_goals"]
 
 _CLOSED = ("completed", "cancelled")
 
 
-def open_goals(events: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """goal_id -> goal (``objective``, ``acceptance_criteria``, ``status``) of goals not closed."""
+def all_goals(events: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """goal_id -> goal, closed ones included, as the log leaves it.
+
+    Each goal has ``goal_id``, ``objective``, ``acceptance_criteria``, ``status``
+    (``pending``, ``active``, ``blocked``, ``completed`` or ``cancelled``),
+    ``parent_goal_id``, ``metadata``, and ``evidence`` / ``blocker`` once recorded.
+    """
     goals: dict[str, dict[str, Any]] = {}
     for event in events:
         kind = event.type
@@ -35,13 +40,20 @@ def open_goals(events: Iterable[Any]) -> dict[str, dict[str, Any]]:
             goals[gid] = {k: event.data.get(k) for k in ("goal_id", "objective")}
             goals[gid]["acceptance_criteria"] = list(event.data.get("acceptance_criteria") or ())
             goals[gid]["status"] = event.data.get("status") or "active"
-        elif gid in goals:
-            status = event.data.get("status") or kind.removeprefix("goal.")
-            if status in _CLOSED:
-                goals.pop(gid)
-            else:
-                goals[gid]["status"] = status
+            goals[gid]["parent_goal_id"] = event.data.get("parent_goal_id")
+            goals[gid]["metadata"] = dict(event.data.get("metadata") or {})
+        elif gid in goals and goals[gid]["status"] not in _CLOSED:
+            goal = goals[gid]
+            goal["status"] = event.data.get("status") or kind.removeprefix("goal.")
+            for key in ("evidence", "blocker"):
+                if key in event.data:
+                    goal[key] = event.data[key]
     return goals
+
+
+def open_goals(events: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """goal_id -> goal (``objective``, ``acceptance_criteria``, ``status`` …) of goals not closed."""
+    return {gid: g for gid, g in all_goals(events).items() if g["status"] not in _CLOSED}
 
 
 def _met(criterion: Any, answer: str, checks: Any) -> tuple[bool, str | None]:
@@ -70,8 +82,8 @@ def check_goals(
     outcomes = []
     for goal in goals.values():
         criteria = goal["acceptance_criteria"]
-        if not criteria:
-            continue  # nothing to check it by: it stays open until completed by hand
+        if not criteria or goal["status"] != "active":
+            continue  # nothing to check it by, or pending/blocked: it waits for a person
         met: list[Any] = []
         unmet: list[Any] = []
         notes: list[str] = []

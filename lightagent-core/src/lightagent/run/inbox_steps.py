@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from lightagent.errors import CancelledError
 from lightagent.run.effects import ClaimInbox
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
@@ -19,27 +20,46 @@ __all__ = ["InboxScan", "inbox_inject"]
 
 
 class InboxScan:
-    """What one run has read of its session's inbox: a cursor and the unclaimed messages."""
+    """What one run has read of its session's inbox: a cursor, the unclaimed messages, and
+    whether the session was paused (``runtime.paused``) or its runs cancelled
+    (``runtime.cancelled``, counted only once the run has read its history)."""
 
-    __slots__ = ("cursor", "pending")
+    __slots__ = ("cancelled", "cursor", "paused", "pending")
 
     def __init__(self) -> None:
         #: The last sequence read; ``-1``: nothing read yet (the first claim reads the log).
         self.cursor = -1
         #: message_id -> its ``inbox.enqueued`` event, in log order.
         self.pending: dict[str, Any] = {}
+        #: The reason of the session's standing pause, or None.
+        self.paused: str | None = None
+        #: The reason of a cancel recorded while this run was running, or None.
+        self.cancelled: str | None = None
 
     def feed(self, events: list[Any]) -> None:
         """Take in events read after :attr:`cursor`."""
+        live = self.cursor >= 0  # a cancel in the history read at the start is an old one
         for event in events:
-            if event.type == "inbox.enqueued":
+            kind = event.type
+            if kind == "inbox.enqueued":
                 mid = event.data.get("message_id")
                 if isinstance(mid, str):
                     self.pending.setdefault(mid, event)
-            elif event.type == "inbox.claimed":
+            elif kind in ("inbox.claimed", "inbox.rejected"):
                 self.pending.pop(str(event.data.get("message_id")), None)
+            elif kind == "runtime.paused":
+                self.paused = str(event.data.get("reason") or "paused")
+            elif kind == "runtime.resumed":
+                self.paused = None
+            elif kind == "runtime.cancelled" and live:
+                self.cancelled = str(event.data.get("reason") or "cancelled")
             self.cursor = max(self.cursor, event.sequence)
         self.cursor = max(self.cursor, 0)
+
+    @property
+    def halted(self) -> bool:
+        """Whether the run must stop (paused or cancelled): nothing is claimed then."""
+        return self.paused is not None or self.cancelled is not None
 
 
 def inbox_inject(
@@ -52,8 +72,26 @@ def inbox_inject(
     if st.inbox is None:
         st.inbox = InboxScan()  # no history was read: the first claim reads the log
     texts = yield ClaimInbox(ctx.session_id, st.inbox)
+    _stop_if_halted(st.inbox)
     for text in texts or ():
         messages.append({"role": "user", "content": text})
     if texts and ctx.active:
         # for the run's trace only: the session log already holds the inbox.claimed events
         ctx.emit("inbox_injected", {"count": len(texts), "request_index": st.model_requests + 1})
+
+
+def _stop_if_halted(scan: InboxScan) -> None:
+    """End the run at this step boundary when the session was paused or cancelled."""
+    if scan.cancelled is not None:
+        raise CancelledError(
+            "LA-CANCELLED",
+            f"run cancelled through the session: {scan.cancelled}",
+            details={"reason": scan.cancelled, "mode": "now", "exit_reason": "cancelled"},
+        )
+    if scan.paused is not None:
+        raise CancelledError(
+            "LA-CANCELLED",
+            f"the session is paused: {scan.paused}",
+            hint="Resume the session (agent.runtime.resume()), then continue it with a new run.",
+            details={"reason": scan.paused, "mode": "paused", "exit_reason": "paused"},
+        )
