@@ -105,7 +105,7 @@ class CompatMethods:
         session_id: str | None = None,
         user_id: str | None = None,
     ) -> Any:
-        """Append ``session.paused`` (the seeds' form: only an event; runs are not stopped)."""
+        """Pause the session (``session.paused``): its runs stop at their next step boundary."""
         return self._session_mark("session.paused", reason, session_id, user_id)
 
     def resume_session(
@@ -115,7 +115,7 @@ class CompatMethods:
         session_id: str | None = None,
         user_id: str | None = None,
     ) -> Any:
-        """Append ``session.resumed``."""
+        """Lift a pause (``session.resumed``): new runs of the session go ahead."""
         return self._session_mark("session.resumed", reason, session_id, user_id)
 
     def cancel_session(
@@ -125,7 +125,7 @@ class CompatMethods:
         session_id: str | None = None,
         user_id: str | None = None,
     ) -> Any:
-        """Append ``session.cancelled`` (cancel a running run with its ``CancellationToken``)."""
+        """Cancel the session's running runs (``session.cancelled``) at their next step boundary."""
         return self._session_mark("session.cancelled", reason, session_id, user_id)
 
     def _session_mark(

@@ -101,6 +101,22 @@ def test_pause_resume_cancel_session_append_events(loopback_server) -> None:
     assert agent.get_session("s-1")[-3].data["reason"] == "lunch"
 
 
+def test_a_paused_session_stops_its_runs_until_it_is_resumed(loopback_server) -> None:
+    agent = LightAgent(
+        model="gpt-4.1", api_key="k", base_url=loopback_server.base_url, session_store="memory"
+    )
+    loopback_server.reply("ok", "back")
+    agent.run("start", session_id="s-1")
+    agent.pause_session("lunch")
+    asked = len(loopback_server.requests)
+    paused = agent.run("now?", session_id="s-1", result_format="object")
+    assert paused.error is not None and paused.error["details"]["mode"] == "paused"
+    assert len(loopback_server.requests) == asked  # stopped before its first request
+    assert agent.runtime.for_session("s-1").snapshot()["paused"] == "lunch"
+    agent.resume_session()
+    assert agent.run("now?", session_id="s-1") == "back"
+
+
 def test_invoke_capability(scripted_model) -> None:
     registry = CapabilityRegistry()
     spec = CapabilitySpec("calc.add")

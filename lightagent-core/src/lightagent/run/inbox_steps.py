@@ -21,8 +21,9 @@ __all__ = ["InboxScan", "inbox_inject"]
 
 class InboxScan:
     """What one run has read of its session's inbox: a cursor, the unclaimed messages, and
-    whether the session was paused (``runtime.paused``) or its runs cancelled
-    (``runtime.cancelled``, counted only once the run has read its history)."""
+    whether the session was paused (``runtime.paused``, or the 0.11 form ``session.paused``)
+    or its runs cancelled (``runtime.cancelled`` / ``session.cancelled``, counted only once
+    the run has read its history)."""
 
     __slots__ = ("cancelled", "cursor", "paused", "pending")
 
@@ -47,11 +48,11 @@ class InboxScan:
                     self.pending.setdefault(mid, event)
             elif kind in ("inbox.claimed", "inbox.rejected"):
                 self.pending.pop(str(event.data.get("message_id")), None)
-            elif kind == "runtime.paused":
+            elif kind in ("runtime.paused", "session.paused"):
                 self.paused = str(event.data.get("reason") or "paused")
-            elif kind == "runtime.resumed":
+            elif kind in ("runtime.resumed", "session.resumed"):
                 self.paused = None
-            elif kind == "runtime.cancelled" and live:
+            elif kind in ("runtime.cancelled", "session.cancelled") and live:
                 self.cancelled = str(event.data.get("reason") or "cancelled")
             self.cursor = max(self.cursor, event.sequence)
         self.cursor = max(self.cursor, 0)
