@@ -4,7 +4,8 @@
 over two runs and replayed from its event log; 3. a LightFlow run, checkpointed and
 resumed; 4. a LightDAG run with a verifier and an artifact; 5. an MCP server's tools;
 6. a LightSwarm handoff between two agents; 7. the trace of a run; 8. memory that fails
-closed: tenants, a refused write, a reflection promoted, and mem0.
+closed: tenants, a refused write, a reflection promoted, and mem0; 9. the long-task
+runtime: a session budget, a goal, an inbox message, a background job and a subagent.
 
 Offline by default, on the built-in ScriptedModel and embedded stores (SQLite, JSON files
 in a temporary folder). With OPENAI_API_KEY or LIGHTAGENT_BASE_URL set, the same tour runs
@@ -442,6 +443,61 @@ def tour_swarm(workdir: Path) -> None:
     )
 
 
+def planner_script(request: ModelRequest) -> str:
+    """Offline stand-in for the planner and its checker: answers from what it was told."""
+    told = " ".join(str(m.get("content", "")) for m in request.messages if m["role"] == "user")
+    last = str(request.messages[-1].get("content", ""))
+    if last.startswith("Summarize"):
+        return "Tests, artifacts, freeze Thursday, publish Friday."
+    if "check" in told.lower() and "release plan" not in told.lower():
+        return "Checked: the checklist covers tests, artifacts and the freeze."
+    freeze = " Code freeze on Thursday, as you asked." if "freeze" in told.lower() else ""
+    return f"Release plan: run the tests, build the artifacts, publish on Friday.{freeze}"
+
+
+def tour_runtime(workdir: Path) -> None:
+    section("9. The long-task runtime: a budget, a goal, the inbox, a background job, a subagent")
+    import asyncio
+
+    from lightagent import BudgetLimits, SqliteSessionStore, SubagentManager
+
+    store = SqliteSessionStore(workdir / "runtime.sqlite3")
+    planner = LightAgent(
+        name="planner",
+        instructions="You plan software releases. Be brief.",
+        model=model_for("planner", planner_script),
+        session_store=store,
+        budget_limits=BudgetLimits(model_calls=6, per="session"),
+    )
+    planner.create_goal("release", "Plan the release", acceptance_criteria=["tests", "artifacts"])
+    # sent from anywhere that opens the same store; the run takes it in at a step boundary
+    planner.send_message("release", "Remember the code freeze on Thursday.", message_id="freeze")
+    show("run (goal, inbox)", planner.run("Draft the release plan.", session_id="release"))
+
+    checker = LightAgent(name="checker", model=model_for("checker", planner_script))
+    subagents = SubagentManager(store=store, session_id="release", root_agent_id="planner")
+    subagents.register(checker, metadata={"description": "reviews plans"})
+
+    async def background() -> tuple[Any, Any]:
+        record = planner.start_job("Summarize the plan in one line.", session_id="release")
+        checked = await subagents.run("checker", "Check the release checklist.")
+        done = await planner.runtime.for_session("release").jobs.wait(record.job_id)
+        return done, checked
+
+    done, checked = asyncio.run(background())
+    show("background job", f"{done.status.value}: {done.result['content']}")
+    show("subagent", f"{checked.status}: {checked.content}")
+    state = planner.runtime.for_session("release").snapshot()
+    show("goals (from the log)", [(g["objective"], g["status"]) for g in state["goals"]])
+    # the job's completion waits in the inbox for the session's next run
+    show("inbox", {k: len(v) for k, v in state["inbox"].items() if v})
+    used = state["budget"]["used"]
+    show(
+        "session budget used (the run and the job's run)",
+        {k: round(v, 3) for k, v in used.items() if v},
+    )
+
+
 def tour_trace(result: Any) -> None:
     section("7. The trace of run 1 (every event, summarized)")
     print("  " + " -> ".join(event["type"] for event in result.trace))
@@ -463,9 +519,10 @@ def main() -> int:
         tour_swarm(workdir)
         tour_trace(first)
         tour_memory(workdir)
+        tour_runtime(workdir)
     print(
         "\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md, docs/mcp.md, "
-        "docs/swarm.md, docs/memory.md"
+        "docs/swarm.md, docs/memory.md, docs/runtime.md"
     )
     return 0
 

@@ -45,6 +45,11 @@ def test_demo_offline() -> None:
     assert "mem0 sees for acme/eve: []" in out
     assert "handoff: frontdesk -> finance" in out  # the two-agent LightSwarm handoff
     assert "2 turns, handoff recorded: True" in out
+    assert "Code freeze" in out  # the inbox message reached the run
+    assert 'goals (from the log): [["Plan the release", "completed"]]' in out
+    assert "background job: success: Tests, artifacts" in out
+    assert "subagent: completed: Checked:" in out
+    assert '"model_calls": 2' in out  # the session budget counts the job's run too
     assert "Traceback" not in proc.stderr
     assert "\033[" not in out  # stdout is a pipe: no colour codes
     assert "\n== 1. " in out
