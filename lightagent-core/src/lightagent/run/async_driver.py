@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from lightagent.errors import CancelledError, LightAgentError
+from lightagent.errors import LightAgentError
 from lightagent.models.base import ModelResponse
 from lightagent.results import RunResult
 from lightagent.run.effects import (
@@ -30,6 +30,7 @@ from lightagent.run.machine import run_machine
 from lightagent.run.recall import recall_call
 from lightagent.run.spec import RunSpec
 from lightagent.run.streaming import (
+    cancelled_mid_stream,
     chunk_events,
     consumer_chunk,
     done_event,
@@ -153,6 +154,7 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
                 if cls is StreamModel:
                     final = None
                     screen = new_screen(spec) if screens else None
+                    shown: list[Any] = []
                     stream = spec.model.astream(effect.request)
                     try:
                         async for item in stream:
@@ -168,12 +170,9 @@ async def adrive_stream(spec: RunSpec) -> AsyncIterator[Any]:
                                     yield event
                             else:
                                 yield consumer_chunk(item)
+                            shown.append(item)
                             if token is not None and token.cancelled:
-                                raise CancelledError(
-                                    "LA-CANCELLED",
-                                    f"run cancelled: {token.reason}",
-                                    details={"reason": token.reason},
-                                )
+                                raise cancelled_mid_stream(token.reason, shown)
                     finally:
                         aclose = getattr(stream, "aclose", None)
                         if aclose is not None:

@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from lightagent.chunks import Chunk
+from lightagent.errors import CancelledError
 from lightagent.results import RunResult, StreamEvent
 
 __all__ = [
     "ChunkScreen",
+    "cancelled_mid_stream",
     "chunk_events",
     "consumer_chunk",
     "done_event",
@@ -30,6 +32,31 @@ def chunk_events(chunk: Any, trace_id: str | None) -> Iterator[StreamEvent]:
     content = delta.get("content")
     if content:
         yield StreamEvent("content", content, trace_id, chunk)
+
+
+def cancelled_mid_stream(reason: str | None, shown: list[Any]) -> CancelledError:
+    """The error of a run aborted between chunks; ``shown`` are the chunks the consumer got.
+
+    Their text is kept as ``details["partial_content"]`` (in the result, the trace and the
+    session log), so an aborted answer is not lost with the stream.
+    """
+    parts = []
+    for item in shown:
+        choices = item.get("choices") if isinstance(item, dict) else None
+        if choices:
+            text = (choices[0].get("delta") or {}).get("content")
+            if isinstance(text, str):
+                parts.append(text)
+    return CancelledError(
+        "LA-CANCELLED",
+        f"run cancelled: {reason}",
+        details={
+            "reason": reason,
+            "mode": "now",
+            "exit_reason": "cancelled",
+            "partial_content": "".join(parts),
+        },
+    )
 
 
 def consumer_chunk(chunk: dict[str, Any]) -> Chunk:

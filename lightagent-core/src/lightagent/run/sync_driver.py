@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from lightagent.errors import CancelledError, ModelError
+from lightagent.errors import ModelError
 from lightagent.models.base import ModelResponse
 from lightagent.results import RunResult
 from lightagent.run.effects import (
@@ -30,6 +30,7 @@ from lightagent.run.machine import run_machine
 from lightagent.run.recall import recall_call
 from lightagent.run.spec import RunSpec
 from lightagent.run.streaming import (
+    cancelled_mid_stream,
     chunk_events,
     consumer_chunk,
     done_event,
@@ -119,6 +120,7 @@ def drive_stream(spec: RunSpec) -> Iterator[Any]:
                 if cls is StreamModel:
                     final = None
                     screen = new_screen(spec) if screens else None
+                    shown: list[Any] = []
                     stream = spec.model.stream(effect.request)
                     try:
                         for item in stream:
@@ -133,12 +135,9 @@ def drive_stream(spec: RunSpec) -> Iterator[Any]:
                                 yield from chunk_events(item, trace_id)
                             else:
                                 yield consumer_chunk(item)
+                            shown.append(item)
                             if token is not None and token.cancelled:
-                                raise CancelledError(
-                                    "LA-CANCELLED",
-                                    f"run cancelled: {token.reason}",
-                                    details={"reason": token.reason},
-                                )
+                                raise cancelled_mid_stream(token.reason, shown)
                     finally:
                         close = getattr(stream, "close", None)
                         if close is not None:
