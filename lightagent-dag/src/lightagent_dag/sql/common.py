@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -67,22 +68,27 @@ def discard_events(conn: Conn) -> None:
 
 
 def _insert_events(store: Store, conn: Conn, rows: list[tuple[str, str | None, str, str]]) -> None:
-    """Insert events in one statement per run, each run's lock taken in the same statement.
+    """Insert events in one statement per run, each run's event lock taken (shared) in it.
 
-    On PostgreSQL an event id is drawn from a sequence at INSERT, not at COMMIT:
-    without the lock, a transaction holding id N could commit after one holding N+1,
-    and a reader tailing ``events(after=cursor)`` that saw N+1 would skip N for good.
-    Holding the run row's lock from the id draw to the commit makes the run's ids commit
-    in order; taking it in the INSERT itself, at the end of the transaction, keeps that
-    window to one statement and the commit. Runs are locked in id order (no deadlock
-    between two multi-run transactions). SQLite's ``BEGIN IMMEDIATE`` already makes
-    writers take turns.
+    On PostgreSQL an event id is drawn from a sequence at INSERT, not at COMMIT: a
+    transaction holding id N can commit after one holding N+1, and a reader tailing
+    ``events(after=cursor)`` that saw N+1 would skip N for good. So an event writer
+    holds the run's event lock (a transaction-scoped advisory lock, see
+    :func:`event_lock_key`) in shared mode from its id draw — this statement, the
+    transaction's last — to its commit, and a reader takes it exclusively before it
+    reads (``StoreReads.events``): it waits for the writers in flight, and its snapshot
+    then holds every id drawn before it or none. Writers share the lock, so they never
+    wait for one another and their commits overlap (group commit with many workers);
+    the lock manager queues a new writer behind a waiting reader, so readers are not
+    starved. SQLite's ``BEGIN IMMEDIATE`` already makes writers take turns.
     """
     by_run: dict[str, list[tuple[str, str | None, str, str]]] = {}
     for row in rows:
         by_run.setdefault(row[0], []).append(row)
     for run_id in sorted(by_run):
         params: dict[str, Any] = {"r": run_id}
+        if store.pg:
+            params["lk1"], params["lk2"] = event_lock_key(run_id)
         values = []
         for i, (_, task_id, type_, data) in enumerate(by_run[run_id]):
             # The row number keeps the run's events in the order they were written.
@@ -91,7 +97,8 @@ def _insert_events(store: Store, conn: Conn, rows: list[tuple[str, str | None, s
         source = f"(VALUES {', '.join(values)}) AS v(n, task_id, type, data)"
         if store.pg:
             sql = (
-                "WITH l AS (SELECT run_id FROM dag_runs WHERE run_id=:r FOR UPDATE)"
+                "WITH l AS (SELECT run_id, pg_advisory_xact_lock_shared(:lk1, :lk2)"
+                " FROM dag_runs WHERE run_id=:r)"
                 " INSERT INTO dag_events(run_id, task_id, type, data, created_at)"
                 f" SELECT l.run_id, v.task_id, v.type, v.data, {{now}} FROM l, {source} ORDER BY v.n"
             )
@@ -106,6 +113,33 @@ def _insert_events(store: Store, conn: Conn, rows: list[tuple[str, str | None, s
                 f" VALUES {', '.join(f'(:r, :t{i}, :ty{i}, :d{i}, {{now}})' for i in range(len(values)))}"
             )
         conn.execute(store.q(sql), params)
+
+
+# The first half of every event lock's key: the lightagent-dag event log's own space
+# among the database's advisory locks (the second half is the run's).
+_EVENT_LOCK_SPACE = 0x4C414445  # "LADE"
+
+
+def event_lock_key(run_id: str) -> tuple[int, int]:
+    """The two-int advisory lock key of a run's event log on PostgreSQL.
+
+    Two runs whose ids share a CRC-32 share the lock: they wait for each other a little
+    more, never less, so a collision costs time and never order.
+    """
+    crc = zlib.crc32(run_id.encode("utf-8"))
+    return _EVENT_LOCK_SPACE, crc - (1 << 32) if crc >= 1 << 31 else crc
+
+
+def lock_events(store: Store, conn: Conn, run_id: str) -> None:
+    """Wait for the run's event writers in flight (PostgreSQL); what follows reads a complete prefix.
+
+    The next statement's snapshot (READ COMMITTED: a new one per statement) holds every
+    event id drawn before the lock was granted, committed, or none of them; writers
+    after it wait for this transaction's end.
+    """
+    if store.pg:
+        k1, k2 = event_lock_key(run_id)
+        conn.execute(store.q("SELECT pg_advisory_xact_lock(:k1, :k2)"), {"k1": k1, "k2": k2})
 
 
 def lock_run(store: Store, conn: Conn, run_id: str) -> DAGRun:
