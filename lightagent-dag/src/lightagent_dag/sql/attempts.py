@@ -23,6 +23,7 @@ from lightagent_dag.sql.common import (
     save_report,
 )
 from lightagent_dag.sql.rows import dumps, new_attempt_id, row_to_run, row_to_task
+from lightagent_dag.sql.schema import CLAIM_STATUSES
 
 _CLAIMABLE = (
     "(t.status='ready' OR (t.status='retry_wait' AND t.available_at<={now})"
@@ -40,7 +41,7 @@ def claim(
 ) -> Claim | tuple[str, str, int] | None:
     """Claim one task. Returns a Claim, None, or (run, task, fence) of a task out of attempts."""
     params: dict[str, Any] = {}
-    where = ["r.status='running'", _CLAIMABLE]
+    where = ["r.status='running'", "t." + CLAIM_STATUSES, _CLAIMABLE]
     if run_id is not None:
         where.append("t.run_id=:run")
         params["run"] = run_id

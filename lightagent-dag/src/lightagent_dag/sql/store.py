@@ -203,6 +203,10 @@ class SqlTaskGraphStore(StoreReads):
             if self.pg:
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(8140223)"))
             metadata.create_all(conn, checkfirst=True)
+            # Indexes added since a store was created (create_all skips existing tables).
+            for table in metadata.tables.values():
+                for index in table.indexes:
+                    index.create(conn, checkfirst=True)
             row = conn.execute(
                 sa.text("SELECT value FROM dag_meta WHERE key='schema_version'")
             ).first()
