@@ -38,8 +38,15 @@ def claim(
     run_id: str | None,
     worker_keys: Sequence[str] | None,
     lease_seconds: float,
+    *,
+    plain_only: bool = False,
 ) -> Claim | tuple[str, str, int] | None:
-    """Claim one task. Returns a Claim, None, or (run, task, fence) of a task out of attempts."""
+    """Claim one task. Returns a Claim, None, or (run, task, fence) of a task out of attempts.
+
+    With ``plain_only`` (a claim riding on another write) the best task is claimed only
+    when that takes no more than the claim itself: a lease takeover or a task out of
+    attempts returns None before writing anything, for a claim of its own.
+    """
     params: dict[str, Any] = {}
     where = ["r.status='running'", "t." + CLAIM_STATUSES, _CLAIMABLE]
     if run_id is not None:
@@ -66,6 +73,8 @@ def claim(
     if row is None:
         return None
     r, t, status, fence, attempts, max_attempts, dep_count = row
+    if plain_only and (status in ("running", "verifying") or attempts >= max_attempts):
+        return None
     if status in ("running", "verifying"):
         conn.execute(
             store.q(

@@ -132,12 +132,14 @@ class StoreReads:
 
         def read(conn: sa.Connection) -> list[Any]:
             lock_events(self, conn, run_id)
-            return conn.execute(
-                self.q(
-                    "SELECT * FROM dag_events WHERE run_id=:r AND event_id>:a ORDER BY event_id LIMIT :n"
-                ),
-                {"r": run_id, "a": int(after), "n": int(limit)},
-            ).all()
+            return list(
+                conn.execute(
+                    self.q(
+                        "SELECT * FROM dag_events WHERE run_id=:r AND event_id>:a ORDER BY event_id LIMIT :n"
+                    ),
+                    {"r": run_id, "a": int(after), "n": int(limit)},
+                ).all()
+            )
 
         return [row_to_event(r) for r in self.transaction(read)]
 

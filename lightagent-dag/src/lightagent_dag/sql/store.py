@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from lightagent.errors import StorageError
 
 from lightagent_dag.errors import DAGError, DAGFencedError
-from lightagent_dag.records import ArtifactManifest, Claim, DAGRun, DAGTask
+from lightagent_dag.records import ArtifactManifest, Claim, ClaimRequest, DAGRun, DAGTask
 from lightagent_dag.specs import DAGConfig, TaskSpec, canonical_digest
 from lightagent_dag.sql import transitions as tx
 from lightagent_dag.sql.common import collecting_events, discard_events, flush_events
@@ -436,17 +436,59 @@ class SqlTaskGraphStore(StoreReads):
         except tx.NoVerificationSlot:
             return False
 
-    def publish(self, claim: Claim, manifest: ArtifactManifest, report: dict[str, Any]) -> None:
-        """Publish the verified artifact, mark the task verified and wake its dependents."""
-        self._fenced(claim, "publish", lambda c: tx.publish(self, c, claim, manifest, report))
+    def publish(
+        self,
+        claim: Claim,
+        manifest: ArtifactManifest,
+        report: dict[str, Any],
+        *,
+        claim_next: ClaimRequest | None = None,
+    ) -> Claim | None:
+        """Publish the verified artifact, mark the task verified and wake its dependents.
+
+        With ``claim_next``, the same transaction also claims the worker's next task
+        (see :meth:`claim`; a lease takeover is left to a claim of its own) and returns
+        it: one commit per task instead of two. Otherwise returns None.
+        """
+
+        def write(conn: sa.Connection) -> Claim | None:
+            tx.publish(self, conn, claim, manifest, report)
+            return self._claim_next(conn, claim_next)
+
+        return self._fenced(claim, "publish", write)
 
     def publish_verified(
-        self, claim: Claim, manifest: ArtifactManifest, report: dict[str, Any]
-    ) -> None:
-        """Stage and publish a candidate verified before staging (an inline verifier), in one transaction."""
-        self._fenced(
-            claim, "publish", lambda c: tx.publish_inline(self, c, claim, manifest, report)
+        self,
+        claim: Claim,
+        manifest: ArtifactManifest,
+        report: dict[str, Any],
+        *,
+        claim_next: ClaimRequest | None = None,
+    ) -> Claim | None:
+        """Stage and publish a candidate verified before staging (an inline verifier), in one transaction.
+
+        ``claim_next`` as for :meth:`publish`.
+        """
+
+        def write(conn: sa.Connection) -> Claim | None:
+            tx.publish_inline(self, conn, claim, manifest, report)
+            return self._claim_next(conn, claim_next)
+
+        return self._fenced(claim, "publish", write)
+
+    def _claim_next(self, conn: sa.Connection, request: ClaimRequest | None) -> Claim | None:
+        if request is None:
+            return None
+        got = tx.claim(
+            self,
+            conn,
+            request.worker_id,
+            request.run_id,
+            request.worker_keys,
+            request.lease_seconds,
+            plain_only=True,
         )
+        return got if isinstance(got, Claim) else None
 
     def reject(
         self,
