@@ -34,6 +34,7 @@ from lightagent_dag.sql.rows import (
     row_to_run,
 )
 from lightagent_dag.sql.schema import SCHEMA_VERSION, build_engine, metadata, now_sql
+from lightagent_dag.sql.turns import WriterTurns
 
 __all__ = ["SqlTaskGraphStore", "SqliteTaskGraphStore", "TaskGraphStore", "new_attempt_id"]
 
@@ -82,6 +83,8 @@ class SqlTaskGraphStore(StoreReads):
         self.dialect = self.engine.dialect.name
         self.now = now_sql(self.dialect)
         self.pg = self.dialect == "postgresql"
+        database = self.engine.url.database if self.dialect == "sqlite" else None
+        self._turns = WriterTurns(database) if database else None
         self._texts: dict[str, sa.TextClause] = {}
         # Events for the next transaction (defer_event); deque appends are thread-safe.
         self._deferred: collections.deque[tuple[str, str | None, str, dict[str, Any]]] = (
@@ -110,8 +113,9 @@ class SqlTaskGraphStore(StoreReads):
     @contextmanager
     def _conn(self) -> Iterator[sa.Connection]:
         try:
-            with self.engine.begin() as conn:
-                yield conn
+            with self._turns.turn() if self._turns else contextlib.nullcontext():
+                with self.engine.begin() as conn:
+                    yield conn
         except sa.exc.OperationalError as exc:
             code = "LA-STORAGE-UNAVAILABLE" if self._unreachable(exc) else "LA-STORAGE"
             raise StorageError(
@@ -261,6 +265,8 @@ class SqlTaskGraphStore(StoreReads):
     def close(self) -> None:
         """Close every pooled connection."""
         self.engine.dispose()
+        if self._turns is not None:
+            self._turns.close()
 
     def __enter__(self) -> SqlTaskGraphStore:
         return self
