@@ -118,6 +118,7 @@ class AttemptRunner:
         try:
             while stop is None or not stop.is_set():
                 claimed = False
+                looked = False  # the store was asked and had nothing to claim
                 while len(running) < limit and (stop is None or not stop.is_set()):
                     if self._preclaimed:
                         claim: Claim | None = self._preclaimed.popleft()
@@ -136,13 +137,16 @@ class AttemptRunner:
                             )
                             break
                     if claim is None:
+                        looked = True
                         break
                     claimed = True
                     running.add(asyncio.create_task(self.run_attempt(claim)))
                 if claimed:
                     idle = self.config.poll_interval
                 now = time.monotonic()
-                if (not claimed and now >= next_reconcile) or now >= next_reconcile + 5.0:
+                # Only a pool that found nothing to claim reconciles (a busy one would
+                # spend a transaction per wake-up on it), and any pool every 5 s.
+                if (looked and now >= next_reconcile) or now >= next_reconcile + 5.0:
                     next_reconcile = now + self.config.poll_interval_max
                     try:
                         await asyncio.to_thread(self.store.reconcile, run_id)
@@ -157,8 +161,13 @@ class AttemptRunner:
                         if run is None or run.status.value != "running":
                             return
                 if running:
+                    # At the limit only a finishing attempt frees a slot: no polling then
+                    # (the timeout only notices ``stop``).
+                    full = len(running) >= limit
                     done, running = await asyncio.wait(
-                        running, timeout=idle, return_when=asyncio.FIRST_COMPLETED
+                        running,
+                        timeout=self.config.poll_interval_max if full else idle,
+                        return_when=asyncio.FIRST_COMPLETED,
                     )
                     for task in done:
                         task.result()  # run_attempt never raises; surface bugs if it does
