@@ -21,6 +21,7 @@ from lightagent_dag.sql.common import (
     lock_run,
     refresh_run,
     save_report,
+    write,
 )
 from lightagent_dag.sql.rows import dumps, new_attempt_id, row_to_run, row_to_task
 from lightagent_dag.sql.schema import CLAIM_STATUSES
@@ -105,11 +106,11 @@ def claim(
     if task_row is None:
         return None
     attempt_id = new_attempt_id()
-    conn.execute(
-        store.q(
-            "INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
-            " VALUES (:a, :r, :t, :f, :w, 'running', {now})"
-        ),
+    write(
+        store,
+        conn,
+        "INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
+        " VALUES (:a, :r, :t, :f, :w, 'running', {now})",
         {"a": attempt_id, "r": r, "t": t, "f": new_fence, "w": worker_id},
     )
     event(
@@ -343,19 +344,19 @@ def publish_inline(
     if store.pg:
         _publish_inline_pg(store, conn, claim, manifest, report)
         return
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
-            " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
-        ),
+    n = write(
+        store,
+        conn,
+        "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
+        " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'",
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
-    ).rowcount
+    )
     fence_check(n, claim, "publish")
-    conn.execute(
-        store.q(
-            "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
-            " VALUES (:id, :r, :t, :a, :f, 'published', :m)"
-        ),
+    write(
+        store,
+        conn,
+        "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
+        " VALUES (:id, :r, :t, :a, :f, 'published', :m)",
         {
             "id": manifest.artifact_id,
             "r": claim.run_id,
@@ -459,11 +460,11 @@ def _published(
     report: dict[str, Any],
 ) -> None:
     """What every publication writes once the task row is ``verified``: rows, events, dependents."""
-    conn.execute(
-        store.q(
-            "INSERT INTO dag_published(run_id, task_id, artifact_id, attempt_id, fence, published_at)"
-            " VALUES (:r, :t, :aid, :a, :f, {now})"
-        ),
+    write(
+        store,
+        conn,
+        "INSERT INTO dag_published(run_id, task_id, artifact_id, attempt_id, fence, published_at)"
+        " VALUES (:r, :t, :aid, :a, :f, {now})",
         {
             "r": claim.run_id,
             "t": claim.task_id,
@@ -473,10 +474,10 @@ def _published(
         },
     )
     save_report(store, conn, claim, report)
-    conn.execute(
-        store.q(
-            "UPDATE dag_attempts SET status='succeeded', finished_at={now} WHERE attempt_id=:a"
-        ),
+    write(
+        store,
+        conn,
+        "UPDATE dag_attempts SET status='succeeded', finished_at={now} WHERE attempt_id=:a",
         {"a": claim.attempt_id},
     )
     _publication_events(store, conn, claim, manifest)

@@ -31,6 +31,9 @@ class StoreReads:
     def q(self, sql: str) -> sa.TextClause:  # pragma: no cover
         raise NotImplementedError
 
+    def sql_text(self, sql: str) -> str:  # pragma: no cover
+        raise NotImplementedError
+
     def get_run(self, run_id: str) -> DAGRun | None:
         """The run, or None."""
         row = self.transaction(

@@ -86,6 +86,7 @@ class SqlTaskGraphStore(StoreReads):
         database = self.engine.url.database if self.dialect == "sqlite" else None
         self._turns = WriterTurns(database) if database else None
         self._texts: dict[str, sa.TextClause] = {}
+        self._strings: dict[str, str] = {}
         # Events for the next transaction (defer_event); deque appends are thread-safe.
         self._deferred: collections.deque[tuple[str, str | None, str, dict[str, Any]]] = (
             collections.deque()
@@ -103,12 +104,21 @@ class SqlTaskGraphStore(StoreReads):
         # a small statement on SQLite, and a TextClause is never changed once made.
         clause = self._texts.get(sql)
         if clause is None:
-            clause = sa.text(
-                sql.replace("{now}", self.now).replace("{lock}", " FOR UPDATE" if self.pg else "")
-            )
+            clause = sa.text(self.sql_text(sql))
             if len(self._texts) < 4096:  # statements with IN-lists vary; keep the cache bounded
                 self._texts[sql] = clause
         return clause
+
+    def sql_text(self, sql: str) -> str:
+        """The statement of :meth:`q` as the string the driver runs."""
+        text = self._strings.get(sql)
+        if text is None:
+            text = sql.replace("{now}", self.now).replace(
+                "{lock}", " FOR UPDATE" if self.pg else ""
+            )
+            if len(self._strings) < 4096:
+                self._strings[sql] = text
+        return text
 
     @contextmanager
     def _conn(self) -> Iterator[sa.Connection]:
