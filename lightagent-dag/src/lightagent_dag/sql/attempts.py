@@ -18,6 +18,7 @@ from lightagent_dag.sql.common import (
     Store,
     event,
     fence_check,
+    fetch,
     lock_run,
     refresh_run,
     save_report,
@@ -70,10 +71,10 @@ def claim(
     )
     if store.pg:
         sql += " FOR UPDATE OF t SKIP LOCKED"
-    row = conn.execute(store.q(sql), params).first()
-    if row is None:
+    found = fetch(store, conn, sql, params)
+    if not found:
         return None
-    r, t, status, fence, attempts, max_attempts, dep_count = row
+    r, t, status, fence, attempts, max_attempts, dep_count = found[0]
     if plain_only and (status in ("running", "verifying") or attempts >= max_attempts):
         return None
     if status in ("running", "verifying"):
@@ -95,16 +96,17 @@ def claim(
     new_fence = int(fence) + 1
     if store.pg:
         return _claim_pg(store, conn, r, t, int(fence), worker_id, lease_seconds)
-    task_row = conn.execute(
-        store.q(
-            "UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
-            " lease_expires_at={now}+:ttl, available_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
-            " RETURNING *"
-        ),
+    updated = fetch(
+        store,
+        conn,
+        "UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
+        " lease_expires_at={now}+:ttl, available_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
+        " RETURNING *",
         {"r": r, "t": t, "f": fence, "nf": new_fence, "w": worker_id, "ttl": lease_seconds},
-    ).first()
-    if task_row is None:
+    )
+    if not updated:
         return None
+    task_row = updated[0]
     attempt_id = new_attempt_id()
     write(
         store,
@@ -121,9 +123,7 @@ def claim(
         {"attempt_id": attempt_id, "fence": new_fence, "worker_id": worker_id},
         t,
     )
-    run = row_to_run(
-        conn.execute(store.q("SELECT * FROM dag_runs WHERE run_id=:r"), {"r": r}).one()
-    )
+    run = row_to_run(fetch(store, conn, "SELECT * FROM dag_runs WHERE run_id=:r", {"r": r})[0])
     deps: tuple[str, ...] = ()
     if dep_count:
         deps = tuple(
@@ -485,29 +485,28 @@ def _published(
     # The run lock is taken only when nothing else in the run is left to do, i.e. when
     # this publication may finish it. Two last publications that each still see the
     # other as open both skip it; an idle worker's reconcile() settles the run then.
-    others = conn.execute(
-        store.q(
-            "SELECT 1 FROM dag_tasks WHERE run_id=:r AND task_id<>:t"
-            " AND status IN ('ready','running','verifying','retry_wait','waiting_dependencies') LIMIT 1"
-        ),
+    others = fetch(
+        store,
+        conn,
+        "SELECT 1 FROM dag_tasks WHERE run_id=:r AND task_id<>:t"
+        " AND status IN ('ready','running','verifying','retry_wait','waiting_dependencies') LIMIT 1",
         {"r": claim.run_id, "t": claim.task_id},
-    ).first()
-    if others is None:
+    )
+    if not others:
         lock_run(store, conn, claim.run_id)
         refresh_run(store, conn, claim.run_id)
 
 
 def _wake_dependents(store: Store, conn: Conn, run_id: str, task_id: str) -> None:
-    dependents = (
-        conn.execute(
-            store.q(
-                "SELECT task_id FROM dag_dependencies WHERE run_id=:r AND depends_on=:t ORDER BY task_id"
-            ),
+    dependents = [
+        row[0]
+        for row in fetch(
+            store,
+            conn,
+            "SELECT task_id FROM dag_dependencies WHERE run_id=:r AND depends_on=:t ORDER BY task_id",
             {"r": run_id, "t": task_id},
         )
-        .scalars()
-        .all()
-    )
+    ]
     if not dependents:
         return
     params = {f"d{i}": d for i, d in enumerate(dependents)}

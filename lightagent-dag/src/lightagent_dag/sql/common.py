@@ -73,6 +73,37 @@ def write(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> int:
         raise sa.exc.DBAPIError.instance(text, params, exc, sqlite3.Error) from exc
 
 
+class RawRow(tuple[Any, ...]):
+    """A driver row with the ``_mapping`` of SQLAlchemy's rows (what ``row_to_*`` read)."""
+
+    names: tuple[str, ...] = ()
+
+    @property
+    def _mapping(self) -> dict[str, Any]:
+        return dict(zip(self.names, self, strict=True))
+
+
+def fetch(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> list[Any]:
+    """Every row of a statement in the transaction (straight from the driver on SQLite, as :func:`write`)."""
+    if store.pg:
+        return list(conn.execute(store.q(sql), params).all())
+    import sqlite3
+
+    text = store.sql_text(sql)
+    try:
+        cursor = conn.connection.driver_connection.execute(text, params)  # type: ignore[union-attr]
+        rows = cursor.fetchall()
+    except sqlite3.Error as exc:
+        raise sa.exc.DBAPIError.instance(text, params, exc, sqlite3.Error) from exc
+    names = tuple(d[0] for d in cursor.description or ())
+    out = []
+    for row in rows:
+        raw = RawRow(row)
+        raw.names = names
+        out.append(raw)
+    return out
+
+
 def collecting_events(conn: Conn) -> None:
     """From now on, events written on ``conn`` wait for :func:`flush_events`."""
     conn.info[_PENDING] = []
