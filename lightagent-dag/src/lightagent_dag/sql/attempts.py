@@ -253,18 +253,18 @@ def stage(
     The task-level writes come first and the run lock last, so the run row is held only
     for the count and the commit; over the limit, everything rolls back.
     """
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_tasks SET status='verifying' WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
-        ),
+    n = write(
+        store,
+        conn,
+        "UPDATE dag_tasks SET status='verifying' WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'",
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence},
-    ).rowcount
+    )
     fence_check(n, claim, "stage")
-    conn.execute(
-        store.q(
-            "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
-            " VALUES (:id, :r, :t, :a, :f, 'staged', :m)"
-        ),
+    write(
+        store,
+        conn,
+        "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
+        " VALUES (:id, :r, :t, :a, :f, 'staged', :m)",
         {
             "id": manifest.artifact_id,
             "r": claim.run_id,
@@ -274,8 +274,10 @@ def stage(
             "m": dumps(manifest.to_dict()),
         },
     )
-    conn.execute(
-        store.q("UPDATE dag_attempts SET status='submitted' WHERE attempt_id=:a"),
+    write(
+        store,
+        conn,
+        "UPDATE dag_attempts SET status='submitted' WHERE attempt_id=:a",
         {"a": claim.attempt_id},
     )
     event(
@@ -294,10 +296,12 @@ def stage(
         conn.execute(
             store.q("SELECT 1 FROM dag_runs WHERE run_id=:r FOR UPDATE"), {"r": claim.run_id}
         )
-    pending = conn.execute(
-        store.q("SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND status='verifying'"),
+    pending = fetch(
+        store,
+        conn,
+        "SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND status='verifying'",
         {"r": claim.run_id},
-    ).scalar_one()
+    )[0][0]
     if pending > max_pending:  # the count includes this task
         raise NoVerificationSlot
     return True
@@ -311,20 +315,20 @@ def publish(
     report: dict[str, Any],
 ) -> None:
     """Publish a verified artifact (fenced) and wake the task's dependents."""
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
-            " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='verifying'"
-        ),
+    n = write(
+        store,
+        conn,
+        "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
+        " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='verifying'",
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
-    ).rowcount
+    )
     fence_check(n, claim, "publish")
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_artifacts SET state='published' WHERE artifact_id=:aid AND fence=:f AND state='staged'"
-        ),
+    n = write(
+        store,
+        conn,
+        "UPDATE dag_artifacts SET state='published' WHERE artifact_id=:aid AND fence=:f AND state='staged'",
         {"aid": manifest.artifact_id, "f": claim.fence},
-    ).rowcount
+    )
     fence_check(n, claim, "publish")
     _published(store, conn, claim, manifest, report)
 
