@@ -71,6 +71,8 @@ def claim(
     )
     if store.pg:
         sql += " FOR UPDATE OF t SKIP LOCKED"
+        if plain_only:
+            return _claim_pg_plain(store, conn, sql, params, worker_id, lease_seconds)
     found = fetch(store, conn, sql, params)
     if not found:
         return None
@@ -197,6 +199,59 @@ def _claim_pg(
         task=task,
         attempt_id=attempt_id,
         fence=new_fence,
+        worker_id=worker_id,
+        lease_expires_at=float(task.lease_expires_at or 0),
+    )
+
+
+def _claim_pg_plain(
+    store: Store,
+    conn: Conn,
+    pick: str,
+    params: dict[str, Any],
+    worker_id: str,
+    lease_seconds: float,
+) -> Claim | None:
+    """``claim(plain_only=True)`` on PostgreSQL: pick, claim and read back in one statement.
+
+    ``pick`` is the claim's select (the best claimable task, row-locked); the update takes
+    it only when it is plain (ready or a retry due, attempts left), so a lease takeover
+    or a task out of attempts updates nothing here and waits for a claim of its own.
+    """
+    attempt_id = new_attempt_id()
+    row = conn.execute(
+        store.q(
+            f"WITH c AS ({pick}),"
+            " u AS (UPDATE dag_tasks SET status='running', fence=c.fence+1, attempts=dag_tasks.attempts+1,"
+            " lease_owner=:w, lease_expires_at={now}+:ttl, available_at=NULL FROM c"
+            " WHERE dag_tasks.run_id=c.run_id AND dag_tasks.task_id=c.task_id AND dag_tasks.fence=c.fence"
+            " AND c.status IN ('ready','retry_wait') AND c.attempts < c.max_attempts"
+            " RETURNING dag_tasks.*),"
+            " a AS (INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
+            " SELECT :a, run_id, task_id, fence, :w, 'running', {now} FROM u)"
+            " SELECT u.*, row_to_json(run) AS run_row,"
+            " ARRAY(SELECT d.depends_on FROM dag_dependencies d WHERE d.run_id=u.run_id AND d.task_id=u.task_id"
+            " ORDER BY d.depends_on) AS deps"
+            " FROM u JOIN dag_runs run ON run.run_id=u.run_id"
+        ),
+        {**params, "w": worker_id, "ttl": lease_seconds, "a": attempt_id},
+    ).first()
+    if row is None:
+        return None
+    task = row_to_task(row, tuple(row._mapping["deps"] or ()))
+    event(
+        store,
+        conn,
+        task.run_id,
+        "dag.task.claimed",
+        {"attempt_id": attempt_id, "fence": task.fence, "worker_id": worker_id},
+        task.task_id,
+    )
+    return Claim(
+        run=row_to_run(_Mapped(dict(row._mapping["run_row"]))),
+        task=task,
+        attempt_id=attempt_id,
+        fence=task.fence,
         worker_id=worker_id,
         lease_expires_at=float(task.lease_expires_at or 0),
     )
