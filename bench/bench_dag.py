@@ -354,8 +354,9 @@ def main() -> int:
     lines += [
         "",
         "Where a task's time goes (store calls only, one process, no contention, mean ms per task): the",
-        "floor runs two small transactions and writes no artifact; LightDAG runs three larger ones (claim,",
-        "stage, publish: attempt rows, events, reports, dependents, run status) and writes the artifact",
+        "floor runs two small transactions and writes no artifact; LightDAG's calls below are larger (attempt",
+        "rows, events, reports, dependents, run status; in a worker pool the next claim rides on the",
+        "publication, so an inline-verified task costs one transaction) and it writes the artifact",
         "(fsync of the blob and of its directory, so it is durable before its publication commits). The rest",
         "of a task's time in the table above is the worker path around them: thread hand-offs from the event",
         "loop, the security context and CapabilityGate, verification, and the heartbeat.",

@@ -14,6 +14,7 @@ Run: ``.venv/bin/python bench/bench_dag_peer.py [tasks] [work_ms]``.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,11 +22,14 @@ from pathlib import Path
 from la011 import la011_python
 
 HERE = Path(__file__).resolve().parent
+# Each figure is the best of this many runs, for both implementations alike (a 10-task run
+# lasts ~50 ms: one sample is mostly noise on a shared machine).
+REPEAT = int(os.environ.get("BENCH_DAG_PEER_REPEAT", "3"))
 
 CHILD = r"""
 import asyncio, json, sys, tempfile, time
 from pathlib import Path
-impl, tasks, work_ms = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+impl, tasks, work_ms, repeat = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 if impl == "ours":
     from lightagent import PermissionSet, SecurityContext
     from lightagent_dag import (CallableVerifier, DAGConfig, LightDAG, LocalArtifactStore,
@@ -43,30 +47,34 @@ async def work(context):
 
 out = {}
 for conc in (1, 2, 4, 8):
+  best = None
+  for _ in range(repeat):
     with tempfile.TemporaryDirectory() as d:
-        root = Path(d)
-        store = SqliteTaskGraphStore(root / "dag.sqlite3")
-        dag = LightDAG(store=store, artifact_store=LocalArtifactStore(root / "artifacts"),
-                       verifiers={"exact": CallableVerifier("exact", lambda r: r.candidate_content == b"42")},
-                       config=DAGConfig(max_concurrency=conc, max_tasks=tasks + 10))
-        dag.register_worker("w", work)
-        specs = [TaskSpec(task_id=f"t{i}", goal="answer", acceptance_contract={"equals": "42"},
-                          worker_key="w", verifier_key="exact") for i in range(tasks)]
-        ctx = SecurityContext(user_id="bench", tenant_id="bench", project_id="bench", permissions=perms)
-        dag.create_run(specs, run_id="bench", context=ctx)
-        t = time.perf_counter()
-        result = dag.run("bench")
-        elapsed = time.perf_counter() - t
-        ok = getattr(result, "success", None)
-        store.close()
-    out[conc] = {"tasks_per_s": tasks / elapsed, "success": bool(ok)}
+          root = Path(d)
+          store = SqliteTaskGraphStore(root / "dag.sqlite3")
+          dag = LightDAG(store=store, artifact_store=LocalArtifactStore(root / "artifacts"),
+                         verifiers={"exact": CallableVerifier("exact", lambda r: r.candidate_content == b"42")},
+                         config=DAGConfig(max_concurrency=conc, max_tasks=tasks + 10))
+          dag.register_worker("w", work)
+          specs = [TaskSpec(task_id=f"t{i}", goal="answer", acceptance_contract={"equals": "42"},
+                            worker_key="w", verifier_key="exact") for i in range(tasks)]
+          ctx = SecurityContext(user_id="bench", tenant_id="bench", project_id="bench", permissions=perms)
+          dag.create_run(specs, run_id="bench", context=ctx)
+          t = time.perf_counter()
+          result = dag.run("bench")
+          elapsed = time.perf_counter() - t
+          ok = getattr(result, "success", None)
+          store.close()
+    if best is None or elapsed < best[0]:
+        best = (elapsed, bool(ok))
+  out[conc] = {"tasks_per_s": tasks / best[0], "success": best[1]}
 print(json.dumps(out))
 """
 
 
 def _run(python: str, impl: str, tasks: int, work_ms: float) -> dict | str:
     proc = subprocess.run(
-        [python, "-c", CHILD, impl, str(tasks), str(work_ms)],
+        [python, "-c", CHILD, impl, str(tasks), str(work_ms), str(REPEAT)],
         capture_output=True,
         text=True,
         timeout=1800,
@@ -89,7 +97,7 @@ def main() -> None:
         "## LightDAG next to LightAgent 0.11.0 (one process, SQLite)\n",
         f"{tasks} independent tasks, each worker awaiting {work_ms:g} ms, verified and published; "
         "tasks per second by `max_concurrency` (`bench/bench_dag_peer.py`). Higher is better; "
-        f"the ideal at concurrency c is c x {1000 / work_ms:.0f}/s.\n",
+        f"the ideal at concurrency c is c x {1000 / work_ms:.0f}/s. Each figure is the best of {REPEAT} runs.\n",
         "| implementation | c=1 | c=2 | c=4 | c=8 |",
         "|---|---:|---:|---:|---:|",
     ]

@@ -3,7 +3,9 @@
 Event ids come from a sequence (BIGSERIAL on PostgreSQL). A sequence value is taken at
 INSERT time, not at COMMIT time: when the transaction holding id N commits after the one
 holding N+1, a reader that already saw N+1 moves its cursor past N and never reads it.
-Two workers claiming tasks of one run at the same moment is the everyday case.
+Two workers claiming tasks of one run at the same moment is the everyday case. Writers do
+not wait for one another (they share the run's event lock); a reader takes it alone and
+so waits for the writers in flight.
 
 SQLite is not affected (``BEGIN IMMEDIATE`` makes writers take turns, so ids commit in
 order), so this test runs on PostgreSQL only.
@@ -88,23 +90,33 @@ def test_a_claim_committing_late_is_not_skipped_by_a_tailing_reader(
         thread_a.start()
         assert a_at_commit.wait(WAIT), "worker A never reached its commit"
         thread_b.start()
-        # B either commits (ids committed out of order) or waits for A (ids kept in order).
-        deadline = time.monotonic() + WAIT
-        while thread_b.is_alive() and _lock_waiters(engine) == 0:
-            assert time.monotonic() < deadline, "worker B neither committed nor waited"
-            time.sleep(0.01)
+        # Event writers share the run's event lock: B commits while A is still open
+        # (B's claim event has the larger id and commits first).
+        thread_b.join(WAIT)
+        assert not thread_b.is_alive(), "worker B waited for worker A"
 
-        # A reader tails the log now, while A's claim is still uncommitted.
-        page = store.events(run_id, after=cursor, limit=1000)
-        seen += [e.event_id for e in page]
-        cursor = page[-1].event_id if page else cursor
+        # A reader tails the log now, while A's claim is still uncommitted: it must not
+        # return B's event without A's (it waits for A instead).
+        pages: list[Any] = []
+        reader = threading.Thread(
+            target=lambda: pages.append(store.events(run_id, after=cursor, limit=1000))
+        )
+        reader.start()
+        deadline = time.monotonic() + WAIT
+        while reader.is_alive() and _lock_waiters(engine) == 0:
+            assert time.monotonic() < deadline, "the reader neither read nor waited"
+            time.sleep(0.01)
+        assert reader.is_alive(), "the reader read while worker A's events were uncommitted"
 
         release_a.set()
         thread_a.join(WAIT)
-        thread_b.join(WAIT)
-        assert not thread_a.is_alive() and not thread_b.is_alive()
+        reader.join(WAIT)
+        assert not thread_a.is_alive() and not reader.is_alive()
         assert claims["A"] is not None and claims["B"] is not None
         assert {claims["A"].task_id, claims["B"].task_id} == {"t1", "t2"}
+        page = pages[0]
+        seen += [e.event_id for e in page]
+        cursor = page[-1].event_id if page else cursor
 
         # ... and goes on from its cursor.
         seen += [e.event_id for e in store.events(run_id, after=cursor, limit=1000)]

@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "CallableVerifier": "lightagent_dag.verifiers",
     "CallableWorker": "lightagent_dag.workers",
     "Claim": "lightagent_dag.records",
+    "ClaimRequest": "lightagent_dag.records",
     "DAGAttemptStatus": "lightagent_dag.states",
     "DAGConfig": "lightagent_dag.specs",
     "DAGError": "lightagent_dag.errors",

@@ -8,6 +8,7 @@ in threads; the event loop only waits.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import random
@@ -22,7 +23,7 @@ from lightagent.errors import LightAgentError, PolicyError, StorageError
 from lightagent_dag.artifacts import ArtifactStore
 from lightagent_dag.errors import DAGError, DAGFencedError, DAGLimitError
 from lightagent_dag.observe import attempt_data, notify
-from lightagent_dag.records import Claim, VerificationReport, VerificationRequest
+from lightagent_dag.records import Claim, ClaimRequest, VerificationReport, VerificationRequest
 from lightagent_dag.specs import DAGConfig, canonical_digest
 from lightagent_dag.sql.store import SqlTaskGraphStore
 from lightagent_dag.states import TaskOutcomeKind, VerificationVerdict
@@ -81,6 +82,11 @@ class AttemptRunner:
     def __post_init__(self) -> None:
         self._verify_slots = asyncio.Semaphore(self.config.verification_concurrency)
         self._capability = task_capability()
+        # While a pool runs: how it claims, so that an attempt's publication claims the
+        # attempt's successor in its own transaction; the claims so taken wait here.
+        self._claim_request: ClaimRequest | None = None
+        self._preclaimed: collections.deque[Claim] = collections.deque()
+        self._stop: asyncio.Event | None = None
 
     # -- the pool ------------------------------------------------------------------
 
@@ -103,37 +109,50 @@ class AttemptRunner:
         running: set[asyncio.Task[None]] = set()
         idle = self.config.poll_interval
         next_reconcile = 0.0
+        # Each finishing attempt claims at most one successor, so running + preclaimed
+        # stays within the limit.
+        self._claim_request = ClaimRequest(
+            self.worker_id, run_id, tuple(keys), self.config.task_lease_seconds
+        )
+        self._stop = stop
         try:
             while stop is None or not stop.is_set():
                 claimed = False
+                looked = False  # the store was asked and had nothing to claim
                 while len(running) < limit and (stop is None or not stop.is_set()):
-                    try:
-                        claim = await asyncio.to_thread(
-                            self.store.claim,
-                            self.worker_id,
-                            run_id=run_id,
-                            worker_keys=keys,
-                            lease_seconds=self.config.task_lease_seconds,
-                        )
-                    except StorageError as exc:
-                        log.warning(
-                            "dag worker %s: claim failed, backing off: %s", self.worker_id, exc
-                        )
-                        break
+                    if self._preclaimed:
+                        claim: Claim | None = self._preclaimed.popleft()
+                    else:
+                        try:
+                            claim = await asyncio.to_thread(
+                                self.store.claim,
+                                self.worker_id,
+                                run_id=run_id,
+                                worker_keys=keys,
+                                lease_seconds=self.config.task_lease_seconds,
+                            )
+                        except StorageError as exc:
+                            log.warning(
+                                "dag worker %s: claim failed, backing off: %s", self.worker_id, exc
+                            )
+                            break
                     if claim is None:
+                        looked = True
                         break
                     claimed = True
                     running.add(asyncio.create_task(self.run_attempt(claim)))
                 if claimed:
                     idle = self.config.poll_interval
                 now = time.monotonic()
-                if (not claimed and now >= next_reconcile) or now >= next_reconcile + 5.0:
+                # Only a pool that found nothing to claim reconciles (a busy one would
+                # spend a transaction per wake-up on it), and any pool every 5 s.
+                if (looked and now >= next_reconcile) or now >= next_reconcile + 5.0:
                     next_reconcile = now + self.config.poll_interval_max
                     try:
                         await asyncio.to_thread(self.store.reconcile, run_id)
                     except StorageError as exc:
                         log.warning("dag worker %s: reconcile failed: %s", self.worker_id, exc)
-                if run_id is not None and until_quiescent and not running:
+                if run_id is not None and until_quiescent and not running and not self._preclaimed:
                     try:
                         run = await asyncio.to_thread(self.store.get_run, run_id)
                     except StorageError as exc:
@@ -142,8 +161,13 @@ class AttemptRunner:
                         if run is None or run.status.value != "running":
                             return
                 if running:
+                    # At the limit only a finishing attempt frees a slot: no polling then
+                    # (the timeout only notices ``stop``).
+                    full = len(running) >= limit
                     done, running = await asyncio.wait(
-                        running, timeout=idle, return_when=asyncio.FIRST_COMPLETED
+                        running,
+                        timeout=self.config.poll_interval_max if full else idle,
+                        return_when=asyncio.FIRST_COMPLETED,
                     )
                     for task in done:
                         task.result()  # run_attempt never raises; surface bugs if it does
@@ -152,8 +176,14 @@ class AttemptRunner:
                 if not claimed:
                     idle = min(idle * 2, self.config.poll_interval_max)
         finally:
+            self._claim_request = None
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
+            # Claimed in a publication as the pool stopped: a claim taken is run.
+            leftover = [self.run_attempt(c) for c in self._preclaimed]
+            self._preclaimed.clear()
+            if leftover:
+                await asyncio.gather(*leftover, return_exceptions=True)
 
     # -- one attempt ---------------------------------------------------------------
 
@@ -455,12 +485,22 @@ class AttemptRunner:
         ):
             # An inline check ran before anything was recorded: stage and publish at once.
             publish = self.store.publish_verified if inline else self.store.publish
-            await self._store(publish, claim, manifest, report.to_dict())
+            successor = await self._store(
+                publish, claim, manifest, report.to_dict(), claim_next=self._next_request()
+            )
+            if successor is not None:
+                self._preclaimed.append(successor)
             return "verified"
         if inline:  # the candidate's record and its rejection, as for any other verifier
             await self._stage(claim, cfg, manifest)
         await self._rejected(claim, cfg, report)
         return "rejected"
+
+    def _next_request(self) -> ClaimRequest | None:
+        """How to claim a successor in a publication: only while a pool runs and is not stopping."""
+        if self._claim_request is None or (self._stop is not None and self._stop.is_set()):
+            return None
+        return self._claim_request
 
     async def _stage(self, claim: Claim, cfg: DAGConfig, manifest: Any) -> None:
         """Record the staged candidate, waiting for a verification slot of the run."""

@@ -19,6 +19,7 @@ from lightagent_dag.states import (
 __all__ = [
     "ArtifactManifest",
     "Claim",
+    "ClaimRequest",
     "DAGEvent",
     "DAGRun",
     "DAGRunResult",
@@ -99,6 +100,16 @@ class DAGTask:
             "blocker": self.blocker,
             "depends_on": list(self.depends_on),
         }
+
+
+@dataclass(frozen=True)
+class ClaimRequest:
+    """What a worker claims with: the store's ``claim`` arguments, to claim again in a finishing write."""
+
+    worker_id: str
+    run_id: str | None = None
+    worker_keys: tuple[str, ...] | None = None
+    lease_seconds: float = 60.0
 
 
 @dataclass(frozen=True)

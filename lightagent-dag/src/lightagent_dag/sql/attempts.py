@@ -18,11 +18,14 @@ from lightagent_dag.sql.common import (
     Store,
     event,
     fence_check,
+    fetch,
     lock_run,
     refresh_run,
     save_report,
+    write,
 )
 from lightagent_dag.sql.rows import dumps, new_attempt_id, row_to_run, row_to_task
+from lightagent_dag.sql.schema import CLAIM_STATUSES
 
 _CLAIMABLE = (
     "(t.status='ready' OR (t.status='retry_wait' AND t.available_at<={now})"
@@ -37,10 +40,17 @@ def claim(
     run_id: str | None,
     worker_keys: Sequence[str] | None,
     lease_seconds: float,
+    *,
+    plain_only: bool = False,
 ) -> Claim | tuple[str, str, int] | None:
-    """Claim one task. Returns a Claim, None, or (run, task, fence) of a task out of attempts."""
+    """Claim one task. Returns a Claim, None, or (run, task, fence) of a task out of attempts.
+
+    With ``plain_only`` (a claim riding on another write) the best task is claimed only
+    when that takes no more than the claim itself: a lease takeover or a task out of
+    attempts returns None before writing anything, for a claim of its own.
+    """
     params: dict[str, Any] = {}
-    where = ["r.status='running'", _CLAIMABLE]
+    where = ["r.status='running'", "t." + CLAIM_STATUSES, _CLAIMABLE]
     if run_id is not None:
         where.append("t.run_id=:run")
         params["run"] = run_id
@@ -61,10 +71,14 @@ def claim(
     )
     if store.pg:
         sql += " FOR UPDATE OF t SKIP LOCKED"
-    row = conn.execute(store.q(sql), params).first()
-    if row is None:
+        if plain_only:
+            return _claim_pg_plain(store, conn, sql, params, worker_id, lease_seconds)
+    found = fetch(store, conn, sql, params)
+    if not found:
         return None
-    r, t, status, fence, attempts, max_attempts, dep_count = row
+    r, t, status, fence, attempts, max_attempts, dep_count = found[0]
+    if plain_only and (status in ("running", "verifying") or attempts >= max_attempts):
+        return None
     if status in ("running", "verifying"):
         conn.execute(
             store.q(
@@ -84,22 +98,23 @@ def claim(
     new_fence = int(fence) + 1
     if store.pg:
         return _claim_pg(store, conn, r, t, int(fence), worker_id, lease_seconds)
-    task_row = conn.execute(
-        store.q(
-            "UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
-            " lease_expires_at={now}+:ttl, available_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
-            " RETURNING *"
-        ),
+    updated = fetch(
+        store,
+        conn,
+        "UPDATE dag_tasks SET status='running', fence=:nf, attempts=attempts+1, lease_owner=:w,"
+        " lease_expires_at={now}+:ttl, available_at=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
+        " RETURNING *",
         {"r": r, "t": t, "f": fence, "nf": new_fence, "w": worker_id, "ttl": lease_seconds},
-    ).first()
-    if task_row is None:
+    )
+    if not updated:
         return None
+    task_row = updated[0]
     attempt_id = new_attempt_id()
-    conn.execute(
-        store.q(
-            "INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
-            " VALUES (:a, :r, :t, :f, :w, 'running', {now})"
-        ),
+    write(
+        store,
+        conn,
+        "INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
+        " VALUES (:a, :r, :t, :f, :w, 'running', {now})",
         {"a": attempt_id, "r": r, "t": t, "f": new_fence, "w": worker_id},
     )
     event(
@@ -110,9 +125,7 @@ def claim(
         {"attempt_id": attempt_id, "fence": new_fence, "worker_id": worker_id},
         t,
     )
-    run = row_to_run(
-        conn.execute(store.q("SELECT * FROM dag_runs WHERE run_id=:r"), {"r": r}).one()
-    )
+    run = row_to_run(fetch(store, conn, "SELECT * FROM dag_runs WHERE run_id=:r", {"r": r})[0])
     deps: tuple[str, ...] = ()
     if dep_count:
         deps = tuple(
@@ -191,6 +204,59 @@ def _claim_pg(
     )
 
 
+def _claim_pg_plain(
+    store: Store,
+    conn: Conn,
+    pick: str,
+    params: dict[str, Any],
+    worker_id: str,
+    lease_seconds: float,
+) -> Claim | None:
+    """``claim(plain_only=True)`` on PostgreSQL: pick, claim and read back in one statement.
+
+    ``pick`` is the claim's select (the best claimable task, row-locked); the update takes
+    it only when it is plain (ready or a retry due, attempts left), so a lease takeover
+    or a task out of attempts updates nothing here and waits for a claim of its own.
+    """
+    attempt_id = new_attempt_id()
+    row = conn.execute(
+        store.q(
+            f"WITH c AS ({pick}),"
+            " u AS (UPDATE dag_tasks SET status='running', fence=c.fence+1, attempts=dag_tasks.attempts+1,"
+            " lease_owner=:w, lease_expires_at={now}+:ttl, available_at=NULL FROM c"
+            " WHERE dag_tasks.run_id=c.run_id AND dag_tasks.task_id=c.task_id AND dag_tasks.fence=c.fence"
+            " AND c.status IN ('ready','retry_wait') AND c.attempts < c.max_attempts"
+            " RETURNING dag_tasks.*),"
+            " a AS (INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
+            " SELECT :a, run_id, task_id, fence, :w, 'running', {now} FROM u)"
+            " SELECT u.*, row_to_json(run) AS run_row,"
+            " ARRAY(SELECT d.depends_on FROM dag_dependencies d WHERE d.run_id=u.run_id AND d.task_id=u.task_id"
+            " ORDER BY d.depends_on) AS deps"
+            " FROM u JOIN dag_runs run ON run.run_id=u.run_id"
+        ),
+        {**params, "w": worker_id, "ttl": lease_seconds, "a": attempt_id},
+    ).first()
+    if row is None:
+        return None
+    task = row_to_task(row, tuple(row._mapping["deps"] or ()))
+    event(
+        store,
+        conn,
+        task.run_id,
+        "dag.task.claimed",
+        {"attempt_id": attempt_id, "fence": task.fence, "worker_id": worker_id},
+        task.task_id,
+    )
+    return Claim(
+        run=row_to_run(_Mapped(dict(row._mapping["run_row"]))),
+        task=task,
+        attempt_id=attempt_id,
+        fence=task.fence,
+        worker_id=worker_id,
+        lease_expires_at=float(task.lease_expires_at or 0),
+    )
+
+
 def fail_exhausted(store: Store, conn: Conn, run_id: str, task_id: str, fence: int) -> None:
     """A task whose lease expired after its last attempt: it fails (fence +1 fences the dead holder)."""
     lock_run(store, conn, run_id)
@@ -242,18 +308,18 @@ def stage(
     The task-level writes come first and the run lock last, so the run row is held only
     for the count and the commit; over the limit, everything rolls back.
     """
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_tasks SET status='verifying' WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
-        ),
+    n = write(
+        store,
+        conn,
+        "UPDATE dag_tasks SET status='verifying' WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'",
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence},
-    ).rowcount
+    )
     fence_check(n, claim, "stage")
-    conn.execute(
-        store.q(
-            "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
-            " VALUES (:id, :r, :t, :a, :f, 'staged', :m)"
-        ),
+    write(
+        store,
+        conn,
+        "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
+        " VALUES (:id, :r, :t, :a, :f, 'staged', :m)",
         {
             "id": manifest.artifact_id,
             "r": claim.run_id,
@@ -263,8 +329,10 @@ def stage(
             "m": dumps(manifest.to_dict()),
         },
     )
-    conn.execute(
-        store.q("UPDATE dag_attempts SET status='submitted' WHERE attempt_id=:a"),
+    write(
+        store,
+        conn,
+        "UPDATE dag_attempts SET status='submitted' WHERE attempt_id=:a",
         {"a": claim.attempt_id},
     )
     event(
@@ -283,10 +351,12 @@ def stage(
         conn.execute(
             store.q("SELECT 1 FROM dag_runs WHERE run_id=:r FOR UPDATE"), {"r": claim.run_id}
         )
-    pending = conn.execute(
-        store.q("SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND status='verifying'"),
+    pending = fetch(
+        store,
+        conn,
+        "SELECT COUNT(*) FROM dag_tasks WHERE run_id=:r AND status='verifying'",
         {"r": claim.run_id},
-    ).scalar_one()
+    )[0][0]
     if pending > max_pending:  # the count includes this task
         raise NoVerificationSlot
     return True
@@ -300,20 +370,20 @@ def publish(
     report: dict[str, Any],
 ) -> None:
     """Publish a verified artifact (fenced) and wake the task's dependents."""
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
-            " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='verifying'"
-        ),
+    n = write(
+        store,
+        conn,
+        "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
+        " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='verifying'",
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
-    ).rowcount
+    )
     fence_check(n, claim, "publish")
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_artifacts SET state='published' WHERE artifact_id=:aid AND fence=:f AND state='staged'"
-        ),
+    n = write(
+        store,
+        conn,
+        "UPDATE dag_artifacts SET state='published' WHERE artifact_id=:aid AND fence=:f AND state='staged'",
         {"aid": manifest.artifact_id, "f": claim.fence},
-    ).rowcount
+    )
     fence_check(n, claim, "publish")
     _published(store, conn, claim, manifest, report)
 
@@ -333,19 +403,19 @@ def publish_inline(
     if store.pg:
         _publish_inline_pg(store, conn, claim, manifest, report)
         return
-    n = conn.execute(
-        store.q(
-            "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
-            " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'"
-        ),
+    n = write(
+        store,
+        conn,
+        "UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL, lease_expires_at=NULL, last_error=NULL"
+        " WHERE run_id=:r AND task_id=:t AND fence=:f AND status='running'",
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
-    ).rowcount
+    )
     fence_check(n, claim, "publish")
-    conn.execute(
-        store.q(
-            "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
-            " VALUES (:id, :r, :t, :a, :f, 'published', :m)"
-        ),
+    write(
+        store,
+        conn,
+        "INSERT INTO dag_artifacts(artifact_id, run_id, task_id, attempt_id, fence, state, manifest)"
+        " VALUES (:id, :r, :t, :a, :f, 'published', :m)",
         {
             "id": manifest.artifact_id,
             "r": claim.run_id,
@@ -449,11 +519,11 @@ def _published(
     report: dict[str, Any],
 ) -> None:
     """What every publication writes once the task row is ``verified``: rows, events, dependents."""
-    conn.execute(
-        store.q(
-            "INSERT INTO dag_published(run_id, task_id, artifact_id, attempt_id, fence, published_at)"
-            " VALUES (:r, :t, :aid, :a, :f, {now})"
-        ),
+    write(
+        store,
+        conn,
+        "INSERT INTO dag_published(run_id, task_id, artifact_id, attempt_id, fence, published_at)"
+        " VALUES (:r, :t, :aid, :a, :f, {now})",
         {
             "r": claim.run_id,
             "t": claim.task_id,
@@ -463,10 +533,10 @@ def _published(
         },
     )
     save_report(store, conn, claim, report)
-    conn.execute(
-        store.q(
-            "UPDATE dag_attempts SET status='succeeded', finished_at={now} WHERE attempt_id=:a"
-        ),
+    write(
+        store,
+        conn,
+        "UPDATE dag_attempts SET status='succeeded', finished_at={now} WHERE attempt_id=:a",
         {"a": claim.attempt_id},
     )
     _publication_events(store, conn, claim, manifest)
@@ -474,29 +544,28 @@ def _published(
     # The run lock is taken only when nothing else in the run is left to do, i.e. when
     # this publication may finish it. Two last publications that each still see the
     # other as open both skip it; an idle worker's reconcile() settles the run then.
-    others = conn.execute(
-        store.q(
-            "SELECT 1 FROM dag_tasks WHERE run_id=:r AND task_id<>:t"
-            " AND status IN ('ready','running','verifying','retry_wait','waiting_dependencies') LIMIT 1"
-        ),
+    others = fetch(
+        store,
+        conn,
+        "SELECT 1 FROM dag_tasks WHERE run_id=:r AND task_id<>:t"
+        " AND status IN ('ready','running','verifying','retry_wait','waiting_dependencies') LIMIT 1",
         {"r": claim.run_id, "t": claim.task_id},
-    ).first()
-    if others is None:
+    )
+    if not others:
         lock_run(store, conn, claim.run_id)
         refresh_run(store, conn, claim.run_id)
 
 
 def _wake_dependents(store: Store, conn: Conn, run_id: str, task_id: str) -> None:
-    dependents = (
-        conn.execute(
-            store.q(
-                "SELECT task_id FROM dag_dependencies WHERE run_id=:r AND depends_on=:t ORDER BY task_id"
-            ),
+    dependents = [
+        row[0]
+        for row in fetch(
+            store,
+            conn,
+            "SELECT task_id FROM dag_dependencies WHERE run_id=:r AND depends_on=:t ORDER BY task_id",
             {"r": run_id, "t": task_id},
         )
-        .scalars()
-        .all()
-    )
+    ]
     if not dependents:
         return
     params = {f"d{i}": d for i, d in enumerate(dependents)}

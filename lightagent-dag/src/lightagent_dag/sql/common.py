@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -27,6 +28,10 @@ class Store(Protocol):
         """SQL text with the dialect's clock and lock filled in."""
         ...
 
+    def sql_text(self, sql: str) -> str:
+        """The same, as the string the driver runs."""
+        ...
+
 
 def event(
     store: Store,
@@ -49,6 +54,56 @@ def event(
     _insert_events(store, conn, [(run_id, task_id, type_, dumps(data))])
 
 
+def write(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> int:
+    """Run a write statement in the transaction; returns its row count.
+
+    On SQLite it goes straight to the driver's connection (the same transaction: the
+    store's ``BEGIN IMMEDIATE`` was sent on it), which takes a few microseconds where a
+    statement through SQLAlchemy takes tens; the hot path runs several per task. A
+    driver error is raised as SQLAlchemy's, as every other statement's would be.
+    """
+    if store.pg:
+        return int(conn.execute(store.q(sql), params).rowcount)
+    import sqlite3
+
+    text = store.sql_text(sql)
+    try:
+        return int(conn.connection.driver_connection.execute(text, params).rowcount)  # type: ignore[union-attr]
+    except sqlite3.Error as exc:
+        raise sa.exc.DBAPIError.instance(text, params, exc, sqlite3.Error) from exc
+
+
+class RawRow(tuple[Any, ...]):
+    """A driver row with the ``_mapping`` of SQLAlchemy's rows (what ``row_to_*`` read)."""
+
+    names: tuple[str, ...] = ()
+
+    @property
+    def _mapping(self) -> dict[str, Any]:
+        return dict(zip(self.names, self, strict=True))
+
+
+def fetch(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> list[Any]:
+    """Every row of a statement in the transaction (straight from the driver on SQLite, as :func:`write`)."""
+    if store.pg:
+        return list(conn.execute(store.q(sql), params).all())
+    import sqlite3
+
+    text = store.sql_text(sql)
+    try:
+        cursor = conn.connection.driver_connection.execute(text, params)  # type: ignore[union-attr]
+        rows = cursor.fetchall()
+    except sqlite3.Error as exc:
+        raise sa.exc.DBAPIError.instance(text, params, exc, sqlite3.Error) from exc
+    names = tuple(d[0] for d in cursor.description or ())
+    out = []
+    for row in rows:
+        raw = RawRow(row)
+        raw.names = names
+        out.append(raw)
+    return out
+
+
 def collecting_events(conn: Conn) -> None:
     """From now on, events written on ``conn`` wait for :func:`flush_events`."""
     conn.info[_PENDING] = []
@@ -67,22 +122,27 @@ def discard_events(conn: Conn) -> None:
 
 
 def _insert_events(store: Store, conn: Conn, rows: list[tuple[str, str | None, str, str]]) -> None:
-    """Insert events in one statement per run, each run's lock taken in the same statement.
+    """Insert events in one statement per run, each run's event lock taken (shared) in it.
 
-    On PostgreSQL an event id is drawn from a sequence at INSERT, not at COMMIT:
-    without the lock, a transaction holding id N could commit after one holding N+1,
-    and a reader tailing ``events(after=cursor)`` that saw N+1 would skip N for good.
-    Holding the run row's lock from the id draw to the commit makes the run's ids commit
-    in order; taking it in the INSERT itself, at the end of the transaction, keeps that
-    window to one statement and the commit. Runs are locked in id order (no deadlock
-    between two multi-run transactions). SQLite's ``BEGIN IMMEDIATE`` already makes
-    writers take turns.
+    On PostgreSQL an event id is drawn from a sequence at INSERT, not at COMMIT: a
+    transaction holding id N can commit after one holding N+1, and a reader tailing
+    ``events(after=cursor)`` that saw N+1 would skip N for good. So an event writer
+    holds the run's event lock (a transaction-scoped advisory lock, see
+    :func:`event_lock_key`) in shared mode from its id draw — this statement, the
+    transaction's last — to its commit, and a reader takes it exclusively before it
+    reads (``StoreReads.events``): it waits for the writers in flight, and its snapshot
+    then holds every id drawn before it or none. Writers share the lock, so they never
+    wait for one another and their commits overlap (group commit with many workers);
+    the lock manager queues a new writer behind a waiting reader, so readers are not
+    starved. SQLite's ``BEGIN IMMEDIATE`` already makes writers take turns.
     """
     by_run: dict[str, list[tuple[str, str | None, str, str]]] = {}
     for row in rows:
         by_run.setdefault(row[0], []).append(row)
     for run_id in sorted(by_run):
         params: dict[str, Any] = {"r": run_id}
+        if store.pg:
+            params["lk1"], params["lk2"] = event_lock_key(run_id)
         values = []
         for i, (_, task_id, type_, data) in enumerate(by_run[run_id]):
             # The row number keeps the run's events in the order they were written.
@@ -91,7 +151,8 @@ def _insert_events(store: Store, conn: Conn, rows: list[tuple[str, str | None, s
         source = f"(VALUES {', '.join(values)}) AS v(n, task_id, type, data)"
         if store.pg:
             sql = (
-                "WITH l AS (SELECT run_id FROM dag_runs WHERE run_id=:r FOR UPDATE)"
+                "WITH l AS (SELECT run_id, pg_advisory_xact_lock_shared(:lk1, :lk2)"
+                " FROM dag_runs WHERE run_id=:r)"
                 " INSERT INTO dag_events(run_id, task_id, type, data, created_at)"
                 f" SELECT l.run_id, v.task_id, v.type, v.data, {{now}} FROM l, {source} ORDER BY v.n"
             )
@@ -105,7 +166,34 @@ def _insert_events(store: Store, conn: Conn, rows: list[tuple[str, str | None, s
                 "INSERT INTO dag_events(run_id, task_id, type, data, created_at)"
                 f" VALUES {', '.join(f'(:r, :t{i}, :ty{i}, :d{i}, {{now}})' for i in range(len(values)))}"
             )
-        conn.execute(store.q(sql), params)
+        write(store, conn, sql, params)
+
+
+# The first half of every event lock's key: the lightagent-dag event log's own space
+# among the database's advisory locks (the second half is the run's).
+_EVENT_LOCK_SPACE = 0x4C414445  # "LADE"
+
+
+def event_lock_key(run_id: str) -> tuple[int, int]:
+    """The two-int advisory lock key of a run's event log on PostgreSQL.
+
+    Two runs whose ids share a CRC-32 share the lock: they wait for each other a little
+    more, never less, so a collision costs time and never order.
+    """
+    crc = zlib.crc32(run_id.encode("utf-8"))
+    return _EVENT_LOCK_SPACE, crc - (1 << 32) if crc >= 1 << 31 else crc
+
+
+def lock_events(store: Store, conn: Conn, run_id: str) -> None:
+    """Wait for the run's event writers in flight (PostgreSQL); what follows reads a complete prefix.
+
+    The next statement's snapshot (READ COMMITTED: a new one per statement) holds every
+    event id drawn before the lock was granted, committed, or none of them; writers
+    after it wait for this transaction's end.
+    """
+    if store.pg:
+        k1, k2 = event_lock_key(run_id)
+        conn.execute(store.q("SELECT pg_advisory_xact_lock(:k1, :k2)"), {"k1": k1, "k2": k2})
 
 
 def lock_run(store: Store, conn: Conn, run_id: str) -> DAGRun:
@@ -166,10 +254,10 @@ def insert_tasks(
 
 def save_report(store: Store, conn: Conn, claim: Claim, report: dict[str, Any] | None) -> None:
     if report:
-        conn.execute(
-            store.q(
-                "INSERT INTO dag_reports(report_id, run_id, task_id, attempt_id, report) VALUES (:id, :r, :t, :a, :rep)"
-            ),
+        write(
+            store,
+            conn,
+            "INSERT INTO dag_reports(report_id, run_id, task_id, attempt_id, report) VALUES (:id, :r, :t, :a, :rep)",
             {
                 "id": report["report_id"],
                 "r": claim.run_id,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
 from lightagent_dag.errors import DAGError
 from lightagent_dag.records import ArtifactManifest, DAGEvent, DAGRun, DAGTask, TaskAttempt
+from lightagent_dag.sql.common import lock_events
 from lightagent_dag.sql.rows import loads, row_to_event, row_to_manifest, row_to_run, row_to_task
 from lightagent_dag.states import DAGAttemptStatus
 
@@ -20,12 +21,17 @@ T = TypeVar("T")
 class StoreReads:
     """Read methods shared by the SQL stores (each read is one short transaction)."""
 
+    pg: bool
+
     def transaction(
         self, fn: Callable[[sa.Connection], T], *, retries: int = 4
     ) -> T:  # pragma: no cover
         raise NotImplementedError
 
     def q(self, sql: str) -> sa.TextClause:  # pragma: no cover
+        raise NotImplementedError
+
+    def sql_text(self, sql: str) -> str:  # pragma: no cover
         raise NotImplementedError
 
     def get_run(self, run_id: str) -> DAGRun | None:
@@ -121,27 +127,38 @@ class StoreReads:
         ]
 
     def events(self, run_id: str, *, after: int = 0, limit: int = 100) -> list[DAGEvent]:
-        """Events of the run with ``event_id > after``, oldest first."""
-        rows = self.transaction(
-            lambda c: c.execute(
-                self.q(
-                    "SELECT * FROM dag_events WHERE run_id=:r AND event_id>:a ORDER BY event_id LIMIT :n"
-                ),
-                {"r": run_id, "a": int(after), "n": int(limit)},
-            ).all()
-        )
-        return [row_to_event(r) for r in rows]
+        """Events of the run with ``event_id > after``, oldest first.
+
+        Ids are read in commit order: a page never holds an id while a smaller one is
+        still uncommitted, so ``after=<last id seen>`` never skips one.
+        """
+
+        def read(conn: sa.Connection) -> list[Any]:
+            lock_events(self, conn, run_id)
+            return list(
+                conn.execute(
+                    self.q(
+                        "SELECT * FROM dag_events WHERE run_id=:r AND event_id>:a ORDER BY event_id LIMIT :n"
+                    ),
+                    {"r": run_id, "a": int(after), "n": int(limit)},
+                ).all()
+            )
+
+        return [row_to_event(r) for r in self.transaction(read)]
 
     def last_event_id(self, run_id: str) -> int:
-        """The id of the run's latest event (0 when none)."""
-        return int(
-            self.transaction(
-                lambda c: c.execute(
+        """The id of the run's latest event (0 when none); no smaller id commits after it."""
+
+        def read(conn: sa.Connection) -> int:
+            lock_events(self, conn, run_id)
+            return int(
+                conn.execute(
                     self.q("SELECT COALESCE(MAX(event_id), 0) FROM dag_events WHERE run_id=:r"),
                     {"r": run_id},
                 ).scalar_one()
             )
-        )
+
+        return self.transaction(read)
 
     def published_artifacts(self, run_id: str) -> dict[str, ArtifactManifest]:
         """The published artifact of each verified task."""

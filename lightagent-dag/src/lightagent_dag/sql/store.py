@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from lightagent.errors import StorageError
 
 from lightagent_dag.errors import DAGError, DAGFencedError
-from lightagent_dag.records import ArtifactManifest, Claim, DAGRun, DAGTask
+from lightagent_dag.records import ArtifactManifest, Claim, ClaimRequest, DAGRun, DAGTask
 from lightagent_dag.specs import DAGConfig, TaskSpec, canonical_digest
 from lightagent_dag.sql import transitions as tx
 from lightagent_dag.sql.common import collecting_events, discard_events, flush_events
@@ -34,6 +34,7 @@ from lightagent_dag.sql.rows import (
     row_to_run,
 )
 from lightagent_dag.sql.schema import SCHEMA_VERSION, build_engine, metadata, now_sql
+from lightagent_dag.sql.turns import WriterTurns
 
 __all__ = ["SqlTaskGraphStore", "SqliteTaskGraphStore", "TaskGraphStore", "new_attempt_id"]
 
@@ -82,7 +83,10 @@ class SqlTaskGraphStore(StoreReads):
         self.dialect = self.engine.dialect.name
         self.now = now_sql(self.dialect)
         self.pg = self.dialect == "postgresql"
+        database = self.engine.url.database if self.dialect == "sqlite" else None
+        self._turns = WriterTurns(database) if database else None
         self._texts: dict[str, sa.TextClause] = {}
+        self._strings: dict[str, str] = {}
         # Events for the next transaction (defer_event); deque appends are thread-safe.
         self._deferred: collections.deque[tuple[str, str | None, str, dict[str, Any]]] = (
             collections.deque()
@@ -100,18 +104,28 @@ class SqlTaskGraphStore(StoreReads):
         # a small statement on SQLite, and a TextClause is never changed once made.
         clause = self._texts.get(sql)
         if clause is None:
-            clause = sa.text(
-                sql.replace("{now}", self.now).replace("{lock}", " FOR UPDATE" if self.pg else "")
-            )
+            clause = sa.text(self.sql_text(sql))
             if len(self._texts) < 4096:  # statements with IN-lists vary; keep the cache bounded
                 self._texts[sql] = clause
         return clause
 
+    def sql_text(self, sql: str) -> str:
+        """The statement of :meth:`q` as the string the driver runs."""
+        text = self._strings.get(sql)
+        if text is None:
+            text = sql.replace("{now}", self.now).replace(
+                "{lock}", " FOR UPDATE" if self.pg else ""
+            )
+            if len(self._strings) < 4096:
+                self._strings[sql] = text
+        return text
+
     @contextmanager
     def _conn(self) -> Iterator[sa.Connection]:
         try:
-            with self.engine.begin() as conn:
-                yield conn
+            with self._turns.turn() if self._turns else contextlib.nullcontext():
+                with self.engine.begin() as conn:
+                    yield conn
         except sa.exc.OperationalError as exc:
             code = "LA-STORAGE-UNAVAILABLE" if self._unreachable(exc) else "LA-STORAGE"
             raise StorageError(
@@ -203,6 +217,10 @@ class SqlTaskGraphStore(StoreReads):
             if self.pg:
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(8140223)"))
             metadata.create_all(conn, checkfirst=True)
+            # Indexes added since a store was created (create_all skips existing tables).
+            for table in metadata.tables.values():
+                for index in table.indexes:
+                    index.create(conn, checkfirst=True)
             row = conn.execute(
                 sa.text("SELECT value FROM dag_meta WHERE key='schema_version'")
             ).first()
@@ -257,6 +275,8 @@ class SqlTaskGraphStore(StoreReads):
     def close(self) -> None:
         """Close every pooled connection."""
         self.engine.dispose()
+        if self._turns is not None:
+            self._turns.close()
 
     def __enter__(self) -> SqlTaskGraphStore:
         return self
@@ -432,17 +452,59 @@ class SqlTaskGraphStore(StoreReads):
         except tx.NoVerificationSlot:
             return False
 
-    def publish(self, claim: Claim, manifest: ArtifactManifest, report: dict[str, Any]) -> None:
-        """Publish the verified artifact, mark the task verified and wake its dependents."""
-        self._fenced(claim, "publish", lambda c: tx.publish(self, c, claim, manifest, report))
+    def publish(
+        self,
+        claim: Claim,
+        manifest: ArtifactManifest,
+        report: dict[str, Any],
+        *,
+        claim_next: ClaimRequest | None = None,
+    ) -> Claim | None:
+        """Publish the verified artifact, mark the task verified and wake its dependents.
+
+        With ``claim_next``, the same transaction also claims the worker's next task
+        (see :meth:`claim`; a lease takeover is left to a claim of its own) and returns
+        it: one commit per task instead of two. Otherwise returns None.
+        """
+
+        def write(conn: sa.Connection) -> Claim | None:
+            tx.publish(self, conn, claim, manifest, report)
+            return self._claim_next(conn, claim_next)
+
+        return self._fenced(claim, "publish", write)
 
     def publish_verified(
-        self, claim: Claim, manifest: ArtifactManifest, report: dict[str, Any]
-    ) -> None:
-        """Stage and publish a candidate verified before staging (an inline verifier), in one transaction."""
-        self._fenced(
-            claim, "publish", lambda c: tx.publish_inline(self, c, claim, manifest, report)
+        self,
+        claim: Claim,
+        manifest: ArtifactManifest,
+        report: dict[str, Any],
+        *,
+        claim_next: ClaimRequest | None = None,
+    ) -> Claim | None:
+        """Stage and publish a candidate verified before staging (an inline verifier), in one transaction.
+
+        ``claim_next`` as for :meth:`publish`.
+        """
+
+        def write(conn: sa.Connection) -> Claim | None:
+            tx.publish_inline(self, conn, claim, manifest, report)
+            return self._claim_next(conn, claim_next)
+
+        return self._fenced(claim, "publish", write)
+
+    def _claim_next(self, conn: sa.Connection, request: ClaimRequest | None) -> Claim | None:
+        if request is None:
+            return None
+        got = tx.claim(
+            self,
+            conn,
+            request.worker_id,
+            request.run_id,
+            request.worker_keys,
+            request.lease_seconds,
+            plain_only=True,
         )
+        return got if isinstance(got, Claim) else None
 
     def reject(
         self,
