@@ -83,6 +83,15 @@ class JobMethods:
             metadata=metadata,
         )
 
+    def run_detachable(self, query: str, **kwargs: Any) -> Any:
+        """:meth:`arun_detachable` for sync callers: the run is a job on the process's
+        background event loop (:func:`lightagent.bridge.run_sync`), so after a detach it
+        carries on there; if the process exits first, the job is interrupted and taken
+        over from the log like any other."""
+        from lightagent.bridge import run_sync
+
+        return run_sync(self.arun_detachable(query, **kwargs))
+
     async def arun_detachable(
         self,
         query: str,

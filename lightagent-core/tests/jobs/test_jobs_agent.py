@@ -102,6 +102,43 @@ def test_detach_returns_the_job_at_once_and_the_run_carries_on(loopback_server, 
     assert token.detach_requested == "the user walked away" and not token.detach("again")
 
 
+def test_a_sync_run_detaches_and_carries_on_in_the_background(loopback_server, tmp_path):
+    db = tmp_path / "s.sqlite3"
+    in_tool, release = threading.Event(), threading.Event()
+
+    def lookup(city: str) -> str:
+        """Look up `city`."""
+        in_tool.set()
+        assert release.wait(30)
+        return f"{city}: sunny"
+
+    agent = agent_for(loopback_server, db, tools=[lookup])
+    loopback_server.reply(
+        {"tool_calls": [{"name": "lookup", "arguments": {"city": "Oslo"}}]}, "Oslo is sunny"
+    )
+    token = CancellationToken()
+    threading.Thread(target=lambda: in_tool.wait(30) and token.detach("closing the tab")).start()
+    result = agent.run_detachable(
+        "weather?", session_id="sd", cancellation_token=token, result_format="object"
+    )
+    assert result.error["code"] == "LA-CANCELLED" and result.error["details"]["mode"] == "detach"
+    job_id = result.error["details"]["job_id"]
+    release.set()
+
+    async def wait_elsewhere():  # another loop, another manager: the log is what they share
+        other = JobManager(SqliteSessionStore(db), "sd", owner={"user_id": "default_user"})
+        return await other.wait(job_id, timeout=30)
+
+    done = asyncio.run(wait_elsewhere())
+    assert done.status is JobStatus.success and done.result["content"] == "Oslo is sunny"
+    # attached to the end, the sync form answers like run()
+    loopback_server.reply("fine")
+    assert (
+        agent.run_detachable("and now?", session_id="sd", cancellation_token=CancellationToken())
+        == "fine"
+    )
+
+
 def test_an_attached_detachable_run_answers_and_honours_cancel(loopback_server, tmp_path):
     db = tmp_path / "s.sqlite3"
     in_tool = threading.Event()
