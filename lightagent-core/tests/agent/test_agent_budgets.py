@@ -174,6 +174,44 @@ def test_session_budget_spans_runs_and_is_restored_from_the_log(loopback_server,
     assert types.count("budget.consumed") >= 2 and "budget.exhausted" in types
 
 
+def test_a_run_counts_what_a_concurrent_run_of_its_session_consumed(
+    loopback_server, tmp_path
+) -> None:
+    db = tmp_path / "s.sqlite3"
+    limits = BudgetLimits(model_calls=3, per="session")
+    holder: dict = {}
+
+    def meanwhile(city: str) -> str:
+        """Look up `city` while another run of the session takes two model calls."""
+        # the second run starts after the first one's model call is settled in the log
+        other = agent_for(
+            loopback_server,
+            session_store=SqliteSessionStore(db),
+            budget_limits=limits,
+            tools=[lookup],
+        )
+        holder["other"] = other.run("b", session_id="s1", result_format="object")
+        return f"{city}: sunny"
+
+    loopback_server.reply(
+        call("meanwhile"),  # the first run's first call: a tool, which runs the second run
+        call("lookup", "Rome"),  # the second run: two calls, a tool round and its answer
+        "second run done",
+    )
+    agent = agent_for(
+        loopback_server,
+        session_store=SqliteSessionStore(db),
+        budget_limits=limits,
+        tools=[meanwhile, lookup],
+    )
+    first = agent.run("a", session_id="s1", result_format="object")
+    assert holder["other"].error is None and holder["other"].content == "second run done"
+    assert len(loopback_server.requests) == 3  # 1 + 2: the first run's next call is refused
+    assert first.error["code"] == "LA-BUDGET"
+    assert first.error["details"]["scope"] == "session" and first.error["details"]["used"] == 3
+    assert loopback_server.requests[-1]["messages"][-1]["content"] == "Rome: sunny"
+
+
 @pytest.mark.slow
 def test_session_budget_survives_a_killed_process(loopback_server, tmp_path) -> None:
     db = tmp_path / "crash.sqlite3"

@@ -136,6 +136,7 @@ def claim_pending(store: SessionStore, session_id: str, run_id: str, scan: Inbox
     A claim that keeps losing to other writers claims nothing this time (the run tries
     again at its next step boundary).
     """
+    scan.run_id = run_id
     for _ in range(_RETRIES):
         scan.feed(store.events(session_id, after=max(scan.cursor, 0)))
         if not scan.pending or scan.halted:

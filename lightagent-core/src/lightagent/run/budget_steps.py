@@ -58,11 +58,18 @@ def _refused(spec: RunSpec, exc: BudgetExceeded, step: str) -> BudgetExceeded:
     return exc
 
 
-def budget_check_model(spec: RunSpec, request: Any) -> dict[str, float] | None:
-    """The request's estimate if every budget allows it; else ``BudgetExceeded`` (nothing committed)."""
+def budget_check_model(spec: RunSpec, request: Any, scan: Any = None) -> dict[str, float] | None:
+    """The request's estimate if every budget allows it; else ``BudgetExceeded``.
+
+    Nothing is committed by a refusal. ``scan`` is the run's inbox read of its session
+    log: what other runs of the session consumed meanwhile counts against the session's
+    budgets before this request goes out.
+    """
     budget: RunBudget | None = spec.budget
     if budget is None:
         return None
+    if scan is not None and scan.foreign_spent:
+        budget.absorb(scan.take_foreign_spent())
     try:
         return budget.check_model(request)
     except BudgetExceeded as exc:

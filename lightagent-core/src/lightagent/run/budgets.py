@@ -211,6 +211,11 @@ class RunBudget:
             self.session_used[key] = float(spent.get(key, 0) or 0)
         self.needs_session = False
 
+    def absorb(self, spent: Mapping[str, float]) -> None:
+        """Count what other runs of the session consumed since this run started."""
+        for key in BUDGET_DIMENSIONS:
+            self.session_used[key] += float(spent.get(key, 0) or 0)
+
     # -- estimates --------------------------------------------------------------------
     def estimate_request(self, request: Any) -> dict[str, float]:
         """What a model request is expected to consume, before it goes out."""

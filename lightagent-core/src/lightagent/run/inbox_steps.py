@@ -25,7 +25,7 @@ class InboxScan:
     or its runs cancelled (``runtime.cancelled`` / ``session.cancelled``, counted only once
     the run has read its history)."""
 
-    __slots__ = ("cancelled", "cursor", "paused", "pending")
+    __slots__ = ("cancelled", "cursor", "foreign_spent", "paused", "pending", "run_id")
 
     def __init__(self) -> None:
         #: The last sequence read; ``-1``: nothing read yet (the first claim reads the log).
@@ -36,6 +36,11 @@ class InboxScan:
         self.paused: str | None = None
         #: The reason of a cancel recorded while this run was running, or None.
         self.cancelled: str | None = None
+        #: The run reading: its own ``budget.consumed`` events are already in its ledger.
+        self.run_id: str | None = None
+        #: What other runs of the session consumed since this run read its history, not
+        #: yet taken into its session budget (:meth:`take_foreign_spent`).
+        self.foreign_spent: dict[str, float] = {}
 
     def feed(self, events: list[Any]) -> None:
         """Take in events read after :attr:`cursor`."""
@@ -54,8 +59,17 @@ class InboxScan:
                 self.paused = None
             elif kind in ("runtime.cancelled", "session.cancelled") and live:
                 self.cancelled = str(event.data.get("reason") or "cancelled")
+            elif kind == "budget.consumed" and live and event.run_id != self.run_id:
+                for key, value in (event.data.get("delta") or {}).items():
+                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                        self.foreign_spent[key] = self.foreign_spent.get(key, 0.0) + value
             self.cursor = max(self.cursor, event.sequence)
         self.cursor = max(self.cursor, 0)
+
+    def take_foreign_spent(self) -> dict[str, float]:
+        """What other runs consumed since the last take (then forgotten here)."""
+        spent, self.foreign_spent = self.foreign_spent, {}
+        return spent
 
     @property
     def halted(self) -> bool:

@@ -189,7 +189,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 content = str(fallback)
                 break
             # the request as it will go out: refused here, nothing of it is committed
-            estimate = budget_check_model(spec, request)
+            estimate = budget_check_model(spec, request, st.inbox)
             st.model_requests += 1
             if active:
                 ctx.emit(
