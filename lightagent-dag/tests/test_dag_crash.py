@@ -398,7 +398,8 @@ def test_backend_kills_are_survived(postgres_url: str, tmp_path: Path) -> None:
     import psycopg
     from lightagent.errors import StorageError
 
-    n_tasks = int(os.environ.get("DAG_BACKEND_KILL_TASKS", "300"))
+    # enough work to outlast 20 kills at 0.1 s apart on a fast machine (~8 in flight)
+    n_tasks = int(os.environ.get("DAG_BACKEND_KILL_TASKS", "800"))
     run_id = f"bkill-{uuid.uuid4().hex[:8]}"
     store = SqlTaskGraphStore(postgres_url)
     art = tmp_path / "art"
