@@ -94,6 +94,19 @@ class SqlLightFlowStore:
             "ON CONFLICT (run_id, name) DO UPDATE SET "
             "updated_at = excluded.updated_at, record = excluded.record"
         )
+        # PostgreSQL: the fenced step commit as one statement (its own transaction, one round
+        # trip): the run row locked, the step written only under the caller's epoch.
+        self._q_step_fenced: str | None = (
+            None
+            if self._sqlite
+            else "WITH run AS (SELECT epoch, cancel_requested FROM lightflow_runs "
+            "WHERE run_id = %s FOR UPDATE), ins AS (INSERT INTO lightflow_steps "
+            "(run_id, name, updated_at, record) SELECT %s, %s, %s, %s FROM run "
+            "WHERE %s::integer IS NULL OR run.epoch = %s::integer "
+            "ON CONFLICT (run_id, name) DO UPDATE SET "
+            "updated_at = excluded.updated_at, record = excluded.record RETURNING 1) "
+            "SELECT run.epoch, run.cancel_requested, (SELECT count(*) FROM ins) FROM run"
+        )
         # Created on the first write (or a read of a store that exists), never by a read:
         # a mistyped path stays a missing store instead of becoming a new empty one.
         self._file = Path(path) if path is not None else None
@@ -219,6 +232,10 @@ class SqlLightFlowStore:
         if self._fault:
             self._fault("before_commit", run_id, name)
         record = json.dumps(step, ensure_ascii=False)
+        if self._q_step_fenced is not None and self._ready and not self._fault:
+            flag = self._commit_in_one_statement(run_id, name, record, epoch)
+            if flag is not None:
+                return flag
         with self._tx() as cur:
             row = self._check_epoch(cur, run_id, epoch)
             cur.execute(self._q_step, (run_id, name, time.time(), record))
@@ -227,6 +244,27 @@ class SqlLightFlowStore:
         if self._fault:
             self._fault("after_commit", run_id, name)
         return bool(row is not None and row[1])
+
+    def _commit_in_one_statement(
+        self, run_id: str, name: str, record: str, epoch: int | None
+    ) -> bool | None:
+        """PostgreSQL: the step commit in one statement; its cancel flag, or None when the
+        run has no row (the transactional path decides then)."""
+        assert self._q_step_fenced is not None
+        args = (run_id, run_id, name, time.time(), record, epoch, epoch)
+        try:
+            with self._db.autocommit() as cur:
+                cur.execute(self._q_step_fenced, args)
+                row = cur.fetchone()
+        except self._db.unavailable:
+            return None  # the transactional path takes a fresh connection and decides
+        except self._db.database_error as exc:
+            raise StorageError("LA-STORAGE", f"flow store {self!r} failed: {exc}") from exc
+        if row is None:
+            return None
+        if not row[2]:
+            raise fenced_out(run_id, epoch if epoch is not None else -1, row[0])
+        return bool(row[1])
 
     def set_approval(
         self, run_id: str, step: str, decision: dict[str, Any], *, exclusive: bool = False
