@@ -79,12 +79,15 @@ class CancellationToken:
             callbacks, self._callbacks = self._callbacks, []
         for child in children:
             child.cancel(reason)
+        self._notify(callbacks)
+        return True
+
+    def _notify(self, callbacks: list[Any]) -> None:
         for callback in callbacks:
             try:
                 callback(self)
             except Exception:  # a failing listener must not stop the others
                 pass
-        return True
 
     def stop_after_turn(self, reason: str = "stop requested") -> bool:
         """Let the current turn finish, then stop: the run ends before its next model request.
@@ -122,11 +125,7 @@ class CancellationToken:
                 return False
             self._detach_reason = reason
             callbacks, self._detach_callbacks = self._detach_callbacks, []
-        for callback in callbacks:
-            try:
-                callback(self)
-            except Exception:  # a failing listener must not stop the others
-                pass
+        self._notify(callbacks)
         return True
 
     @property

@@ -15,7 +15,7 @@ from typing import Any
 
 from lightagent.errors import StorageError, ValidationError
 from lightagent.events.model import SessionEvent
-from lightagent.events.ownership import check_owner, recorded_owner
+from lightagent.events.ownership import check_owner, opening_event, recorded_owner
 from lightagent.events.store import SessionStore, validate_session_id
 from lightagent.run.inbox_steps import InboxScan
 
@@ -105,8 +105,7 @@ def append_owned(
         last: int | None = store.last_sequence(session_id)
         events = list(batch)
         if last == 0:  # this opens the session: record its owner first, as a run does
-            started = {"metadata": {}, **({"owner": owner} if owner else {})}
-            events.insert(0, SessionEvent("session.started", data=started))
+            events.insert(0, opening_event(owner))
         elif known is None:
             check_owner(session_id, recorded_owner(store.events(session_id, limit=1)), owner)
             last = None  # an independent fact: appended at the end, whatever came meanwhile

@@ -16,7 +16,7 @@ from lightagent.errors import PolicyError
 from lightagent.events.model import SessionEvent
 from lightagent.run.prepare import owner_of
 
-__all__ = ["check_owner", "owner_of", "recorded_owner"]
+__all__ = ["check_owner", "opening_event", "owner_of", "recorded_owner"]
 
 #: The identity fields an owner may carry, in the order a refusal names them.
 OWNER_FIELDS = ("tenant_id", "project_id", "user_id")
@@ -51,4 +51,11 @@ def check_owner(
         "LA-SESSION-OWNER",
         f"session {session_id!r} belongs to another {noun}",
         details={"session_id": session_id, "fields": differing},
+    )
+
+
+def opening_event(owner: dict[str, Any] | None) -> SessionEvent:
+    """The ``session.started`` event that opens a session for ``owner``, as a run's does."""
+    return SessionEvent(
+        "session.started", data={"metadata": {}, **({"owner": owner} if owner else {})}
     )

@@ -19,7 +19,7 @@ from typing import Any
 
 from lightagent.errors import StorageError
 from lightagent.events.model import SessionEvent
-from lightagent.events.ownership import check_owner, recorded_owner
+from lightagent.events.ownership import check_owner, opening_event, recorded_owner
 from lightagent.events.store import SessionStore, validate_session_id
 from lightagent.jobs.errors import JobError, JobFencedError
 from lightagent.jobs.records import JobRecord, JobScan, JobStatus
@@ -118,8 +118,7 @@ class JobLog:
                     return []
                 expected = self.scan.cursor
                 if expected == 0:  # this opens the session: record its owner first, as a run does
-                    started = {"metadata": {}, **({"owner": self.owner} if self.owner else {})}
-                    events.insert(0, SessionEvent("session.started", data=started))
+                    events.insert(0, opening_event(self.owner))
                 try:
                     stored = self.store.append(self.session_id, events, expected_sequence=expected)
                 except StorageError as exc:

@@ -314,12 +314,15 @@ class JobManager(TakeoverMethods):
         """The job as last read (``await refresh()`` reads what others wrote since)."""
         record = self._log.scan.jobs.get(job_id)
         if record is None:
-            raise JobError(
-                "LA-JOB-NOT-FOUND",
-                f"no job {job_id!r} in session {self.session_id!r}",
-                details={"job_id": job_id, "session_id": self.session_id},
-            )
+            raise self._not_found(job_id)
         return copy_record(record)
+
+    def _not_found(self, job_id: str) -> JobError:
+        return JobError(
+            "LA-JOB-NOT-FOUND",
+            f"no job {job_id!r} in session {self.session_id!r}",
+            details={"job_id": job_id, "session_id": self.session_id},
+        )
 
     def list(self, *, status: JobStatus | str | None = None) -> builtins.list[JobRecord]:
         """Every job as last read, in creation order (only those in ``status`` if given)."""
@@ -425,11 +428,7 @@ class JobManager(TakeoverMethods):
 
         def build(record: JobRecord | None) -> list[SessionEvent]:
             if record is None:
-                raise JobError(
-                    "LA-JOB-NOT-FOUND",
-                    f"no job {job_id!r} in session {self.session_id!r}",
-                    details={"job_id": job_id, "session_id": self.session_id},
-                )
+                raise self._not_found(job_id)
             if record.done or record.cancel_requested:
                 return []
             data = {"job_id": job_id, "reason": reason}

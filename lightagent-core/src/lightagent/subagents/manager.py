@@ -502,21 +502,22 @@ class SubagentManager:
             trace_id=data.get("parent_trace_id"),
         )
 
-    def _emit(self, kind: str, data: dict[str, Any]) -> None:
-        """Record one event (blocking: the sync entry points use it)."""
+    def _append(self, kind: str, data: dict[str, Any]) -> None:
+        """Record one event in the parent's session log (blocking; nothing without a store)."""
         if self.store is not None and self.session_id is not None:
             from lightagent.events.inbox import append_owned
 
             append_owned(self.store, self.session_id, [self._event(kind, data)], self.owner)
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        """Record one event (blocking: the sync entry points use it)."""
+        self._append(kind, data)
         self._advance(kind, data)
         self._sink(kind, data)
 
     async def _aemit(self, kind: str, data: dict[str, Any]) -> None:
         if self.store is not None and self.session_id is not None:
-            from lightagent.events.inbox import append_owned
-
-            event = self._event(kind, data)
-            await asyncio.to_thread(append_owned, self.store, self.session_id, [event], self.owner)
+            await asyncio.to_thread(self._append, kind, data)
         self._advance(kind, data)
         self._sink(kind, data)
 

@@ -64,13 +64,8 @@ def write(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> int:
     """
     if store.pg:
         return int(conn.execute(store.q(sql), params).rowcount)
-    import sqlite3
-
-    text = store.sql_text(sql)
-    try:
-        return int(conn.connection.driver_connection.execute(text, params).rowcount)  # type: ignore[union-attr]
-    except sqlite3.Error as exc:
-        raise sa.exc.DBAPIError.instance(text, params, exc, sqlite3.Error) from exc
+    cursor, _ = _on_driver(store, conn, sql, params, rows=False)
+    return int(cursor.rowcount)
 
 
 class RawRow(tuple[Any, ...]):
@@ -87,14 +82,7 @@ def fetch(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> list[An
     """Every row of a statement in the transaction (straight from the driver on SQLite, as :func:`write`)."""
     if store.pg:
         return list(conn.execute(store.q(sql), params).all())
-    import sqlite3
-
-    text = store.sql_text(sql)
-    try:
-        cursor = conn.connection.driver_connection.execute(text, params)  # type: ignore[union-attr]
-        rows = cursor.fetchall()
-    except sqlite3.Error as exc:
-        raise sa.exc.DBAPIError.instance(text, params, exc, sqlite3.Error) from exc
+    cursor, rows = _on_driver(store, conn, sql, params, rows=True)
     names = tuple(d[0] for d in cursor.description or ())
     out = []
     for row in rows:
@@ -102,6 +90,20 @@ def fetch(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> list[An
         raw.names = names
         out.append(raw)
     return out
+
+
+def _on_driver(
+    store: Store, conn: Conn, sql: str, params: dict[str, Any], *, rows: bool
+) -> tuple[Any, list[Any]]:
+    """The SQLite cursor of ``sql`` run on the transaction's driver connection (and its rows)."""
+    import sqlite3
+
+    text = store.sql_text(sql)
+    try:
+        cursor = conn.connection.driver_connection.execute(text, params)  # type: ignore[union-attr]
+        return cursor, cursor.fetchall() if rows else []
+    except sqlite3.Error as exc:
+        raise sa.exc.DBAPIError.instance(text, params, exc, sqlite3.Error) from exc
 
 
 def collecting_events(conn: Conn) -> None:
