@@ -165,15 +165,12 @@ class GoalsView(_View):
 
     def get(self, goal_id: str) -> Goal:
         """The goal (``LA-GOAL-UNKNOWN`` when the session has none of that id)."""
+        from lightagent.events.goals import goal_unknown
         from lightagent.run.goal_steps import all_goals
 
         goal = all_goals(self._events()).get(goal_id)
         if goal is None:
-            raise ValidationError(
-                "LA-GOAL-UNKNOWN",
-                f"session {self._session_id!r} has no goal {goal_id!r}",
-                hint="runtime.goals.list() names the session's goals.",
-            )
+            raise goal_unknown(self._session_id, goal_id)
         return Goal.of(goal)
 
     def list(self, *, status: str | None = None) -> list[Goal]:

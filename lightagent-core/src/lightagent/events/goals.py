@@ -16,7 +16,7 @@ from lightagent.events.inbox import append_owned
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore, validate_session_id
 
-__all__ = ["GOAL_STATUSES", "create_goal", "criterion_record", "update_goal"]
+__all__ = ["GOAL_STATUSES", "create_goal", "criterion_record", "goal_unknown", "update_goal"]
 
 #: A goal's statuses; ``completed`` and ``cancelled`` close it.
 GOAL_STATUSES = ("pending", "active", "blocked", "completed", "cancelled")
@@ -83,6 +83,15 @@ def create_goal(
     return data
 
 
+def goal_unknown(session_id: str, goal_id: str) -> ValidationError:
+    """The error for a goal id the session does not hold (``LA-GOAL-UNKNOWN``)."""
+    return ValidationError(
+        "LA-GOAL-UNKNOWN",
+        f"session {session_id!r} has no goal {goal_id!r}",
+        hint="runtime.goals.list() names the session's goals.",
+    )
+
+
 def update_goal(
     store: SessionStore,
     session_id: str,
@@ -119,20 +128,15 @@ def update_goal(
         data["reason"] = reason
     moved: dict[str, Any] = {}
 
-    def unknown() -> ValidationError:
-        return ValidationError(
-            "LA-GOAL-UNKNOWN",
-            f"session {session_id!r} has no goal {goal_id!r}",
-            hint="runtime.goals.list() names the session's goals.",
-        )
-
     if not store.last_sequence(session_id):
-        raise unknown()  # an empty session holds no goal (and is not opened by this)
+        raise goal_unknown(
+            session_id, goal_id
+        )  # an empty session holds no goal (and is not opened by this)
 
     def known(existing: list[SessionEvent]) -> dict[str, Any] | None:
         goal = all_goals(existing).get(goal_id)
         if goal is None:
-            raise unknown()
+            raise goal_unknown(session_id, goal_id)
         if goal["status"] == status:
             return goal
         if status not in _MOVES.get(goal["status"], ()):

@@ -295,7 +295,15 @@ class SqlSessionStore(SessionStoreBase):
     def _append_once(
         self, session_id: str, items: list[EventInput], expected: int | None
     ) -> list[SessionEvent]:
-        if self._q_bump_insert is not None and expected is not None and self._ready:
+        # expected 0 opens a session (no row to bump): the transactional path, prepared once
+        if (
+            self._q_bump_insert is not None
+            and self._ready
+            and isinstance(expected, int)
+            and not isinstance(expected, bool)
+            and expected > 0
+            and 0 < len(items) <= _ONE_STATEMENT_MAX
+        ):
             stored = self._append_in_one_statement(session_id, items, expected)
             if stored is not None:
                 return stored
@@ -344,16 +352,11 @@ class SqlSessionStore(SessionStoreBase):
         The statement inserts only if the session row still ends at ``expected``, and
         on its own it is a whole transaction: one round trip where the locked read,
         bump, insert and commit take five. ``None`` when it inserted nothing (a new
-        session, a conflict, a large batch): the transactional path decides then.
+        session, a conflict): the transactional path decides then.
         """
         query = self._q_bump_insert
-        if query is None or not isinstance(expected, int) or isinstance(expected, bool):
-            return None
-        if expected < 0:
-            return None
+        assert query is not None  # PostgreSQL only: the caller checked
         prepared = self._prepare(session_id, items, expected)
-        if not prepared or len(prepared) > _ONE_STATEMENT_MAX:
-            return None
         args: list[object] = [prepared[-1].sequence, time.time(), session_id, expected]
         for ev in prepared:
             args += (session_id, ev.sequence, ev.event_id[:64], ev.type, ev.timestamp)
