@@ -27,11 +27,16 @@ POINTS = ["before_commit", "inside_commit", "after_commit"]
 
 
 def _child(
-    *args: str, crash: str | None = None, approval_step: str | None = None
+    *args: str,
+    crash: str | None = None,
+    approval_step: str | None = None,
+    kill_in: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIGHTFLOW_")}
     if crash:
         env["LIGHTFLOW_CRASH_POINT"] = crash
+    if kill_in:
+        env["LIGHTFLOW_KILL_IN_STEP"] = kill_in
     if approval_step:
         env["LIGHTFLOW_APPROVAL_STEP"] = approval_step
     return subprocess.run(
@@ -50,8 +55,10 @@ def _counts(counter: Path, run_id: str) -> dict[str, int]:
     return dict(rows)
 
 
-def _open(kind: str, path: Path) -> Any:
-    return JsonLightFlowStore(path) if kind == "json" else SqlLightFlowStore(f"sqlite:///{path}")
+def _open(kind: str, path: Path | str) -> Any:
+    if kind == "json":
+        return JsonLightFlowStore(path)
+    return SqlLightFlowStore(str(path) if kind == "url" else f"sqlite:///{path}")
 
 
 def _result(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -139,3 +146,41 @@ def test_approval_is_persisted_and_resumed_from_other_processes(kind: str, tmp_p
     record = _open(kind, store_path).load_run("approval-run")
     s5 = next(s for s in record["steps"] if s["name"] == "s5")
     assert s5["query"] == "approved input" and s5["approval_decision"]["action"] == "edit"
+
+
+# What each step depends on, transitively (the steps committed before it starts).
+_UPSTREAM = {
+    "s0": set(),
+    "s1": {"s0"},
+    "s3": {"s0", "s1"},
+    "s5": {"s0", "s1", "s2", "s3", "s4"},
+    "s9": {f"s{i}" for i in range(9)},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("url", marks=pytest.mark.postgres)])
+def test_sigkill_after_one_statement_commits_loses_no_step(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """With no fault hook the store commits each step in one statement; a SIGKILL while a
+    later step runs keeps every step committed before it, and a resume never reruns them."""
+    store_path = (
+        request.getfixturevalue("postgres_url") if kind == "url" else str(tmp_path / "runs.db")
+    )
+    counter = tmp_path / "counter.db"
+    baseline = _result(_child("run", kind, store_path, str(counter), f"base-{tmp_path.name}"))
+    for step, upstream in _UPSTREAM.items():
+        run_id = f"kill-{step}-{tmp_path.name}"
+        crashed = _child("run", kind, store_path, str(counter), run_id, kill_in=step)
+        assert crashed.returncode == -signal.SIGKILL, (run_id, crashed.stderr[-1500:])
+        record = _open(kind, store_path).load_run(run_id)
+        assert record is not None and record["status"] == "running"
+        committed = {s["name"] for s in record["steps"] if s["status"] == "success"}
+        assert upstream <= committed and step not in committed, (run_id, committed)
+
+        resumed = _result(_child("resume", kind, store_path, str(counter), run_id))
+        assert resumed["status"] == "success" and resumed["content"] == baseline["content"]
+        counts = _counts(counter, run_id)
+        assert all(counts[s] == 1 for s in committed), (run_id, counts)
+        assert counts[step] == 2, (run_id, counts)  # killed mid-step: it ran again

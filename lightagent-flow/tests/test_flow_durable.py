@@ -503,3 +503,39 @@ def test_the_approval_request_stays_the_same_across_resumes(
     assert again.steps["publish"].approval_request_id == first
     flow.approve(run_id, "publish", {"action": "approve", "request_id": first})
     assert flow.resume(run_id).success
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_sql_one_statement_writes_keep_the_fence(
+    kind: str, tmp_path: Path, run_id: str, request: pytest.FixtureRequest
+) -> None:
+    """start_run, claim_run, commit_step and a fenced save_header, each one statement once
+    the tables exist: a stale epoch still raises LA-STORAGE-CONFLICT and writes nothing."""
+    url = (
+        request.getfixturevalue("postgres_url")
+        if kind == "postgres"
+        else f"sqlite:///{tmp_path / 'runs.db'}"
+    )
+    store = SqlLightFlowStore(url)
+    store.save_header("warm-" + run_id, {"run_id": "warm-" + run_id, "status": "pending"})
+    assert store.start_run(run_id, {"run_id": run_id, "status": "running"}) == (1, False)
+    assert store.commit_step(run_id, {"name": "a", "status": "success"}, epoch=1) is False
+    store.request_cancel(run_id)
+    assert store.commit_step(run_id, {"name": "b", "status": "success"}, epoch=1) is True
+    assert store.claim_run(run_id) == 2
+    assert store.start_run(run_id, {"run_id": run_id, "status": "running"}) == (3, True)
+    for stale in (
+        lambda: store.commit_step(run_id, {"name": "c", "status": "success"}, epoch=2),
+        lambda: store.save_header(run_id, {"run_id": run_id, "status": "failed"}, epoch=2),
+    ):
+        with pytest.raises(StorageError) as info:
+            stale()
+        assert info.value.code == "LA-STORAGE-CONFLICT"
+    store.save_header(run_id, {"run_id": run_id, "status": "success"}, epoch=3)
+    record = store.load_run(run_id)
+    assert record is not None and record["status"] == "success"
+    assert sorted(s["name"] for s in record["steps"]) == ["a", "b"]
+    with pytest.raises(StorageError) as info:
+        store.claim_run("no-such-run")
+    assert info.value.code == "LA-STORAGE"
+    store.close()

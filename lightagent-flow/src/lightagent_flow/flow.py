@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 import uuid
@@ -13,6 +12,7 @@ from typing import Any
 from lightagent.errors import ConfigurationError, ValidationError
 from lightagent.progress import ProgressLine
 
+from lightagent_flow._handoff import run_blocking
 from lightagent_flow._support import (
     check_format,
     format_result,
@@ -340,10 +340,8 @@ class LightFlow:
             self._active[run.run_id] = run
         started = time.time()
         try:
-            await run.save_header(status="running", error=None, error_code=None, content=None)
-            await (
-                run.claim()
-            )  # from here on, a runner that resumes this run elsewhere fences us out
+            # From here on, a runner that resumes this run elsewhere fences us out.
+            await run.start(status="running", error=None, error_code=None, content=None)
             data = {
                 "query": run.query,
                 "steps": [s.name for s in self._steps],
@@ -418,7 +416,7 @@ class LightFlow:
 
     async def _load(self, run_id: str) -> dict[str, Any] | None:
         if getattr(self.store, "blocking", True):
-            return await asyncio.to_thread(self.store.load_run, run_id)
+            return await run_blocking(self.store.load_run, run_id)
         return self.store.load_run(run_id)
 
     async def _require(self, run_id: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any
 from lightagent.errors import PolicyError
 from lightagent.interceptors import global_observers
 
+from lightagent_flow._handoff import run_blocking
 from lightagent_flow.execution import StepExecution, summarize
 from lightagent_flow.hooks import FlowHookRunner
 from lightagent_flow.results import (
@@ -159,7 +160,7 @@ class FlowRun(StepExecution):
         """Call a store method, off the event loop when the store blocks."""
         fn = getattr(self.store, method)
         if getattr(self.store, "blocking", True):
-            return await asyncio.to_thread(fn, *args, **kwargs)
+            return await run_blocking(fn, *args, **kwargs)
         return fn(*args, **kwargs)
 
     def _fence(self) -> dict[str, Any]:
@@ -169,6 +170,19 @@ class FlowRun(StepExecution):
         """Take the run over in the store (fencing out an older runner), when the store can."""
         if callable(getattr(self.store, "claim_run", None)):
             self.epoch = await self.call_store("claim_run", self.run_id)
+
+    async def start(self, **fields: Any) -> None:
+        """Persist the header with ``fields`` and claim the run: one store call when the
+        store has ``start_run`` (which reads the cancel flag too), else the two calls."""
+        if not callable(getattr(self.store, "start_run", None)):
+            await self.save_header(**fields)
+            await self.claim()
+            return
+        self.header.update(fields, updated_at=time.time())
+        self.epoch, flag = await self.call_store("start_run", self.run_id, dict(self.header))
+        self._poll_cancel = False
+        if flag:
+            self.request_cancel("cancel requested")
 
     async def save_header(self, **fields: Any) -> None:
         """Update and persist the run header."""

@@ -2,11 +2,15 @@
 
     python flow_child.py MODE STORE_KIND STORE_PATH COUNTER_DB RUN_ID [DECISION_JSON]
 
-MODE is ``run``, ``resume`` or ``approve``. STORE_KIND is ``json`` or ``sqlite``.
+MODE is ``run``, ``resume`` or ``approve``. STORE_KIND is ``json``, ``sqlite`` or ``url``
+(STORE_PATH is then a SQL URL, PostgreSQL for instance).
 Every step agent execution is counted in COUNTER_DB (a SQLite file, one row per
 execution, committed before the agent returns), keyed by run id and step.
 ``LIGHTFLOW_CRASH_POINT=<point>:<step>`` (point = before_commit, inside_commit or
 after_commit) makes the store's real commit path SIGKILL this process at that point.
+``LIGHTFLOW_KILL_IN_STEP=<step>`` makes that step's agent SIGKILL this process once its
+execution is counted, with no fault hook armed: the store's usual (one-statement) commit
+path wrote every step before it.
 The result is printed as one JSON line.
 """
 
@@ -52,6 +56,8 @@ def make_agent(step: str, counter_path: str, run_id: str) -> Any:
         conn = _counter(counter_path)
         conn.execute("INSERT INTO executions VALUES (?, ?)", (run_id, step))
         conn.close()
+        if os.environ.get("LIGHTFLOW_KILL_IN_STEP") == step:
+            os.kill(os.getpid(), signal.SIGKILL)
         return f"{step}<{hashlib.sha256(query.encode()).hexdigest()[:10]}>"
 
     return agent
@@ -74,7 +80,10 @@ def build_flow(
 
 def open_store(kind: str, path: str) -> Any:
     """The store under test, with the crash point armed from the environment."""
-    store = JsonLightFlowStore(path) if kind == "json" else SqlLightFlowStore(f"sqlite:///{path}")
+    if kind == "json":
+        store: Any = JsonLightFlowStore(path)
+    else:
+        store = SqlLightFlowStore(path if kind == "url" else f"sqlite:///{path}")
     point = os.environ.get("LIGHTFLOW_CRASH_POINT")
     if point:
         where, step = point.split(":")

@@ -4,14 +4,19 @@
 file in WAL mode with ``synchronous=FULL`` and ``BEGIN IMMEDIATE`` writes, through the
 standard library's ``sqlite3``; ``SqlLightFlowStore("postgresql+psycopg://…")`` moves
 them to PostgreSQL (``psycopg`` 3) so several hosts share them. Both use the pooled
-connections of ``lightagent``'s SQL session store. A step commit is one transaction:
-the run row read (``FOR UPDATE`` on PostgreSQL, to check the fencing epoch) and one
-upsert of the step. The tables are the ones earlier versions created through SQLAlchemy.
+connections of ``lightagent``'s SQL session store. A step commit is one statement that
+is its own transaction (one WAL sync on SQLite, one round trip on PostgreSQL): the step
+upserted only while the run's fencing epoch is the caller's, the run's cancel flag read
+back with it; a claim and a header write are one statement each too. When such a
+statement writes nothing (no run row, another epoch) or cannot run, the transactional
+path (run row read ``FOR UPDATE`` on PostgreSQL, then the write) decides and raises.
+The tables are the ones earlier versions created through SQLAlchemy.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -94,10 +99,24 @@ class SqlLightFlowStore:
             "ON CONFLICT (run_id, name) DO UPDATE SET "
             "updated_at = excluded.updated_at, record = excluded.record"
         )
-        # PostgreSQL: the fenced step commit as one statement (its own transaction, one round
-        # trip): the run row locked, the step written only under the caller's epoch.
-        self._q_step_fenced: str | None = (
-            None
+        # The fenced step commit as one statement, its own transaction (SQLite: one write
+        # lock, one WAL sync; PostgreSQL: one round trip): the step is written only while
+        # the run's epoch is the caller's, and the run's cancel flag comes back with it.
+        # No row back: no run row or another epoch; the transactional path decides then.
+        # SQLite needs 3.35 for RETURNING, and a file (an in-memory database is one
+        # connection, which only transactions take turns on).
+        self._one_statement = (
+            sqlite3.sqlite_version_info >= (3, 35) and path is not None if self._sqlite else True
+        )
+        self._q_step_fenced = (
+            sql(
+                "INSERT INTO lightflow_steps (run_id, name, updated_at, record) "
+                "SELECT ?, ?, ?, ? FROM lightflow_runs "
+                "WHERE run_id = ? AND (? IS NULL OR epoch = ?) "
+                "ON CONFLICT (run_id, name) DO UPDATE SET "
+                "updated_at = excluded.updated_at, record = excluded.record "
+                "RETURNING (SELECT cancel_requested FROM lightflow_runs WHERE run_id = ?)"
+            )
             if self._sqlite
             else "WITH run AS (SELECT epoch, cancel_requested FROM lightflow_runs "
             "WHERE run_id = %s FOR UPDATE), ins AS (INSERT INTO lightflow_steps "
@@ -105,7 +124,24 @@ class SqlLightFlowStore:
             "WHERE %s::integer IS NULL OR run.epoch = %s::integer "
             "ON CONFLICT (run_id, name) DO UPDATE SET "
             "updated_at = excluded.updated_at, record = excluded.record RETURNING 1) "
-            "SELECT run.epoch, run.cancel_requested, (SELECT count(*) FROM ins) FROM run"
+            "SELECT run.cancel_requested FROM run WHERE EXISTS (SELECT 1 FROM ins)"
+        )
+        # A fenced header write and a claim, one statement each; no row: the run has no
+        # row or another epoch, and the transactional path decides (and raises).
+        self._q_header_returning = f"{self._q_header} RETURNING 1"
+        self._q_header_fenced = sql(
+            "UPDATE lightflow_runs SET status = ?, updated_at = ?, header = ? "
+            "WHERE run_id = ? AND epoch = ? RETURNING 1"
+        )
+        self._q_start = sql(
+            "INSERT INTO lightflow_runs (run_id, status, updated_at, header, cancel_requested, "
+            "epoch) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (run_id) DO UPDATE SET "
+            "status = excluded.status, updated_at = excluded.updated_at, "
+            "header = excluded.header, epoch = lightflow_runs.epoch + 1 "
+            "RETURNING epoch, cancel_requested"
+        )
+        self._q_claim = sql(
+            "UPDATE lightflow_runs SET epoch = epoch + 1 WHERE run_id = ? RETURNING epoch"
         )
         # Created on the first write (or a read of a store that exists), never by a read:
         # a mistyped path stays a missing store instead of becoming a new empty one.
@@ -193,24 +229,63 @@ class SqlLightFlowStore:
             raise fenced_out(run_id, epoch, None if row is None else row[0])
         return row
 
-    def save_header(self, run_id: str, header: dict[str, Any], *, epoch: int | None = None) -> None:
-        """Write (replace) the run's header."""
-        check_run_id(run_id)
-        values = (
+    @staticmethod
+    def _header_values(run_id: str, header: dict[str, Any]) -> tuple[Any, ...]:
+        return (
             run_id,
             str(header.get("status") or "pending"),
             float(header.get("updated_at") or time.time()),
             json.dumps(header, ensure_ascii=False, sort_keys=True),
             False,
         )
+
+    def save_header(self, run_id: str, header: dict[str, Any], *, epoch: int | None = None) -> None:
+        """Write (replace) the run's header."""
+        check_run_id(run_id)
+        values = self._header_values(run_id, header)
+        if self._fast():
+            if epoch is None:
+                rows = self._one_statement_rows(self._q_header_returning, values)
+            else:
+                rows = self._one_statement_rows(
+                    self._q_header_fenced, (values[1], values[2], values[3], run_id, epoch)
+                )
+            if rows:
+                return
         with self._tx() as cur:
             if epoch is not None:
                 self._check_epoch(cur, run_id, epoch)
             cur.execute(self._q_header, values)
 
+    def start_run(self, run_id: str, header: dict[str, Any]) -> tuple[int, bool]:
+        """Write the run's header and claim it, in one transaction.
+
+        What :meth:`save_header` then :meth:`claim_run` do, with one commit instead of
+        two; returns the new epoch and whether a cancel is requested for the run.
+        """
+        check_run_id(run_id)
+        values = self._header_values(run_id, header)
+        if self._fast():
+            rows = self._one_statement_rows(self._q_start, values)
+            if rows:
+                return int(rows[0][0]), bool(rows[0][1])
+        with self._tx() as cur:
+            cur.execute(self._q_header, values)
+            row = self._check_epoch(cur, run_id, None)
+            epoch = int(row[0] or 0) + 1
+            cur.execute(
+                self._db.sql("UPDATE lightflow_runs SET epoch = ? WHERE run_id = ?"),
+                (epoch, run_id),
+            )
+        return epoch, bool(row[1])
+
     def claim_run(self, run_id: str) -> int:
         """Bump and return the run's epoch (the run's header must exist)."""
         check_run_id(run_id)
+        if self._fast():
+            rows = self._one_statement_rows(self._q_claim, (run_id,))
+            if rows:
+                return int(rows[0][0])
         with self._tx() as cur:
             row = self._check_epoch(cur, run_id, None)
             if row is None:
@@ -232,10 +307,15 @@ class SqlLightFlowStore:
         if self._fault:
             self._fault("before_commit", run_id, name)
         record = json.dumps(step, ensure_ascii=False)
-        if self._q_step_fenced is not None and self._ready and not self._fault:
-            flag = self._commit_in_one_statement(run_id, name, record, epoch)
-            if flag is not None:
-                return flag
+        if self._fast():
+            rows = self._one_statement_rows(
+                self._q_step_fenced,
+                (run_id, name, time.time(), record, run_id, epoch, epoch, run_id)
+                if self._sqlite
+                else (run_id, run_id, name, time.time(), record, epoch, epoch),
+            )
+            if rows:
+                return bool(rows[0][0])
         with self._tx() as cur:
             row = self._check_epoch(cur, run_id, epoch)
             cur.execute(self._q_step, (run_id, name, time.time(), record))
@@ -245,26 +325,27 @@ class SqlLightFlowStore:
             self._fault("after_commit", run_id, name)
         return bool(row is not None and row[1])
 
-    def _commit_in_one_statement(
-        self, run_id: str, name: str, record: str, epoch: int | None
-    ) -> bool | None:
-        """PostgreSQL: the step commit in one statement; its cancel flag, or None when the
-        run has no row (the transactional path decides then)."""
-        assert self._q_step_fenced is not None
-        args = (run_id, run_id, name, time.time(), record, epoch, epoch)
+    def _fast(self) -> bool:
+        """Whether a write may go as one statement (a fault hook needs the steps apart)."""
+        return self._one_statement and self._ready and not self._fault
+
+    def _one_statement_rows(self, query: str, args: tuple[Any, ...]) -> list[Any]:
+        """The rows of one write statement that is its own transaction, durable on return.
+
+        ``[]`` when it wrote nothing or could not run (a busy SQLite file past the
+        timeout, a pooled PostgreSQL connection that died while idle): the caller's
+        transactional path then decides, on a fresh connection. Every statement given
+        here is an upsert or a fenced update, so running it again there is harmless.
+        """
         try:
             with self._db.autocommit() as cur:
-                cur.execute(self._q_step_fenced, args)
-                row = cur.fetchone()
+                cur.execute(query, args)
+                # Every row read: SQLite commits an autocommit statement when it is done.
+                return list(cur.fetchall())
         except self._db.unavailable:
-            return None  # the transactional path takes a fresh connection and decides
+            return []
         except self._db.database_error as exc:
             raise StorageError("LA-STORAGE", f"flow store {self!r} failed: {exc}") from exc
-        if row is None:
-            return None
-        if not row[2]:
-            raise fenced_out(run_id, epoch if epoch is not None else -1, row[0])
-        return bool(row[1])
 
     def set_approval(
         self, run_id: str, step: str, decision: dict[str, Any], *, exclusive: bool = False
