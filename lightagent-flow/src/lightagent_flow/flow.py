@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Any
 
+from lightagent.blocking import run_blocking
 from lightagent.errors import ConfigurationError, ValidationError
 from lightagent.progress import ProgressLine
 
-from lightagent_flow._handoff import run_blocking
 from lightagent_flow._support import (
     check_format,
     format_result,

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from lightagent.blocking import run_blocking
 from lightagent.errors import PolicyError
 from lightagent.interceptors import global_observers
 
-from lightagent_flow._handoff import run_blocking
 from lightagent_flow.execution import StepExecution, summarize
 from lightagent_flow.hooks import FlowHookRunner
 from lightagent_flow.results import (

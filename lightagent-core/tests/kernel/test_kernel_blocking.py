@@ -1,0 +1,93 @@
+"""run_blocking: blocking calls leave the loop's thread, keep context, never serialise."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import multiprocessing
+import os
+import threading
+
+import pytest
+from lightagent.blocking import run_blocking
+
+_who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
+
+
+def test_the_call_runs_off_the_loop_thread_with_the_callers_context() -> None:
+    async def main() -> tuple[int, int, str]:
+        _who.set("caller")
+        here = threading.get_ident()
+        there, seen = await run_blocking(lambda: (threading.get_ident(), _who.get()))
+        return here, there, seen
+
+    here, there, seen = asyncio.run(main())
+    assert here != there
+    assert seen == "caller"
+
+
+def test_arguments_results_and_exceptions_pass_through() -> None:
+    def divide(a: int, b: int = 1) -> float:
+        return a / b
+
+    async def main() -> float:
+        assert await run_blocking(divide, 6, b=3) == 2
+        with pytest.raises(ZeroDivisionError):
+            await run_blocking(divide, 1, b=0)
+        return await run_blocking(divide, 5)
+
+    assert asyncio.run(main()) == 5
+
+
+def test_concurrent_calls_each_get_a_thread() -> None:
+    # Eight calls that can only finish together: a pool that ran them one by one would
+    # leave the barrier short and time out.
+    barrier = threading.Barrier(8, timeout=10)
+
+    async def main() -> list[int]:
+        return list(await asyncio.gather(*(run_blocking(barrier.wait) for _ in range(8))))
+
+    assert sorted(asyncio.run(main())) == list(range(8))
+
+
+def test_a_cancelled_caller_leaves_the_running_call_to_finish() -> None:
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def slow() -> str:
+        started.set()
+        release.wait(10)
+        finished.set()
+        return "late"
+
+    async def main() -> None:
+        task = asyncio.ensure_future(run_blocking(slow))
+        await asyncio.to_thread(started.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        await asyncio.to_thread(finished.wait, 10)
+        # The late result was dropped without an error; the threads still serve calls.
+        assert await run_blocking(lambda: 1) == 1
+
+    asyncio.run(main())
+    assert finished.is_set()
+
+
+def _child(out: object) -> None:
+    value = asyncio.run(run_blocking(os.getpid))
+    out.put(value)  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_threads_of_its_own() -> None:
+    # The parent has kept threads; the child inherits none of them and must not wait
+    # for one that does not exist.
+    asyncio.run(run_blocking(lambda: None))
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(out,))
+    proc.start()
+    proc.join(30)
+    assert proc.exitcode == 0
+    assert out.get(timeout=5) == proc.pid
