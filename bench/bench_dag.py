@@ -41,6 +41,9 @@ INLINE = os.environ.get("BENCH_DAG_INLINE", "1") != "0"
 # Each figure is the best of this many runs (the machine is shared: the best run is the
 # one least disturbed by other work, for ours and the floor alike).
 REPEAT = int(os.environ.get("BENCH_DAG_REPEAT", "3"))
+# Where artifacts go: "database" (SqlArtifactStore, the blob rides on the publication) or
+# "folder" (LocalArtifactStore: a file and two fsyncs per artifact).
+ARTIFACTS = os.environ.get("BENCH_DAG_ARTIFACTS", "database")
 
 
 # -- ours -------------------------------------------------------------------------------
@@ -52,6 +55,7 @@ def _ours_child(url: str, art: str, run_id: str, start: Any, worker_id: str) -> 
         DAGConfig,
         LightDAG,
         LocalArtifactStore,
+        SqlArtifactStore,
         SqlTaskGraphStore,
         TaskOutcome,
     )
@@ -65,7 +69,9 @@ def _ours_child(url: str, art: str, run_id: str, start: Any, worker_id: str) -> 
     store = SqlTaskGraphStore(url, create=False)
     dag = LightDAG(
         store=store,
-        artifact_store=LocalArtifactStore(art),
+        artifact_store=SqlArtifactStore(store)
+        if ARTIFACTS == "database"
+        else LocalArtifactStore(art),
         verifiers={"v": CallableVerifier("v", verify, inline=INLINE)},
         config=DAGConfig(poll_interval=0.002, poll_interval_max=0.01, max_tasks=100_000),
     )

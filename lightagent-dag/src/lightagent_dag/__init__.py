@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "LightDAGProvider": "lightagent_dag.provider",
     "LocalArtifactStore": "lightagent_dag.artifacts",
     "RegistryWorkerFactory": "lightagent_dag.workers",
+    "SqlArtifactStore": "lightagent_dag.sql.blobs",
     "SqlTaskGraphStore": "lightagent_dag.sql",
     "SqliteTaskGraphStore": "lightagent_dag.sql",
     "TaskAttempt": "lightagent_dag.records",

@@ -43,7 +43,9 @@ def configure_dag(parser: argparse.ArgumentParser) -> None:
         "--worker-id", default=None, help="this worker's id (default host:pid:random)"
     )
     worker.add_argument(
-        "--artifacts", default=None, help="artifact folder (default: the app's artifact store)"
+        "--artifacts",
+        default=None,
+        help="artifact folder (default: the app's artifact store; in the database on PostgreSQL)",
     )
     worker.add_argument("--run", default=None, help="only claim tasks of this run")
     worker.add_argument(
@@ -77,6 +79,7 @@ def load_app(ref: str, store: Any, artifacts: str | None = None) -> Any:
     """Import ``module:attr`` and return a LightDAG on ``store`` with the app's workers and verifiers."""
     from lightagent_dag.artifacts import LocalArtifactStore
     from lightagent_dag.dag import LightDAG
+    from lightagent_dag.sql.blobs import SqlArtifactStore
 
     module_name, _, attr = ref.partition(":")
     if not module_name or not attr:
@@ -98,6 +101,9 @@ def load_app(ref: str, store: Any, artifacts: str | None = None) -> Any:
             config=app.config,
         )
         dag._audit = app._audit  # the app's default gate writes its decisions there
+        if not artifacts and isinstance(dag.artifact_store, SqlArtifactStore):
+            # The app's database artifacts belong with the store this worker serves.
+            dag.artifact_store = SqlArtifactStore(dag.store, max_bytes=dag.artifact_store.max_bytes)
         return dag
     if not callable(target):
         raise DAGError("LA-CONFIG", f"--app {ref!r} is neither a LightDAG nor a callable")

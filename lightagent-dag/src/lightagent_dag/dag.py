@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lightagent.blocking import run_blocking
 from lightagent.bridge import run_private
 from lightagent.keywords import seeds_keywords
 
@@ -72,7 +73,12 @@ class LightDAG:
         session_store: Any = None,
     ) -> None:
         self.store = _open_store(store)
-        if artifact_store is None or isinstance(artifact_store, str | os.PathLike):
+        if artifact_store is None and self.store.pg:
+            # Workers on several hosts share the database, not a folder.
+            from lightagent_dag.sql.blobs import SqlArtifactStore
+
+            artifact_store = SqlArtifactStore(self.store)
+        elif artifact_store is None or isinstance(artifact_store, str | os.PathLike):
             artifact_store = LocalArtifactStore(artifact_store or Path(".lightagent") / "artifacts")
         self.artifact_store: ArtifactStore = artifact_store
         self.worker_factory = worker_factory or RegistryWorkerFactory()
@@ -182,7 +188,7 @@ class LightDAG:
         self, root_tasks: Iterable[TaskSpec | Mapping[str, Any]], **kwargs: Any
     ) -> DAGRun:
         """Async :meth:`create_run` (the store call runs in a thread)."""
-        return await asyncio.to_thread(lambda: self.create_run(root_tasks, **kwargs))
+        return await run_blocking(lambda: self.create_run(root_tasks, **kwargs))
 
     def _check_limits(self, tasks: int, edges: int) -> None:
         from lightagent_dag.errors import DAGLimitError
@@ -254,16 +260,16 @@ class LightDAG:
         self, run_id: str, *, context: Any = None, concurrency: int | None = None
     ) -> DAGRunResult:
         """Run the run's tasks here until it succeeds, fails, blocks, pauses or is cancelled."""
-        run = await asyncio.to_thread(self.store.require_run, run_id)
+        run = await run_blocking(self.store.require_run, run_id)
         self._check_context(run, context)
-        tasks = await asyncio.to_thread(self.store.list_tasks, run_id)
+        tasks = await run_blocking(self.store.list_tasks, run_id)
         self._check_keys(
             t.spec
             for t in tasks
             if t.status.value not in ("verified", "superseded", "cancelled", "failed")
         )
         ttl = self.config.scheduler_lease_seconds
-        epoch = await asyncio.to_thread(
+        epoch = await run_blocking(
             self.store.acquire_scheduler_lease, run_id, self.scheduler_id, ttl
         )
         stop = asyncio.Event()
@@ -281,11 +287,11 @@ class LightDAG:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await keeper
                 with contextlib.suppress(Exception):
-                    await asyncio.to_thread(
+                    await run_blocking(
                         self.store.release_scheduler_lease, run_id, self.scheduler_id, epoch
                     )
-            await asyncio.to_thread(self._mirror_events, run_id)
-            result = await asyncio.to_thread(self.result, run_id)
+            await run_blocking(self._mirror_events, run_id)
+            result = await run_blocking(self.result, run_id)
             ended = {
                 "status": result.status.value,
                 "success": result.success,
@@ -304,7 +310,7 @@ class LightDAG:
         while True:
             await asyncio.sleep(ttl / 3)
             try:
-                await asyncio.to_thread(
+                await run_blocking(
                     self.store.renew_scheduler_lease, run_id, self.scheduler_id, epoch, ttl
                 )
             except DAGFencedError:
@@ -323,9 +329,9 @@ class LightDAG:
         self, run_id: str, *, context: Any = None, reason: str | None = None
     ) -> DAGRunResult:
         """Resume a paused or blocked run and run it."""
-        run = await asyncio.to_thread(self.store.require_run, run_id)
+        run = await run_blocking(self.store.require_run, run_id)
         if run.status in (DAGRunStatus.PAUSED, DAGRunStatus.BLOCKED):
-            await asyncio.to_thread(self.store.set_run_status, run_id, "resume", reason)
+            await run_blocking(self.store.set_run_status, run_id, "resume", reason)
         return await self.arun(run_id, context=context)
 
     def pause(self, run_id: str, reason: str | None = None) -> DAGRun:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lightagent.blocking import run_blocking
 from lightagent.errors import LightAgentError, PolicyError, StorageError
 
 from lightagent_dag.artifacts import ArtifactStore
@@ -32,6 +33,10 @@ from lightagent_dag.workers import RegistryWorkerFactory, TaskContext, normalize
 __all__ = ["AttemptRunner", "task_capability"]
 
 log = logging.getLogger("lightagent.dag")
+
+# Up to this size a candidate is hashed on the event loop (a few microseconds); a larger
+# one is hashed on a store thread, so that the loop never stalls on it.
+_HASH_ON_LOOP_BYTES = 64 * 1024
 
 
 def task_capability() -> Any:
@@ -87,6 +92,11 @@ class AttemptRunner:
         self._claim_request: ClaimRequest | None = None
         self._preclaimed: collections.deque[Claim] = collections.deque()
         self._stop: asyncio.Event | None = None
+        # What each run's stored limits and security context parse to, kept for as long
+        # as the store hands out the same run record (it does while the row is unchanged).
+        self._per_run: dict[tuple[str, str], tuple[Any, Any]] = {}
+        carried = getattr(self.artifact_store, "carried_by", None)
+        self._carries_blobs = bool(carried is not None and carried(self.store))
 
     # -- the pool ------------------------------------------------------------------
 
@@ -124,7 +134,7 @@ class AttemptRunner:
                         claim: Claim | None = self._preclaimed.popleft()
                     else:
                         try:
-                            claim = await asyncio.to_thread(
+                            claim = await run_blocking(
                                 self.store.claim,
                                 self.worker_id,
                                 run_id=run_id,
@@ -149,12 +159,12 @@ class AttemptRunner:
                 if (looked and now >= next_reconcile) or now >= next_reconcile + 5.0:
                     next_reconcile = now + self.config.poll_interval_max
                     try:
-                        await asyncio.to_thread(self.store.reconcile, run_id)
+                        await run_blocking(self.store.reconcile, run_id)
                     except StorageError as exc:
                         log.warning("dag worker %s: reconcile failed: %s", self.worker_id, exc)
                 if run_id is not None and until_quiescent and not running and not self._preclaimed:
                     try:
-                        run = await asyncio.to_thread(self.store.get_run, run_id)
+                        run = await run_blocking(self.store.get_run, run_id)
                     except StorageError as exc:
                         log.warning("dag worker %s: status check failed: %s", self.worker_id, exc)
                     else:
@@ -217,7 +227,7 @@ class AttemptRunner:
             if self.store.deferred_events:
                 # Normally the attempt's last write carried them; not when it was cancelled.
                 with contextlib.suppress(StorageError):
-                    await asyncio.to_thread(self.store.flush_deferred)
+                    await run_blocking(self.store.flush_deferred)
             if self.on_attempt:
                 self.on_attempt("fenced" if fenced.is_set() else "finished", claim)
             notify(
@@ -242,7 +252,7 @@ class AttemptRunner:
             await asyncio.sleep(every)
             sent = time.monotonic()  # the new lease is at least as old as the request
             try:
-                renewal = asyncio.to_thread(self.store.renew, claim, ttl)
+                renewal = run_blocking(self.store.renew, claim, ttl)
                 if deadline > sent:
                     await asyncio.wait_for(renewal, deadline - sent)
                 else:
@@ -264,10 +274,22 @@ class AttemptRunner:
         fenced.set()
         body.cancel()
 
+    def _parsed(self, claim: Claim, what: str, parse: Callable[[Any], Any]) -> Any:
+        """``parse`` of the run's stored ``what``, once per run record."""
+        key = (claim.run_id, what)
+        cached = self._per_run.get(key)
+        if cached is not None and cached[0] is claim.run:
+            return cached[1]
+        value = parse(getattr(claim.run, what))
+        if len(self._per_run) >= 512:
+            self._per_run.clear()
+        self._per_run[key] = (claim.run, value)
+        return value
+
     def _security_context(self, claim: Claim) -> Any:
         from lightagent.security import SecurityContext
 
-        base = SecurityContext.from_dict(claim.run.context)
+        base = self._parsed(claim, "context", SecurityContext.from_dict)
         narrowing: dict[str, Any] = {
             "agent_id": self.worker_id,
             "task_id": claim.task_id,
@@ -307,11 +329,11 @@ class AttemptRunner:
                 )
 
     async def _store(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        return await run_blocking(fn, *args, **kwargs)
 
     async def _attempt(self, claim: Claim, fenced: threading.Event) -> dict[str, Any]:
         """Run the attempt; returns ``{outcome, error?}`` for instrumentation."""
-        cfg = DAGConfig.from_dict(claim.run.config)
+        cfg: DAGConfig = self._parsed(claim, "config", DAGConfig.from_dict)
         try:
             security = self._security_context(claim)
             try:
@@ -448,18 +470,26 @@ class AttemptRunner:
                 },
             )
         published = await self._store(self.store.published_artifacts, claim.run_id) if deps else {}
-        manifest = await self._store(
-            self.artifact_store.stage,
-            content,
-            run_id=claim.run_id,
-            task_id=claim.task_id,
-            attempt_id=claim.attempt_id,
-            tenant_id=claim.run.tenant_id,
-            project_id=claim.run.project_id,
-            media_type=outcome.media_type,
-            contract_hash=claim.task.spec.contract_hash,
-            dependency_manifest={d: published[d].artifact_id for d in deps if d in published},
-        )
+        ids: dict[str, Any] = {
+            "run_id": claim.run_id,
+            "task_id": claim.task_id,
+            "attempt_id": claim.attempt_id,
+            "tenant_id": claim.run.tenant_id,
+            "project_id": claim.run.project_id,
+            "media_type": outcome.media_type,
+            "contract_hash": claim.task.spec.contract_hash,
+            "dependency_manifest": {d: published[d].artifact_id for d in deps if d in published},
+        }
+        blob: bytes | None = None
+        if self._carries_blobs:
+            # The bytes ride on the attempt's own record write: no commit of their own.
+            describe = self.artifact_store.describe  # type: ignore[attr-defined]
+            if len(content) <= _HASH_ON_LOOP_BYTES:
+                blob, manifest = describe(content, **ids)
+            else:
+                blob, manifest = await run_blocking(describe, content, **ids)
+        else:
+            manifest = await self._store(self.artifact_store.stage, content, **ids)
         request = VerificationRequest(
             kind="completion",
             run=claim.run,
@@ -473,7 +503,7 @@ class AttemptRunner:
         )
         inline = bool(getattr(verifier, "inline", False))
         if not inline:
-            await self._stage(claim, cfg, manifest)
+            await self._stage(claim, cfg, manifest, blob)
         report = await self._verify(verifier, request)
         if context.is_fenced():
             raise DAGFencedError(
@@ -484,15 +514,28 @@ class AttemptRunner:
             and report.input_snapshot_hash == request.input_snapshot_hash
         ):
             # An inline check ran before anything was recorded: stage and publish at once.
-            publish = self.store.publish_verified if inline else self.store.publish
-            successor = await self._store(
-                publish, claim, manifest, report.to_dict(), claim_next=self._next_request()
-            )
+            if inline:
+                successor = await self._store(
+                    self.store.publish_verified,
+                    claim,
+                    manifest,
+                    report.to_dict(),
+                    claim_next=self._next_request(),
+                    blob=blob,
+                )
+            else:
+                successor = await self._store(
+                    self.store.publish,
+                    claim,
+                    manifest,
+                    report.to_dict(),
+                    claim_next=self._next_request(),
+                )
             if successor is not None:
                 self._preclaimed.append(successor)
             return "verified"
         if inline:  # the candidate's record and its rejection, as for any other verifier
-            await self._stage(claim, cfg, manifest)
+            await self._stage(claim, cfg, manifest, blob)
         await self._rejected(claim, cfg, report)
         return "rejected"
 
@@ -502,11 +545,17 @@ class AttemptRunner:
             return None
         return self._claim_request
 
-    async def _stage(self, claim: Claim, cfg: DAGConfig, manifest: Any) -> None:
-        """Record the staged candidate, waiting for a verification slot of the run."""
+    async def _stage(
+        self, claim: Claim, cfg: DAGConfig, manifest: Any, blob: bytes | None = None
+    ) -> None:
+        """Record the staged candidate (with its bytes, if they ride along), waiting for a verification slot."""
         wait = cfg.poll_interval
         while not await self._store(
-            self.store.stage_candidate, claim, manifest, max_pending=cfg.max_pending_verifications
+            self.store.stage_candidate,
+            claim,
+            manifest,
+            max_pending=cfg.max_pending_verifications,
+            blob=blob,
         ):
             await asyncio.sleep(wait * random.uniform(0.5, 1.0))
             wait = min(wait * 2, cfg.poll_interval_max)

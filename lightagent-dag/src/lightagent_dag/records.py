@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from lightagent_dag.specs import DAG_SCHEMA_VERSION, DecompositionProposal, TaskSpec
@@ -172,12 +173,20 @@ class ArtifactManifest:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe form."""
-        return asdict(self)
+        # Field by field rather than dataclasses.asdict, which deep-copies every value:
+        # a manifest is written on every publication, and only its two dicts can nest.
+        out = {name: getattr(self, name) for name in _MANIFEST_FIELDS}
+        out["dependency_manifest"] = dict(self.dependency_manifest)
+        out["metadata"] = copy.deepcopy(self.metadata) if self.metadata else {}
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArtifactManifest:
         """Build a manifest from :meth:`to_dict` output."""
         return cls(**data)
+
+
+_MANIFEST_FIELDS = tuple(f.name for f in fields(ArtifactManifest))
 
 
 @dataclass(frozen=True)
@@ -204,12 +213,16 @@ class VerificationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe form."""
-        out = asdict(self)
+        # Every field is a string, a number or a tuple of strings: no deep copy needed.
+        out = {name: getattr(self, name) for name in _REPORT_FIELDS}
         out["verdict"] = self.verdict.value
         out["assurance_level"] = self.assurance_level.value
         for key in ("artifact_hashes", "evidence_refs", "diagnostics"):
             out[key] = list(out[key])
         return out
+
+
+_REPORT_FIELDS = tuple(f.name for f in fields(VerificationReport))
 
 
 @dataclass(frozen=True)

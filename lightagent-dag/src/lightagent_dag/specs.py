@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import uuid
@@ -118,9 +119,36 @@ class TaskSpec:
         except TypeError as exc:
             raise _invalid(f"invalid TaskSpec: {exc}") from exc
 
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any]) -> TaskSpec:
+        """A spec as the store wrote it: checked when it was stored, so not checked again.
+
+        Every claim reads its task's spec; re-validating it (and re-hashing its acceptance
+        contract) would cost more than the claim's own statements on SQLite.
+        """
+        if not isinstance(data, Mapping) or not _SPEC_REQUIRED <= data.keys():
+            return cls.from_dict(data)  # not what the store writes: the checked path explains
+        spec = object.__new__(cls)
+        for name in _SPEC_FIELDS:
+            object.__setattr__(spec, name, data[name] if name in data else _SPEC_DEFAULTS[name])
+        object.__setattr__(spec, "depends_on", tuple(spec.depends_on))
+        object.__setattr__(spec, "resource_requirements", tuple(spec.resource_requirements))
+        object.__setattr__(spec, "metadata", dict(spec.metadata or {}))
+        return spec
+
     def digest(self) -> str:
         """A digest of the whole spec, used for idempotent create_run."""
         return canonical_digest(self.to_dict())
+
+
+_SPEC_FIELDS = tuple(f.name for f in fields(TaskSpec))
+_SPEC_DEFAULTS = {
+    f.name: f.default for f in fields(TaskSpec) if f.default is not dataclasses.MISSING
+}
+_SPEC_DEFAULTS["metadata"] = {}
+_SPEC_REQUIRED = frozenset(
+    ("task_id", *(f.name for f in fields(TaskSpec) if f.name not in _SPEC_DEFAULTS))
+)
 
 
 @dataclass(frozen=True)

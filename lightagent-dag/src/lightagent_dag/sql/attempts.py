@@ -16,10 +16,12 @@ from lightagent_dag.records import ArtifactManifest, Claim
 from lightagent_dag.sql.common import (
     Conn,
     Store,
+    blob_params,
     event,
     fence_check,
     fetch,
     lock_run,
+    put_blob,
     refresh_run,
     save_report,
     write,
@@ -219,8 +221,10 @@ def _claim_pg_plain(
     or a task out of attempts updates nothing here and waits for a claim of its own.
     """
     attempt_id = new_attempt_id()
-    row = conn.execute(
-        store.q(
+    found = fetch(
+        store,
+        conn,
+        (
             f"WITH c AS ({pick}),"
             " u AS (UPDATE dag_tasks SET status='running', fence=c.fence+1, attempts=dag_tasks.attempts+1,"
             " lease_owner=:w, lease_expires_at={now}+:ttl, available_at=NULL FROM c"
@@ -235,9 +239,10 @@ def _claim_pg_plain(
             " FROM u JOIN dag_runs run ON run.run_id=u.run_id"
         ),
         {**params, "w": worker_id, "ttl": lease_seconds, "a": attempt_id},
-    ).first()
-    if row is None:
+    )
+    if not found:
         return None
+    row = found[0]
     task = row_to_task(row, tuple(row._mapping["deps"] or ()))
     event(
         store,
@@ -301,7 +306,12 @@ class NoVerificationSlot(Exception):
 
 
 def stage(
-    store: Store, conn: Conn, claim: Claim, manifest: ArtifactManifest, max_pending: int
+    store: Store,
+    conn: Conn,
+    claim: Claim,
+    manifest: ArtifactManifest,
+    max_pending: int,
+    blob: bytes | None = None,
 ) -> bool:
     """Stage a candidate (fenced), unless max_pending verifications are already pending.
 
@@ -315,6 +325,8 @@ def stage(
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence},
     )
     fence_check(n, claim, "stage")
+    if blob is not None:
+        put_blob(store, conn, manifest, blob)
     write(
         store,
         conn,
@@ -394,6 +406,7 @@ def publish_inline(
     claim: Claim,
     manifest: ArtifactManifest,
     report: dict[str, Any],
+    blob: bytes | None = None,
 ) -> None:
     """Stage and publish an already verified candidate in one transaction (fenced).
 
@@ -401,7 +414,7 @@ def publish_inline(
     task goes from ``running`` straight to ``verified``.
     """
     if store.pg:
-        _publish_inline_pg(store, conn, claim, manifest, report)
+        _publish_inline_pg(store, conn, claim, manifest, report, blob)
         return
     n = write(
         store,
@@ -411,6 +424,8 @@ def publish_inline(
         {"r": claim.run_id, "t": claim.task_id, "f": claim.fence, "aid": manifest.artifact_id},
     )
     fence_check(n, claim, "publish")
+    if blob is not None:
+        put_blob(store, conn, manifest, blob)
     write(
         store,
         conn,
@@ -440,6 +455,7 @@ def _publish_inline_pg(
     claim: Claim,
     manifest: ArtifactManifest,
     report: dict[str, Any],
+    blob: bytes | None = None,
 ) -> None:
     """``publish_inline`` on PostgreSQL: every row in one statement (writable CTEs), not six.
 
@@ -462,8 +478,16 @@ def _publish_inline_pg(
             " SELECT :rid, run_id, task_id, :a, :rep FROM t),"
         )
         params.update({"rid": report["report_id"], "rep": dumps(report)})
-    n, others, dependents = conn.execute(
-        store.q(
+    if blob is not None:
+        rep += (
+            " b AS (INSERT INTO dag_blobs(tenant_id, project_id, content_hash, byte_size, content)"
+            " SELECT :bt, :bp, :bh, :bs, :blob FROM t ON CONFLICT DO NOTHING),"
+        )
+        params.update(blob_params(manifest, blob))
+    n, others, dependents = fetch(
+        store,
+        conn,
+        (
             "WITH t AS (UPDATE dag_tasks SET status='verified', artifact_id=:aid, lease_owner=NULL,"
             " lease_expires_at=NULL, last_error=NULL WHERE run_id=:r AND task_id=:t AND fence=:f"
             " AND status='running' RETURNING run_id, task_id),"
@@ -479,7 +503,7 @@ def _publish_inline_pg(
             " EXISTS (SELECT 1 FROM dag_dependencies WHERE run_id=:r AND depends_on=:t)"
         ),
         params,
-    ).one()
+    )[0]
     fence_check(int(n), claim, "publish")
     ids = {"artifact_id": manifest.artifact_id, "content_hash": manifest.content_hash}
     event(

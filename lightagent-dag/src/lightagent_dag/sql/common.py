@@ -9,7 +9,7 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 
 from lightagent_dag.errors import DAGError, DAGFencedError, DAGLimitError
-from lightagent_dag.records import Claim, DAGRun
+from lightagent_dag.records import ArtifactManifest, Claim, DAGRun
 from lightagent_dag.specs import TaskSpec
 from lightagent_dag.sql.rows import dumps, loads, row_to_run
 
@@ -23,13 +23,18 @@ class Store(Protocol):
     """What the transitions need of the store (kept apart so they never import it)."""
 
     pg: bool
+    url: str
 
     def q(self, sql: str) -> sa.TextClause:
         """SQL text with the dialect's clock and lock filled in."""
         ...
 
     def sql_text(self, sql: str) -> str:
-        """The same, as the string the driver runs."""
+        """The same, as a string with SQLAlchemy's ``:name`` parameters."""
+        ...
+
+    def driver_text(self, sql: str) -> str:
+        """The same, as the string the driver runs (its own parameter style)."""
         ...
 
 
@@ -57,15 +62,16 @@ def event(
 def write(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> int:
     """Run a write statement in the transaction; returns its row count.
 
-    On SQLite it goes straight to the driver's connection (the same transaction: the
-    store's ``BEGIN IMMEDIATE`` was sent on it), which takes a few microseconds where a
-    statement through SQLAlchemy takes tens; the hot path runs several per task. A
-    driver error is raised as SQLAlchemy's, as every other statement's would be.
+    It goes straight to the driver's connection (the same transaction), which takes a
+    few microseconds where a statement through SQLAlchemy takes tens (its result
+    metadata alone); the hot path runs several per task. A driver error is raised as
+    SQLAlchemy's, as every other statement's would be.
     """
-    if store.pg:
-        return int(conn.execute(store.q(sql), params).rowcount)
     cursor, _ = _on_driver(store, conn, sql, params, rows=False)
     return int(cursor.rowcount)
+
+
+_NAMES: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
 class RawRow(tuple[Any, ...]):
@@ -79,11 +85,18 @@ class RawRow(tuple[Any, ...]):
 
 
 def fetch(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> list[Any]:
-    """Every row of a statement in the transaction (straight from the driver on SQLite, as :func:`write`)."""
-    if store.pg:
-        return list(conn.execute(store.q(sql), params).all())
+    """Every row of a statement in the transaction (straight from the driver, as :func:`write`)."""
     cursor, rows = _on_driver(store, conn, sql, params, rows=True)
-    names = tuple(d[0] for d in cursor.description or ())
+    if not rows:
+        return []
+    # A statement's columns are those of its text on its database: read them once (psycopg
+    # builds a description object per column on every call, which costs more than the rows).
+    key = (store.url, sql)
+    names = _NAMES.get(key)
+    if names is None:
+        names = tuple(d[0] for d in cursor.description or ())
+        if len(_NAMES) < 4096:
+            _NAMES[key] = names
     out = []
     for row in rows:
         raw = RawRow(row)
@@ -95,15 +108,23 @@ def fetch(store: Store, conn: Conn, sql: str, params: dict[str, Any]) -> list[An
 def _on_driver(
     store: Store, conn: Conn, sql: str, params: dict[str, Any], *, rows: bool
 ) -> tuple[Any, list[Any]]:
-    """The SQLite cursor of ``sql`` run on the transaction's driver connection (and its rows)."""
-    import sqlite3
+    """The driver cursor of ``sql`` run on the transaction's own connection (and its rows)."""
+    driver = conn.connection.driver_connection
+    if store.pg:
+        import psycopg
 
-    text = store.sql_text(sql)
+        text = store.driver_text(sql)
+        base: type[Exception] = psycopg.Error
+    else:
+        import sqlite3
+
+        text = store.sql_text(sql)
+        base = sqlite3.Error
     try:
-        cursor = conn.connection.driver_connection.execute(text, params)  # type: ignore[union-attr]
+        cursor = driver.execute(text, params)  # type: ignore[union-attr]
         return cursor, cursor.fetchall() if rows else []
-    except sqlite3.Error as exc:
-        raise sa.exc.DBAPIError.instance(text, params, exc, sqlite3.Error) from exc
+    except base as exc:
+        raise sa.exc.DBAPIError.instance(text, params, exc, base) from exc
 
 
 def collecting_events(conn: Conn) -> None:
@@ -252,6 +273,30 @@ def insert_tasks(
                 ),
                 {"r": run_id, "t": spec.task_id, "d": dep},
             )
+
+
+def put_blob(store: Store, conn: Conn, manifest: ArtifactManifest, content: bytes) -> None:
+    """Keep an artifact's bytes in ``dag_blobs`` (in the caller's transaction; a blob already there stays)."""
+    conflict = " ON CONFLICT DO NOTHING" if store.pg else ""
+    verb = "INSERT" if store.pg else "INSERT OR IGNORE"
+    write(
+        store,
+        conn,
+        f"{verb} INTO dag_blobs(tenant_id, project_id, content_hash, byte_size, content)"
+        f" VALUES (:bt, :bp, :bh, :bs, :blob){conflict}",
+        blob_params(manifest, content),
+    )
+
+
+def blob_params(manifest: ArtifactManifest, content: bytes) -> dict[str, Any]:
+    """The parameters of a ``dag_blobs`` row."""
+    return {
+        "bt": manifest.tenant_id,
+        "bp": manifest.project_id,
+        "bh": manifest.content_hash,
+        "bs": len(content),
+        "blob": content,
+    }
 
 
 def save_report(store: Store, conn: Conn, claim: Claim, report: dict[str, Any] | None) -> None:

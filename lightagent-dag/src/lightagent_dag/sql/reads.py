@@ -22,6 +22,7 @@ class StoreReads:
     """Read methods shared by the SQL stores (each read is one short transaction)."""
 
     pg: bool
+    url: str
 
     def transaction(
         self, fn: Callable[[sa.Connection], T], *, retries: int = 4
@@ -32,6 +33,9 @@ class StoreReads:
         raise NotImplementedError
 
     def sql_text(self, sql: str) -> str:  # pragma: no cover
+        raise NotImplementedError
+
+    def driver_text(self, sql: str) -> str:  # pragma: no cover
         raise NotImplementedError
 
     def get_run(self, run_id: str) -> DAGRun | None:

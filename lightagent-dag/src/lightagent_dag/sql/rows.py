@@ -36,9 +36,26 @@ def loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+# Runs by their whole row: every claim reads its run, and the same row (same status,
+# revision and update time) gives the same record, so its JSON columns are parsed once
+# and callers may cache what they derive from it by identity. Bounded; cleared when full.
+_RUNS: dict[tuple[Any, ...], DAGRun] = {}
+_RUNS_MAX = 512
+
+
 def row_to_run(row: Any) -> DAGRun:
-    """A ``dag_runs`` row as a :class:`DAGRun`."""
+    """A ``dag_runs`` row as a :class:`DAGRun` (an unchanged row gives the same object)."""
     m = row._mapping
+    key = tuple(m.items())
+    run = _RUNS.get(key)
+    if run is None:
+        if len(_RUNS) >= _RUNS_MAX:
+            _RUNS.clear()
+        run = _RUNS[key] = _build_run(m)
+    return run
+
+
+def _build_run(m: Any) -> DAGRun:
     return DAGRun(
         run_id=m["run_id"],
         status=DAGRunStatus(m["status"]),
@@ -60,7 +77,7 @@ def row_to_task(row: Any, depends_on: tuple[str, ...] = ()) -> DAGTask:
     m = row._mapping
     return DAGTask(
         run_id=m["run_id"],
-        spec=TaskSpec.from_dict(loads(m["spec"])),
+        spec=TaskSpec.from_stored(loads(m["spec"])),
         status=DAGTaskStatus(m["status"]),
         depth=int(m["depth"]),
         attempts=int(m["attempts"]),

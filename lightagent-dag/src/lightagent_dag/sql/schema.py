@@ -158,6 +158,18 @@ sa.Table(
     sa.Index("ix_dag_events_run", "run_id", "event_id"),
 )
 
+# Artifact bytes kept in the database (SqlArtifactStore), by tenant, project and sha256:
+# immutable once written, shared by the artifacts of one scope with the same content.
+sa.Table(
+    "dag_blobs",
+    metadata,
+    sa.Column("tenant_id", sa.String(128), primary_key=True),
+    sa.Column("project_id", sa.String(128), primary_key=True),
+    sa.Column("content_hash", sa.String(64), primary_key=True),
+    sa.Column("byte_size", sa.BigInteger, nullable=False),
+    sa.Column("content", sa.LargeBinary, nullable=False),
+)
+
 sa.Table(
     "dag_scheduler_leases",
     metadata,
@@ -201,8 +213,17 @@ def build_engine(url: str, **kwargs: Any) -> sa.Engine:
         @event.listens_for(engine, "begin")
         def _on_begin(conn: sa.Connection) -> None:
             # Take the write lock up front: a read-then-write under a deferred BEGIN
-            # would fail with SQLITE_BUSY instead of waiting.
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # would fail with SQLITE_BUSY instead of waiting. Sent on the driver's
+            # connection: through SQLAlchemy's statement path it costs more than the
+            # rest of a small transaction. Errors still surface as SQLAlchemy's.
+            import sqlite3
+
+            try:
+                conn.connection.driver_connection.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
+            except sqlite3.Error as exc:
+                raise sa.exc.DBAPIError.instance(
+                    "BEGIN IMMEDIATE", None, exc, sqlite3.Error
+                ) from exc
 
         return engine
     # No ping per checkout (a round trip per transaction): a dropped connection fails its

@@ -52,6 +52,9 @@ _TRANSIENT = (
 
 T = TypeVar("T")
 
+# Fewer new tasks than this never make the statistics misleading enough to matter.
+_ANALYZE_MIN_ROWS = 64
+
 
 class SqlTaskGraphStore(StoreReads):
     """The task-graph store on SQLAlchemy 2.x: ``sqlite:///file`` or ``postgresql+psycopg://…``.
@@ -87,6 +90,7 @@ class SqlTaskGraphStore(StoreReads):
         self._turns = WriterTurns(database) if database else None
         self._texts: dict[str, sa.TextClause] = {}
         self._strings: dict[str, str] = {}
+        self._driver_texts: dict[str, str] = {}
         # Events for the next transaction (defer_event); deque appends are thread-safe.
         self._deferred: collections.deque[tuple[str, str | None, str, dict[str, Any]]] = (
             collections.deque()
@@ -109,8 +113,20 @@ class SqlTaskGraphStore(StoreReads):
                 self._texts[sql] = clause
         return clause
 
+    def driver_text(self, sql: str) -> str:
+        """The statement of :meth:`q` in the driver's own parameter style (``%(name)s`` for psycopg)."""
+        text = self._driver_texts.get(sql)
+        if text is None:
+            if self.pg:
+                text = str(self.q(sql).compile(dialect=self.engine.dialect))
+            else:
+                text = self.sql_text(sql)  # sqlite3 takes :name as it is
+            if len(self._driver_texts) < 4096:
+                self._driver_texts[sql] = text
+        return text
+
     def sql_text(self, sql: str) -> str:
-        """The statement of :meth:`q` as the string the driver runs."""
+        """The statement of :meth:`q` as a string with ``:name`` parameters."""
         text = self._strings.get(sql)
         if text is None:
             text = sql.replace("{now}", self.now).replace(
@@ -359,11 +375,40 @@ class SqlTaskGraphStore(StoreReads):
             ), True
 
         try:
-            return self.transaction(create)
+            created = self.transaction(create)
         except StorageError as exc:
-            if isinstance(exc.__cause__, sa.exc.IntegrityError):  # a concurrent create won the race
-                return self.transaction(create)
-            raise
+            if not isinstance(exc.__cause__, sa.exc.IntegrityError):
+                raise
+            created = self.transaction(create)  # a concurrent create won the race
+        if created[1]:
+            self.refresh_statistics(len(tasks))
+        return created
+
+    def refresh_statistics(self, added: int) -> None:
+        """On PostgreSQL, ``ANALYZE`` the task tables when ``added`` rows are a large part of them.
+
+        The planner picks the hot statements' indexes from table statistics. Left to
+        autovacuum (a pass a minute at most), a run that just made ``dag_tasks`` several
+        times larger is planned from statistics of a much smaller table: its fenced
+        updates then scan the claim index row by row, and a whole small run can finish
+        before the statistics catch up. Cheap next to the inserts it follows.
+        """
+        if not self.pg or added < _ANALYZE_MIN_ROWS:
+            return
+
+        def check(conn: sa.Connection) -> bool:
+            estimate = conn.execute(
+                sa.text("SELECT reltuples FROM pg_class WHERE oid = 'dag_tasks'::regclass")
+            ).scalar()
+            return estimate is None or estimate < 0 or added * 4 > estimate
+
+        try:
+            if self.transaction(check):
+                self.transaction(
+                    lambda c: c.execute(sa.text("ANALYZE dag_tasks, dag_dependencies"))
+                )
+        except StorageError:
+            pass  # statistics help the planner; the run stands without them
 
     def set_run_status(self, run_id: str, action: str, reason: str | None = None) -> DAGRun:
         """``pause``, ``resume`` or ``cancel`` a run (cancel fences out every running attempt)."""
@@ -438,16 +483,23 @@ class SqlTaskGraphStore(StoreReads):
         return self._fenced(claim, "renew", lambda c: tx.renew(self, c, claim, lease_seconds))
 
     def stage_candidate(
-        self, claim: Claim, manifest: ArtifactManifest, *, max_pending: int
+        self,
+        claim: Claim,
+        manifest: ArtifactManifest,
+        *,
+        max_pending: int,
+        blob: bytes | None = None,
     ) -> bool:
         """Record a staged candidate and move the task to ``verifying``.
 
         Returns False, writing nothing, while the run already has ``max_pending``
-        verifications pending (the caller waits and tries again).
+        verifications pending (the caller waits and tries again). ``blob``, the
+        candidate's bytes for a :class:`SqlArtifactStore` on this database, is written in
+        the same transaction.
         """
         try:
             return self._fenced(
-                claim, "stage", lambda c: tx.stage(self, c, claim, manifest, max_pending)
+                claim, "stage", lambda c: tx.stage(self, c, claim, manifest, max_pending, blob)
             )
         except tx.NoVerificationSlot:
             return False
@@ -480,14 +532,15 @@ class SqlTaskGraphStore(StoreReads):
         report: dict[str, Any],
         *,
         claim_next: ClaimRequest | None = None,
+        blob: bytes | None = None,
     ) -> Claim | None:
         """Stage and publish a candidate verified before staging (an inline verifier), in one transaction.
 
-        ``claim_next`` as for :meth:`publish`.
+        ``claim_next`` as for :meth:`publish`; ``blob`` as for :meth:`stage_candidate`.
         """
 
         def write(conn: sa.Connection) -> Claim | None:
-            tx.publish_inline(self, conn, claim, manifest, report)
+            tx.publish_inline(self, conn, claim, manifest, report, blob)
             return self._claim_next(conn, claim_next)
 
         return self._fenced(claim, "publish", write)
