@@ -89,3 +89,62 @@ def test_an_unchanged_run_row_reads_as_the_same_record(dag_store, run_id, securi
     again = dag_store.get_run(run_id)
     assert again is not first and again.status.value == "paused" == paused.status.value
     assert first.status.value == "running"  # the earlier record is not changed under its holder
+
+
+@pytest.mark.postgres
+def test_the_open_task_check_reads_an_index_as_the_run_progresses(postgres_url, security) -> None:
+    # Planned from statistics taken when every task was ready, a plain EXISTS over the
+    # open states became a sequential scan past every verified task, on each publication.
+    import uuid
+
+    import sqlalchemy as sa
+    from lightagent_dag import ClaimRequest, DAGConfig, SqlTaskGraphStore
+    from lightagent_dag.sql.attempts import _OTHERS_OPEN
+
+    store = SqlTaskGraphStore(postgres_url)
+    run_id = f"open-{uuid.uuid4().hex[:8]}"
+    try:
+        store.create_run(
+            run_id,
+            [_spec(f"t{i:03}") for i in range(300)],
+            tenant_id="acme",
+            project_id="p1",
+            user_id="alice",
+            context=security(run_id=run_id).to_dict(),
+            root_task_ids=[f"t{i:03}" for i in range(300)],
+            config=DAGConfig(max_tasks=1000),
+        )
+        request = ClaimRequest("w", run_id, ("w",), 60)
+        claim = store.claim("w", run_id=run_id)
+        for _ in range(250):
+            assert claim is not None
+            manifest = _manifest(claim)
+            report = {"report_id": uuid.uuid4().hex, "verdict": "pass"}
+            claim = store.publish_verified(claim, manifest, report, claim_next=request)
+        with store.engine.begin() as conn:
+            plan = "\n".join(
+                row[0]
+                for row in conn.execute(
+                    sa.text("EXPLAIN SELECT " + store.sql_text(_OTHERS_OPEN)),
+                    {"r": run_id, "t": "t000"},
+                )
+            )
+        assert "Seq Scan on dag_tasks" not in plan, plan
+    finally:
+        store.close()
+
+
+def _manifest(claim):
+    from lightagent_dag import ArtifactManifest
+
+    return ArtifactManifest(
+        run_id=claim.run_id,
+        task_id=claim.task_id,
+        attempt_id=claim.attempt_id,
+        tenant_id="acme",
+        project_id="p1",
+        content_hash="0" * 64,
+        relative_blob_path="acme/p1/00/" + "0" * 64,
+        media_type="text/plain",
+        byte_size=0,
+    )

@@ -29,6 +29,19 @@ from lightagent_dag.sql.common import (
 from lightagent_dag.sql.rows import dumps, new_attempt_id, row_to_run, row_to_task
 from lightagent_dag.sql.schema import CLAIM_STATUSES
 
+# Whether a task of run :r other than :t is still open. Written for the indexes rather
+# than as one EXISTS over five states: planned from statistics taken when the run was
+# created (every task ready), such an EXISTS is a sequential scan that walks past every
+# task already verified — on every publication. The claimable states are read from the
+# claim index in its own order (a LIMIT over it cannot be a table scan), the waiting ones
+# by (run_id, status).
+_OTHERS_OPEN = (
+    "((SELECT 1 FROM dag_tasks WHERE run_id=:r AND task_id<>:t AND "
+    + CLAIM_STATUSES
+    + " ORDER BY priority DESC, seq LIMIT 1) IS NOT NULL"
+    " OR EXISTS (SELECT 1 FROM dag_tasks WHERE run_id=:r AND status='waiting_dependencies'))"
+)
+
 _CLAIMABLE = (
     "(t.status='ready' OR (t.status='retry_wait' AND t.available_at<={now})"
     " OR (t.status IN ('running','verifying') AND t.lease_expires_at<={now}))"
@@ -497,9 +510,7 @@ def _publish_inline_pg(
             " SELECT run_id, task_id, :aid, :a, :f, {now} FROM t)," + rep + ""
             " s AS (UPDATE dag_attempts SET status='succeeded', finished_at={now}"
             " WHERE attempt_id=:a AND EXISTS (SELECT 1 FROM t))"
-            " SELECT (SELECT COUNT(*) FROM t),"
-            " EXISTS (SELECT 1 FROM dag_tasks WHERE run_id=:r AND task_id<>:t"
-            " AND status IN ('ready','running','verifying','retry_wait','waiting_dependencies')),"
+            f" SELECT (SELECT COUNT(*) FROM t), {_OTHERS_OPEN},"
             " EXISTS (SELECT 1 FROM dag_dependencies WHERE run_id=:r AND depends_on=:t)"
         ),
         params,
@@ -568,13 +579,9 @@ def _published(
     # The run lock is taken only when nothing else in the run is left to do, i.e. when
     # this publication may finish it. Two last publications that each still see the
     # other as open both skip it; an idle worker's reconcile() settles the run then.
-    others = fetch(
-        store,
-        conn,
-        "SELECT 1 FROM dag_tasks WHERE run_id=:r AND task_id<>:t"
-        " AND status IN ('ready','running','verifying','retry_wait','waiting_dependencies') LIMIT 1",
-        {"r": claim.run_id, "t": claim.task_id},
-    )
+    others = fetch(store, conn, f"SELECT {_OTHERS_OPEN}", {"r": claim.run_id, "t": claim.task_id})[
+        0
+    ][0]
     if not others:
         lock_run(store, conn, claim.run_id)
         refresh_run(store, conn, claim.run_id)
