@@ -18,16 +18,25 @@ from lightagent_dag.sql.common import (
     Store,
     blob_params,
     event,
+    events_cte,
     fence_check,
     fetch,
     lock_run,
     put_blob,
     refresh_run,
     save_report,
+    take_waiting_events,
     write,
 )
 from lightagent_dag.sql.rows import dumps, new_attempt_id, row_to_run, row_to_task
 from lightagent_dag.sql.schema import CLAIM_STATUSES
+
+# The claimed event, written by the claim's own statement (as dumps() would write it).
+_CLAIMED_EVENT = (
+    "SELECT 1000000000, u.task_id, 'dag.task.claimed',"
+    " '{\"attempt_id\":' || to_json(CAST(:a AS text))::text || ',\"fence\":' || u.fence"
+    " || ',\"worker_id\":' || to_json(CAST(:w AS text))::text || '}' FROM u"
+)
 
 # Whether a task of run :r other than :t is still open. Written for the indexes rather
 # than as one EXISTS over five states: planned from statistics taken when the run was
@@ -234,6 +243,14 @@ def _claim_pg_plain(
     or a task out of attempts updates nothing here and waits for a claim of its own.
     """
     attempt_id = new_attempt_id()
+    extra: dict[str, Any] = {"w": worker_id, "ttl": lease_seconds, "a": attempt_id}
+    # Claiming the next task of the same run, the statement also writes the transaction's
+    # waiting events and its own: one round trip fewer per task.
+    run_id = params.get("run")
+    waiting = take_waiting_events(conn, run_id) if isinstance(run_id, str) else None
+    writes_events = ""
+    if waiting is not None and isinstance(run_id, str):
+        writes_events = events_cte(store, run_id, waiting, extra, after=_CLAIMED_EVENT)
     found = fetch(
         store,
         conn,
@@ -245,26 +262,27 @@ def _claim_pg_plain(
             " AND c.status IN ('ready','retry_wait') AND c.attempts < c.max_attempts"
             " RETURNING dag_tasks.*),"
             " a AS (INSERT INTO dag_attempts(attempt_id, run_id, task_id, fence, worker_id, status, created_at)"
-            " SELECT :a, run_id, task_id, fence, :w, 'running', {now} FROM u)"
+            " SELECT :a, run_id, task_id, fence, :w, 'running', {now} FROM u)" + writes_events + ""
             " SELECT u.*, row_to_json(run) AS run_row,"
             " ARRAY(SELECT d.depends_on FROM dag_dependencies d WHERE d.run_id=u.run_id AND d.task_id=u.task_id"
             " ORDER BY d.depends_on) AS deps"
             " FROM u JOIN dag_runs run ON run.run_id=u.run_id"
         ),
-        {**params, "w": worker_id, "ttl": lease_seconds, "a": attempt_id},
+        {**params, **extra},
     )
     if not found:
         return None
     row = found[0]
     task = row_to_task(row, tuple(row._mapping["deps"] or ()))
-    event(
-        store,
-        conn,
-        task.run_id,
-        "dag.task.claimed",
-        {"attempt_id": attempt_id, "fence": task.fence, "worker_id": worker_id},
-        task.task_id,
-    )
+    if waiting is None:
+        event(
+            store,
+            conn,
+            task.run_id,
+            "dag.task.claimed",
+            {"attempt_id": attempt_id, "fence": task.fence, "worker_id": worker_id},
+            task.task_id,
+        )
     return Claim(
         run=row_to_run(_Mapped(dict(row._mapping["run_row"]))),
         task=task,

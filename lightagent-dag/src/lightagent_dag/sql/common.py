@@ -139,6 +139,53 @@ def flush_events(store: Store, conn: Conn) -> None:
         _insert_events(store, conn, pending)
 
 
+def take_waiting_events(conn: Conn, run_id: str) -> list[tuple[str, str | None, str, str]] | None:
+    """Take the transaction's waiting events off its queue, if every one is of ``run_id``.
+
+    For a statement that writes them itself (see :func:`events_cte`); None, leaving the
+    queue as it is, while the transaction collects no events or some are of another run.
+    """
+    pending = conn.info.get(_PENDING)
+    if pending is None or any(row[0] != run_id for row in pending):
+        return None
+    taken = list(pending)
+    pending.clear()
+    return taken
+
+
+def events_cte(
+    store: Store,
+    run_id: str,
+    waiting: Sequence[tuple[str, str | None, str, str]],
+    params: dict[str, Any],
+    *,
+    after: str = "",
+) -> str:
+    """``, l AS (…), ev AS (INSERT INTO dag_events …)``: ``waiting`` events of ``run_id`` then ``after``'s.
+
+    ``after`` is a ``SELECT n, task_id, type, data`` of events the statement makes itself
+    (from its own CTEs), written last; the run's event lock is taken shared first, as
+    :func:`_insert_events` does. Fills ``params``.
+    """
+    params["elk1"], params["elk2"] = event_lock_key(run_id)
+    params["erun"] = run_id
+    parts = []
+    if waiting:
+        rows = []
+        for i, (_, task_id, type_, data) in enumerate(waiting):
+            rows.append(f"({i}, :et{i}, :ety{i}, :ed{i})")
+            params.update({f"et{i}": task_id, f"ety{i}": type_, f"ed{i}": data})
+        parts.append(f"SELECT * FROM (VALUES {', '.join(rows)}) AS v(n, task_id, type, data)")
+    if after:
+        parts.append(after)
+    return (
+        ", l AS (SELECT run_id, pg_advisory_xact_lock_shared(:elk1, :elk2) FROM dag_runs WHERE run_id=:erun),"
+        " ev AS (INSERT INTO dag_events(run_id, task_id, type, data, created_at)"
+        f" SELECT l.run_id, x.task_id, x.type, x.data, {{now}} FROM l, ({' UNION ALL '.join(parts)}) AS x"
+        " ORDER BY x.n)"
+    )
+
+
 def discard_events(conn: Conn) -> None:
     """Forget waiting events (the transaction rolled back)."""
     conn.info.pop(_PENDING, None)
