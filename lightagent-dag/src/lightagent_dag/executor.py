@@ -53,6 +53,19 @@ def task_capability() -> Any:
     )
 
 
+async def _rest(seconds: float, *events: asyncio.Event | None) -> None:
+    """Sleep ``seconds``, or less if one of ``events`` is set meanwhile."""
+    waiters = [asyncio.ensure_future(e.wait()) for e in events if e is not None]
+    if not waiters:
+        await asyncio.sleep(seconds)
+        return
+    try:
+        await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
 def _error(exc: BaseException) -> dict[str, Any]:
     """The error as stored (attempt, task, event): credentials redacted, fail closed."""
     from lightagent.redaction import REDACTION_FAILED, redact, redact_text
@@ -95,6 +108,8 @@ class AttemptRunner:
         # What each run's stored limits and security context parse to, kept for as long
         # as the store hands out the same run record (it does while the row is unchanged).
         self._per_run: dict[tuple[str, str], tuple[Any, Any]] = {}
+        #: While a pool runs on PostgreSQL: its :class:`~lightagent_dag.sql.listen.ReadyListener`.
+        self.listener: Any = None
         carried = getattr(self.artifact_store, "carried_by", None)
         self._carries_blobs = bool(carried is not None and carried(self.store))
 
@@ -125,8 +140,12 @@ class AttemptRunner:
             self.worker_id, run_id, tuple(keys), self.config.task_lease_seconds
         )
         self._stop = stop
+        wake, listener = self._listen(run_id)
+        self.listener = listener
         try:
             while stop is None or not stop.is_set():
+                if wake is not None:
+                    wake.clear()  # before looking: a commit announced from now on is not missed
                 claimed = False
                 looked = False  # the store was asked and had nothing to claim
                 while len(running) < limit and (stop is None or not stop.is_set()):
@@ -174,18 +193,26 @@ class AttemptRunner:
                     # At the limit only a finishing attempt frees a slot: no polling then
                     # (the timeout only notices ``stop``).
                     full = len(running) >= limit
-                    done, running = await asyncio.wait(
-                        running,
+                    woken = None if wake is None or full else asyncio.ensure_future(wake.wait())
+                    done, _ = await asyncio.wait(
+                        running if woken is None else {*running, woken},
                         timeout=self.config.poll_interval_max if full else idle,
                         return_when=asyncio.FIRST_COMPLETED,
                     )
+                    if woken is not None:
+                        woken.cancel()
+                        done.discard(woken)
+                    running -= done
                     for task in done:
                         task.result()  # run_attempt never raises; surface bugs if it does
                 else:
-                    await asyncio.sleep(idle * random.uniform(0.5, 1.0))
+                    await _rest(idle * random.uniform(0.5, 1.0), wake, stop)
                 if not claimed:
                     idle = min(idle * 2, self.config.poll_interval_max)
         finally:
+            if listener is not None:
+                listener.close()
+            self.listener = None
             self._claim_request = None
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
@@ -194,6 +221,21 @@ class AttemptRunner:
             self._preclaimed.clear()
             if leftover:
                 await asyncio.gather(*leftover, return_exceptions=True)
+
+    def _listen(self, run_id: str | None) -> tuple[asyncio.Event | None, Any]:
+        """On PostgreSQL: an event set when a commit announces claimable tasks (of ``run_id``)."""
+        if not self.store.pg:
+            return None, None
+        from lightagent_dag.sql.listen import ReadyListener
+
+        wake = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def on_ready(announced: str) -> None:
+            if run_id is None or announced == run_id:
+                loop.call_soon_threadsafe(wake.set)
+
+        return wake, ReadyListener(self.store, on_ready).start()
 
     # -- one attempt ---------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from lightagent_dag.records import ArtifactManifest, Claim
 from lightagent_dag.sql.common import (
     Conn,
     Store,
+    announce_ready,
     blob_params,
     event,
     events_cte,
@@ -644,6 +645,8 @@ def _wake_dependents(store: Store, conn: Conn, run_id: str, task_id: str) -> Non
     )
     for ready in rows:
         event(store, conn, run_id, "dag.task.ready", {"after": task_id}, ready)
+    if rows:
+        announce_ready(store, conn, run_id)
 
 
 def reject(
@@ -688,6 +691,8 @@ def reject(
         },
     ).rowcount
     fence_check(n, claim, outcome)
+    if status == "retry_wait" and backoff <= 0:
+        announce_ready(store, conn, claim.run_id)
     conn.execute(
         store.q(
             "UPDATE dag_artifacts SET state='rejected' WHERE run_id=:r AND task_id=:t AND fence=:f AND state='staged'"

@@ -11,6 +11,7 @@ from lightagent_dag.specs import TaskSpec
 from lightagent_dag.sql.common import (
     Conn,
     Store,
+    announce_ready,
     check_limits,
     event,
     fence_check,
@@ -154,6 +155,7 @@ def resolve_blocker(
     if n != 1:
         raise DAGError("LA-DAG-STATE", f"task {task_id!r} of run {run_id!r} is not blocked")
     event(store, conn, run_id, "dag.task.unblocked", {"reason": reason}, task_id)
+    announce_ready(store, conn, run_id)
     if run.status.value == "blocked":
         conn.execute(
             store.q("UPDATE dag_runs SET status='running', updated_at={now} WHERE run_id=:r"),
@@ -295,6 +297,7 @@ def set_run_status(
     )
     if action == "resume":
         refresh_run(store, conn, run_id)
+        announce_ready(store, conn, run_id)
     return lock_run(store, conn, run_id)
 
 

@@ -17,6 +17,11 @@ Conn = sa.Connection
 
 # Where a transaction's events wait for its end (a key of ``Connection.info``).
 _PENDING = "lightagent_dag.pending_events"
+# The runs a transaction gave claimable tasks, announced at its end (PostgreSQL).
+_READY = "lightagent_dag.ready_runs"
+
+READY_CHANNEL = "lightagent_dag_ready"
+"""The PostgreSQL channel on which a commit that made tasks claimable names their run."""
 
 
 class Store(Protocol):
@@ -130,13 +135,29 @@ def _on_driver(
 def collecting_events(conn: Conn) -> None:
     """From now on, events written on ``conn`` wait for :func:`flush_events`."""
     conn.info[_PENDING] = []
+    conn.info.pop(_READY, None)
 
 
 def flush_events(store: Store, conn: Conn) -> None:
-    """Write the transaction's waiting events (call it last, just before the commit)."""
+    """Write the transaction's waiting events and announcements (call it last, just before the commit)."""
     pending = conn.info.pop(_PENDING, None)
     if pending:
         _insert_events(store, conn, pending)
+    ready = conn.info.pop(_READY, None)
+    if ready:
+        # Delivered by PostgreSQL at the commit, and only then (never for a rollback).
+        write(
+            store,
+            conn,
+            f"SELECT pg_notify('{READY_CHANNEL}', r) FROM unnest(CAST(:runs AS text[])) AS r",
+            {"runs": sorted(ready)},
+        )
+
+
+def announce_ready(store: Store, conn: Conn, run_id: str) -> None:
+    """Tell idle workers (listening on PostgreSQL) that ``run_id`` has tasks to claim, at the commit."""
+    if store.pg and _PENDING in conn.info:
+        conn.info.setdefault(_READY, set()).add(run_id)
 
 
 def take_waiting_events(conn: Conn, run_id: str) -> list[tuple[str, str | None, str, str]] | None:
@@ -187,8 +208,9 @@ def events_cte(
 
 
 def discard_events(conn: Conn) -> None:
-    """Forget waiting events (the transaction rolled back)."""
+    """Forget waiting events and announcements (the transaction rolled back)."""
     conn.info.pop(_PENDING, None)
+    conn.info.pop(_READY, None)
 
 
 def _insert_events(store: Store, conn: Conn, rows: list[tuple[str, str | None, str, str]]) -> None:
@@ -297,6 +319,8 @@ def insert_tasks(
     verified = verified or set()
     for i, spec in enumerate(specs):
         status = "ready" if all(d in verified for d in spec.depends_on) else "waiting_dependencies"
+        if status == "ready":
+            announce_ready(store, conn, run_id)
         conn.execute(
             store.q(
                 "INSERT INTO dag_tasks(run_id, task_id, seq, spec, worker_key, status, priority, depth, attempts,"
