@@ -93,29 +93,34 @@ def _ours_child(
     os._exit(0)
 
 
-def run_ours(url: str, workers: int, tmp: Path, artifacts: str = "database") -> float:
+def _new_run(url: str, run_id: str, tasks: int) -> Any:
+    """Open the store at ``url`` and create ``run_id`` with ``tasks`` no-op tasks; returns the store."""
     from lightagent import PermissionSet, SecurityContext
-    from lightagent_dag import DAGConfig, LightDAG, LocalArtifactStore, SqlTaskGraphStore, TaskSpec
+    from lightagent_dag import DAGConfig, LightDAG, SqlTaskGraphStore, TaskSpec
 
-    run_id = f"bench-{uuid.uuid4().hex[:8]}"
     store = SqlTaskGraphStore(url)
-    dag = LightDAG(
-        store=store,
-        artifact_store=LocalArtifactStore(tmp / "art"),
-        config=DAGConfig(max_tasks=100_000),
-    )
+    # No artifact is written here: the folder is never created.
+    dag = LightDAG(store=store, artifact_store="unused", config=DAGConfig(max_tasks=100_000))
     ctx = SecurityContext(
         tenant_id="bench",
         project_id="dag",
         permissions=PermissionSet(allowed=frozenset({"dag.task.execute"})),
     )
-    tasks = [
+    specs = [
         TaskSpec(
             task_id=f"t{i}", goal="noop", acceptance_contract={}, worker_key="w", verifier_key="v"
         )
-        for i in range(OURS_TASKS)
+        for i in range(tasks)
     ]
-    dag.create_run(tasks, run_id=run_id, context=ctx, check_keys=False)
+    dag.create_run(specs, run_id=run_id, context=ctx, check_keys=False)
+    return store
+
+
+def run_ours(url: str, workers: int, tmp: Path, artifacts: str = "database") -> float:
+    from lightagent_dag import SqlTaskGraphStore
+
+    run_id = f"bench-{uuid.uuid4().hex[:8]}"
+    store = _new_run(url, run_id, OURS_TASKS)
     store.close()
     start = CTX.Event()
     procs = [
@@ -335,21 +340,9 @@ def _same_rows_child(path: str, run_id: str, start: Any) -> None:
 
 def run_same_rows_sqlite(tmp: Path) -> float:
     """One process writing LightDAG's rows for each task by hand: what the records cost on SQLite."""
-    from lightagent import PermissionSet, SecurityContext
-    from lightagent_dag import DAGConfig, LightDAG, SqlTaskGraphStore, TaskSpec
-
     path = tmp / f"same-{uuid.uuid4().hex[:6]}.sqlite3"
     run_id = "same-rows"
-    store = SqlTaskGraphStore(f"sqlite:///{path}")
-    dag = LightDAG(store=store, artifact_store=tmp / "unused", config=DAGConfig(max_tasks=100_000))
-    ctx = SecurityContext(tenant_id="bench", project_id="dag", permissions=PermissionSet())
-    tasks = [
-        TaskSpec(
-            task_id=f"t{i}", goal="noop", acceptance_contract={}, worker_key="w", verifier_key="v"
-        )
-        for i in range(OURS_TASKS)
-    ]
-    dag.create_run(tasks, run_id=run_id, context=ctx, check_keys=False)
+    store = _new_run(f"sqlite:///{path}", run_id, OURS_TASKS)
     store.close()
     start = CTX.Event()
     elapsed = _time_children(
@@ -363,30 +356,16 @@ def run_same_rows_sqlite(tmp: Path) -> float:
 
 def breakdown(url: str, tmp: Path, n: int = 100) -> dict[str, float]:
     """Mean ms per task of each store step, one process, no contention."""
-    from lightagent import PermissionSet, SecurityContext
     from lightagent_dag import (
         ClaimRequest,
-        DAGConfig,
-        LightDAG,
         LocalArtifactStore,
         SqlArtifactStore,
-        SqlTaskGraphStore,
-        TaskSpec,
     )
 
     run_id = f"steps-{uuid.uuid4().hex[:8]}"
-    store = SqlTaskGraphStore(url)
+    store = _new_run(url, run_id, n)
     folder = LocalArtifactStore(tmp / "steps")
     database = SqlArtifactStore(store)
-    dag = LightDAG(store=store, artifact_store=folder, config=DAGConfig(max_tasks=100_000))
-    ctx = SecurityContext(tenant_id="bench", project_id="dag", permissions=PermissionSet())
-    tasks = [
-        TaskSpec(
-            task_id=f"t{i}", goal="noop", acceptance_contract={}, worker_key="w", verifier_key="v"
-        )
-        for i in range(n)
-    ]
-    dag.create_run(tasks, run_id=run_id, context=ctx, check_keys=False)
     names = (
         "claim",
         "artifact file (2 fsyncs)",

@@ -555,24 +555,16 @@ class AttemptRunner:
             report.verdict is VerificationVerdict.PASS
             and report.input_snapshot_hash == request.input_snapshot_hash
         ):
-            # An inline check ran before anything was recorded: stage and publish at once.
-            if inline:
-                successor = await self._store(
-                    self.store.publish_verified,
-                    claim,
-                    manifest,
-                    report.to_dict(),
-                    claim_next=self._next_request(),
-                    blob=blob,
-                )
-            else:
-                successor = await self._store(
-                    self.store.publish,
-                    claim,
-                    manifest,
-                    report.to_dict(),
-                    claim_next=self._next_request(),
-                )
+            # An inline check ran before anything was recorded: stage and publish at once
+            # (with the bytes, when they ride along); otherwise the bytes went with the stage.
+            publish, extra = (
+                (self.store.publish_verified, {"blob": blob})
+                if inline
+                else (self.store.publish, {})
+            )
+            successor = await self._store(
+                publish, claim, manifest, report.to_dict(), claim_next=self._next_request(), **extra
+            )
             if successor is not None:
                 self._preclaimed.append(successor)
             return "verified"
