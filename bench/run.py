@@ -80,6 +80,10 @@ figures to compare. The goals:
   PostgreSQL — *Durable session appends against the raw driver*;
 * one durable LightFlow step within 2x one raw commit — *LightFlow checkpoint overhead*
   (`overhead x floor`);
+* LightDAG's whole attempt path within 5x a fenced claim and completion on the raw driver at
+  one worker, and on PostgreSQL a ratio to that floor that does not grow from 1 to 8 worker
+  processes — *LightDAG claim+complete throughput* (`x floor`; its second table shows what
+  the rows LightDAG records cost by themselves on the raw driver);
 * a single run cheaper than the raw SDK's — *Agent loop overhead over the raw openai SDK*.
 """
 
