@@ -143,6 +143,12 @@ class SqlLightFlowStore:
         self._q_claim = sql(
             "UPDATE lightflow_runs SET epoch = epoch + 1 WHERE run_id = ? RETURNING epoch"
         )
+        # A new run's header and claim (epoch 1); nothing written: the run exists, or the
+        # statement could not run, and the transactional path tells which.
+        self._q_create = sql(
+            "INSERT INTO lightflow_runs (run_id, status, updated_at, header, cancel_requested, "
+            "epoch) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (run_id) DO NOTHING"
+        )
         # Created on the first write (or a read of a store that exists), never by a read:
         # a mistyped path stays a missing store instead of becoming a new empty one.
         self._file = Path(path) if path is not None else None
@@ -279,6 +285,23 @@ class SqlLightFlowStore:
             )
         return epoch, bool(row[1])
 
+    def create_run(self, run_id: str, header: dict[str, Any]) -> tuple[int, bool] | None:
+        """Write the header of a run the store does not hold yet and claim it, in one commit.
+
+        Returns the epoch and whether a cancel is requested (never, for a new run), or
+        ``None`` when the run exists: nothing is written then.
+        """
+        check_run_id(run_id)
+        values = self._header_values(run_id, header)
+        if self._fast() and self._one_statement_count(self._q_create, values):
+            return 1, False
+        # No row back: the run exists, or the statement could not run; decide in a
+        # transaction (the insert-if-absent is atomic on both databases).
+        with self._tx() as cur:
+            cur.execute(self._q_create, values)
+            created = cur.rowcount == 1
+        return (1, False) if created else None
+
     def claim_run(self, run_id: str) -> int:
         """Bump and return the run's epoch (the run's header must exist)."""
         check_run_id(run_id)
@@ -302,12 +325,32 @@ class SqlLightFlowStore:
 
         Returns whether a cancel is requested for the run, read in the same transaction.
         """
+        return self._commit(run_id, step, epoch, None)
+
+    def finish_run(
+        self,
+        run_id: str,
+        step: dict[str, Any],
+        header: dict[str, Any],
+        *,
+        epoch: int | None = None,
+    ) -> bool:
+        """Record an execution's last step and the run's final header in one transaction.
+
+        What :meth:`commit_step` then :meth:`save_header` do, with one commit instead of
+        two; returns whether a cancel is requested for the run.
+        """
+        return self._commit(run_id, step, epoch, header)
+
+    def _commit(
+        self, run_id: str, step: dict[str, Any], epoch: int | None, header: dict[str, Any] | None
+    ) -> bool:
         check_run_id(run_id)
         name = step["name"]
         if self._fault:
             self._fault("before_commit", run_id, name)
         record = json.dumps(step, ensure_ascii=False)
-        if self._fast():
+        if header is None and self._fast():
             rows = self._one_statement_rows(
                 self._q_step_fenced,
                 (run_id, name, time.time(), record, run_id, epoch, epoch, run_id)
@@ -319,6 +362,8 @@ class SqlLightFlowStore:
         with self._tx() as cur:
             row = self._check_epoch(cur, run_id, epoch)
             cur.execute(self._q_step, (run_id, name, time.time(), record))
+            if header is not None:
+                cur.execute(self._q_header, self._header_values(run_id, header))
             if self._fault:
                 self._fault("inside_commit", run_id, name)
         if self._fault:
@@ -328,6 +373,18 @@ class SqlLightFlowStore:
     def _fast(self) -> bool:
         """Whether a write may go as one statement (a fault hook needs the steps apart)."""
         return self._one_statement and self._ready and not self._fault
+
+    def _one_statement_count(self, query: str, args: tuple[Any, ...]) -> int:
+        """The row count of one write statement (no rows back), durable on return; 0 as
+        for :meth:`_one_statement_rows`."""
+        try:
+            with self._db.autocommit() as cur:
+                cur.execute(query, args)
+                return int(cur.rowcount)
+        except self._db.unavailable:
+            return 0
+        except self._db.database_error as exc:
+            raise StorageError("LA-STORAGE", f"flow store {self!r} failed: {exc}") from exc
 
     def _one_statement_rows(self, query: str, args: tuple[Any, ...]) -> list[Any]:
         """The rows of one write statement that is its own transaction, durable on return.
