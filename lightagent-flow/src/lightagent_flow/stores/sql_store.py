@@ -43,6 +43,24 @@ _DDL = [
 ]
 
 
+# The fenced step commit on PostgreSQL: the run row locked, the step upserted only while
+# the epoch is the caller's (and, with ``header``, the run's header written with it),
+# the cancel flag read back; no row: the run has no row or another epoch.
+_PG_STEP = (
+    "WITH run AS (SELECT epoch, cancel_requested FROM lightflow_runs "
+    "WHERE run_id = %s FOR UPDATE), ins AS (INSERT INTO lightflow_steps "
+    "(run_id, name, updated_at, record) SELECT %s, %s, %s, %s FROM run "
+    "WHERE %s::integer IS NULL OR run.epoch = %s::integer "
+    "ON CONFLICT (run_id, name) DO UPDATE SET "
+    "updated_at = excluded.updated_at, record = excluded.record RETURNING 1){header} "
+    "SELECT run.cancel_requested FROM run WHERE EXISTS (SELECT 1 FROM ins)"
+)
+_PG_HEADER = (
+    ", hdr AS (UPDATE lightflow_runs SET status = %s, updated_at = %s, header = %s "
+    "WHERE run_id = %s AND EXISTS (SELECT 1 FROM ins) RETURNING 1)"
+)
+
+
 def _url(url: str) -> str:
     return url if "://" in url else f"sqlite:///{url}"
 
@@ -118,14 +136,10 @@ class SqlLightFlowStore:
             "ON CONFLICT (run_id, name) DO UPDATE SET "
             "updated_at = excluded.updated_at, record = excluded.record"
             if self._sqlite
-            else "WITH run AS (SELECT epoch, cancel_requested FROM lightflow_runs "
-            "WHERE run_id = %s FOR UPDATE), ins AS (INSERT INTO lightflow_steps "
-            "(run_id, name, updated_at, record) SELECT %s, %s, %s, %s FROM run "
-            "WHERE %s::integer IS NULL OR run.epoch = %s::integer "
-            "ON CONFLICT (run_id, name) DO UPDATE SET "
-            "updated_at = excluded.updated_at, record = excluded.record RETURNING 1) "
-            "SELECT run.cancel_requested FROM run WHERE EXISTS (SELECT 1 FROM ins)"
+            else _PG_STEP.format(header="")
         )
+        # PostgreSQL: an execution's last step and the run's header, one statement too.
+        self._q_finish = _PG_STEP.format(header=_PG_HEADER)
         # A fenced header write and a claim, one statement each; no row: the run has no
         # row or another epoch, and the transactional path decides (and raises).
         self._q_header_returning = f"{self._q_header} RETURNING 1"
@@ -350,19 +364,22 @@ class SqlLightFlowStore:
         if self._fault:
             self._fault("before_commit", run_id, name)
         record = json.dumps(step, ensure_ascii=False)
-        if header is None and self._fast():
-            if self._sqlite:
-                wrote = self._one_statement_count(
-                    self._q_step_fenced, (run_id, name, time.time(), record, run_id, epoch, epoch)
-                )
-                if wrote:
-                    return False  # written, so no cancel was requested
-            else:
-                rows = self._one_statement_rows(
-                    self._q_step_fenced, (run_id, run_id, name, time.time(), record, epoch, epoch)
-                )
-                if rows:
-                    return bool(rows[0][0])
+        if self._fast() and self._sqlite and header is None:
+            wrote = self._one_statement_count(
+                self._q_step_fenced, (run_id, name, time.time(), record, run_id, epoch, epoch)
+            )
+            if wrote:
+                return False  # written, so no cancel was requested
+        elif self._fast() and not self._sqlite:
+            args: tuple[Any, ...] = (run_id, run_id, name, time.time(), record, epoch, epoch)
+            if header is not None:
+                values = self._header_values(run_id, header)
+                args = (*args, values[1], values[2], values[3], run_id)
+            rows = self._one_statement_rows(
+                self._q_step_fenced if header is None else self._q_finish, args
+            )
+            if rows:
+                return bool(rows[0][0])
         with self._tx() as cur:
             row = self._check_epoch(cur, run_id, epoch)
             cur.execute(self._q_step, (run_id, name, time.time(), record))
