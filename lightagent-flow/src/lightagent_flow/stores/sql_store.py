@@ -61,6 +61,10 @@ _PG_HEADER = (
 )
 
 
+# json.dumps with an option builds an encoder per call; a step commit reuses this one.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _url(url: str) -> str:
     return url if "://" in url else f"sqlite:///{url}"
 
@@ -363,7 +367,7 @@ class SqlLightFlowStore:
         name = step["name"]
         if self._fault:
             self._fault("before_commit", run_id, name)
-        record = json.dumps(step, ensure_ascii=False)
+        record = _encode(step)
         if self._fast() and self._sqlite and header is None:
             wrote = self._one_statement_count(
                 self._q_step_fenced, (run_id, name, time.time(), record, run_id, epoch, epoch)
