@@ -278,19 +278,77 @@ def test_json_store_writes_atomically_and_reports_corruption(tmp_path: Path, rec
     store = JsonLightFlowStore(tmp_path / "runs")
     flow = _chain(recorder, store)
     flow.run("q", run_id="atomic")
-    files = sorted(
-        p.relative_to(tmp_path / "runs" / "atomic").as_posix()
-        for p in (tmp_path / "runs" / "atomic").rglob("*")
-        if p.is_file()
-    )
+    folder = tmp_path / "runs" / "atomic"
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     assert not [f for f in files if ".tmp-" in f]
-    assert "run.json" in files and len([f for f in files if f.startswith("steps/")]) == 3
-    step_file = next((tmp_path / "runs" / "atomic" / "steps").glob("write-*.json"))
-    assert json.loads(step_file.read_text())["status"] == "success"
-    step_file.write_text('{"name": "write", "status": "succ')  # a torn write from a foreign tool
+    assert "run.json" in files and "steps.jsonl" in files and not (folder / "steps").exists()
+    journal = folder / "steps.jsonl"
+    lines = journal.read_bytes().splitlines()
+    assert [json.loads(line)["name"] for line in lines] == ["research", "write", "polish"]
+    lines[1] = b'{"name": "write", "status": "succ'  # damage that is no torn last line
+    journal.write_bytes(b"\n".join(lines) + b"\n")
     with pytest.raises(StorageError) as info:
         flow.get_run("atomic")
-    assert info.value.code == "LA-STORAGE-CORRUPT" and str(step_file) in info.value.message
+    assert info.value.code == "LA-STORAGE-CORRUPT" and str(journal) in info.value.message
+    assert info.value.details["line"] == 2
+
+
+def test_json_store_ignores_a_torn_last_line_and_cuts_it_before_the_next_commit(
+    tmp_path: Path,
+) -> None:
+    store = JsonLightFlowStore(tmp_path)
+    store.save_header("r", {"run_id": "r", "status": "running"})
+    store.commit_step("r", {"name": "a", "status": "success", "content": "x"})
+    journal = tmp_path / "r" / "steps.jsonl"
+    with open(journal, "ab") as handle:  # what a writer killed mid-append leaves
+        handle.write(b'{"name": "b", "status": "succ')
+    record = store.load_run("r")
+    assert record is not None and [s["name"] for s in record["steps"]] == ["a"]
+    store.commit_step("r", {"name": "b", "status": "success", "content": "y"})
+    assert journal.read_bytes().count(b"\n") == 2 and b"succ{" not in journal.read_bytes()
+    record = store.load_run("r")
+    assert record is not None and {s["name"]: s["content"] for s in record["steps"]} == {
+        "a": "x",
+        "b": "y",
+    }
+
+
+def test_json_store_loads_the_step_files_of_earlier_versions(tmp_path: Path, recorder: Any) -> None:
+    """A run written by an earlier version (one file per step) loads, resumes, and its
+    journal lines take precedence over the files."""
+    import hashlib
+    import re
+
+    def old_file(name: str) -> str:  # the earlier versions' file name for a step
+        digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+        return f"{re.sub(r'[^A-Za-z0-9_-]', '_', name)[:40]}-{digest}.json"
+
+    folder = tmp_path / "runs" / "old"
+    (folder / "steps").mkdir(parents=True)
+    flow = _chain(recorder, JsonLightFlowStore(tmp_path / "runs"))
+    header = {"run_id": "old", "query": "q", "status": "failed", "flow": flow._shape()}
+    (folder / "run.json").write_text(json.dumps(header))
+    (folder / "steps" / old_file("research")).write_text(
+        json.dumps({"name": "research", "status": "success", "content": "facts"})
+    )
+    (folder / "steps" / old_file("write")).write_text(
+        json.dumps({"name": "write", "status": "failed", "error": "boom"})
+    )
+    record = flow.get_run("old")
+    assert record is not None
+    assert [(s["name"], s["status"]) for s in record["steps"]] == [
+        ("research", "success"),
+        ("write", "failed"),
+    ]
+    result = flow.resume("old")
+    assert result.success and recorder.count("research") == 0
+    record = flow.get_run("old")
+    assert record is not None
+    assert [(s["name"], s["status"]) for s in record["steps"]] == [
+        ("research", "success"),
+        ("write", "success"),
+        ("polish", "success"),
+    ]
 
 
 def test_json_store_seeds_api_save_and_load(tmp_path: Path) -> None:

@@ -91,3 +91,78 @@ def test_a_forked_child_starts_threads_of_its_own() -> None:
     proc.join(30)
     assert proc.exitcode == 0
     assert out.get(timeout=5) == proc.pid
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the pipe way back is POSIX only")
+def test_a_finished_call_wakes_the_loop_through_its_pipe_not_call_soon_threadsafe() -> None:
+    async def main() -> list[object]:
+        loop = asyncio.get_running_loop()
+        used: list[object] = []
+        plain = loop.call_soon_threadsafe
+
+        def spy(*args: object, **kwargs: object) -> object:
+            used.append(args[0])
+            return plain(*args, **kwargs)  # type: ignore[arg-type]
+
+        loop.call_soon_threadsafe = spy  # type: ignore[method-assign]
+        assert [await run_blocking(lambda i=i: i * 2) for i in range(3)] == [0, 2, 4]
+        return used
+
+    assert asyncio.run(main()) == []
+
+
+class _NoReaders(asyncio.SelectorEventLoop):
+    """A loop that cannot watch a file descriptor (as Windows' proactor loop)."""
+
+    def add_reader(self, *args: object, **kwargs: object) -> None:
+        raise NotImplementedError
+
+
+def test_a_loop_that_cannot_watch_a_pipe_still_gets_results_and_errors() -> None:
+    async def main() -> str:
+        _who.set("caller")
+        with pytest.raises(ZeroDivisionError):
+            await run_blocking(lambda: 1 / 0)
+        return await run_blocking(_who.get)
+
+    loop = _NoReaders()
+    try:
+        assert loop.run_until_complete(main()) == "caller"
+    finally:
+        loop.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_finished_loops_leave_no_descriptor_open() -> None:
+    import gc
+
+    def open_fds() -> int:
+        gc.collect()
+        return len(os.listdir("/proc/self/fd"))
+
+    asyncio.run(run_blocking(lambda: None))  # threads and imports settled first
+    before = open_fds()
+    for _ in range(20):
+        asyncio.run(run_blocking(lambda: None))
+    assert open_fds() <= before
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the pipe way back is POSIX only")
+def test_a_full_wake_pipe_loses_no_result() -> None:
+    from lightagent.blocking import _deliver_for
+
+    # More finished calls than the pipe holds bytes, delivered while the loop is not
+    # running: the writes past its capacity are dropped, every result still arrives.
+    loop = asyncio.new_event_loop()
+    try:
+        deliver = _deliver_for(loop)
+        futures = [loop.create_future() for _ in range(70_000)]
+        worker = threading.Thread(
+            target=lambda: [deliver(f, i, None) for i, f in enumerate(futures)]
+        )
+        worker.start()
+        worker.join(60)
+        values = loop.run_until_complete(asyncio.gather(*futures))
+        assert values == list(range(70_000))
+    finally:
+        loop.close()

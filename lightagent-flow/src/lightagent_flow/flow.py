@@ -211,19 +211,46 @@ class LightFlow:
         run_id = check_run_id(run_id) if run_id is not None else uuid.uuid4().hex
         if metadata is not None and not isinstance(metadata, dict):
             raise ValidationError("LA-VALIDATION", "metadata must be a dict")
-        existing = await self._load(run_id)
-        if existing is not None:
-            if existing.get("query") != query:
-                raise ValidationError(
-                    "LA-FLOW-RUN-EXISTS",
-                    f"run {run_id!r} exists with another query",
-                    details={"run_id": run_id},
+        # A store with create_run answers "is the run new?" with the write that starts it.
+        creates = callable(getattr(self.store, "create_run", None))
+        existing = None if creates else await self._load(run_id)
+        if existing is None:
+            run = self._new_run(
+                self._header(run_id, query, user_id, parent_trace_id, run_group_id, metadata),
+                {},
+                {},
+                trace,
+                cancellation_token,
+                session_id,
+            )
+            if not creates or await run.create():
+                result = await self._execute(
+                    run, [s.name for s in self._steps], kind="run", created=creates
                 )
-            result = result_from_record(existing)
-            result.idempotent_replay = True
-            return format_result(result, result_format)
+                return format_result(result, result_format)
+            existing = await self._require(run_id)
+        if existing.get("query") != query:
+            raise ValidationError(
+                "LA-FLOW-RUN-EXISTS",
+                f"run {run_id!r} exists with another query",
+                details={"run_id": run_id},
+            )
+        result = result_from_record(existing)
+        result.idempotent_replay = True
+        return format_result(result, result_format)
+
+    def _header(
+        self,
+        run_id: str,
+        query: str,
+        user_id: str,
+        parent_trace_id: str | None,
+        run_group_id: str | None,
+        metadata: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """The header a new run starts with."""
         now = time.time()
-        header = {
+        return {
             "run_id": run_id,
             "query": query,
             "status": "running",
@@ -239,10 +266,6 @@ class LightFlow:
             "created_at": now,
             "updated_at": now,
         }
-        run = self._new_run(header, {}, {}, trace, cancellation_token, session_id)
-        return format_result(
-            await self._execute(run, [s.name for s in self._steps], kind="run"), result_format
-        )
 
     def resume(self, run_id: str, **kwargs: Any) -> Any:
         """Continue a stored run: completed steps keep their output, the others run. See :meth:`aresume`."""
@@ -330,7 +353,13 @@ class LightFlow:
         )
 
     async def _execute(
-        self, run: FlowRun, to_run: list[str], *, kind: str, rerun_step: str | None = None
+        self,
+        run: FlowRun,
+        to_run: list[str],
+        *,
+        kind: str,
+        rerun_step: str | None = None,
+        created: bool = False,
     ) -> LightFlowResult:
         with self._active_lock:
             if run.run_id in self._active:
@@ -340,8 +369,10 @@ class LightFlow:
             self._active[run.run_id] = run
         started = time.time()
         try:
-            # From here on, a runner that resumes this run elsewhere fences us out.
-            await run.start(status="running", error=None, error_code=None, content=None)
+            # From here on, a runner that resumes this run elsewhere fences us out (a new
+            # run that create_run started is claimed already).
+            if not created:
+                await run.start(status="running", error=None, error_code=None, content=None)
             data = {
                 "query": run.query,
                 "steps": [s.name for s in self._steps],
@@ -357,8 +388,10 @@ class LightFlow:
                 if line.enabled:
                     run.observers = [*run.observers, _StepCounter(line)]
                 await run.execute(to_run)
-            status, error, code, content = run.outcome()
-            await run.save_header(status=status, error=error, error_code=code, content=content)
+            outcome = run.outcome()
+            status, error, code, content = outcome
+            if outcome != run.stored_outcome:  # else the last step's commit stored it
+                await run.save_header(status=status, error=error, error_code=code, content=content)
             run.emit(
                 "flow_end",
                 {

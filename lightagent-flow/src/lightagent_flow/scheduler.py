@@ -85,6 +85,13 @@ class FlowRun(StepExecution):
         self._poll_cancel = True
         self.epoch: int | None = None
         self._limit = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+        # The run's outcome as the last step's commit stored it in the header (a store with
+        # finish_run): the final header write is then skipped when the outcome still holds.
+        self.stored_outcome: tuple[str, str | None, str | None, Any] | None = None
+        self._finishes = callable(getattr(store, "finish_run", None))
+        self._pending: list[str] = []
+        self._running: dict[asyncio.Task[LightFlowStepResult], str] = {}
+        self._commits = 0
 
     # -- events --------------------------------------------------------------
 
@@ -179,9 +186,22 @@ class FlowRun(StepExecution):
             await self.claim()
             return
         self.header.update(fields, updated_at=time.time())
-        self.epoch, flag = await self.call_store("start_run", self.run_id, dict(self.header))
-        self._poll_cancel = False
-        if flag:
+        self._claimed(*await self.call_store("start_run", self.run_id, dict(self.header)))
+
+    async def create(self) -> bool:
+        """Write a new run's header and claim it in one store call (the store's ``create_run``).
+
+        False when the store already holds the run (nothing was written).
+        """
+        claimed = await self.call_store("create_run", self.run_id, dict(self.header))
+        if claimed is None:
+            return False
+        self._claimed(*claimed)
+        return True
+
+    def _claimed(self, epoch: int, cancel: bool) -> None:
+        self.epoch, self._poll_cancel = epoch, False
+        if cancel:
             self.request_cancel("cancel requested")
 
     async def save_header(self, **fields: Any) -> None:
@@ -189,8 +209,30 @@ class FlowRun(StepExecution):
         self.header.update(fields, updated_at=time.time())
         await self.call_store("save_header", self.run_id, dict(self.header), **self._fence())
 
-    async def _commit(self, result: LightFlowStepResult) -> None:
-        flag = await self.call_store("commit_step", self.run_id, result.to_dict(), **self._fence())
+    async def _commit(self, result: LightFlowStepResult, *, last: bool = False) -> None:
+        """Commit a step; with ``last`` (see :meth:`_is_last`) the run's outcome goes with it."""
+        self._commits += 1
+        try:
+            if last:
+                outcome = self.outcome()
+                status, error, code, content = outcome
+                self.header.update(
+                    status=status,
+                    error=error,
+                    error_code=code,
+                    content=content,
+                    updated_at=time.time(),
+                )
+                flag = await self.call_store(
+                    "finish_run", self.run_id, result.to_dict(), dict(self.header), **self._fence()
+                )
+                self.stored_outcome = outcome
+            else:
+                flag = await self.call_store(
+                    "commit_step", self.run_id, result.to_dict(), **self._fence()
+                )
+        finally:
+            self._commits -= 1
         if flag is None:
             self._poll_cancel = True
         else:  # the store read the cancel flag in the commit: no extra read per step
@@ -260,8 +302,9 @@ class FlowRun(StepExecution):
                 # The same request stays open across resumes, so a reviewer's answer still fits.
                 fresh.approval_request_id = previous.approval_request_id
             self.results[name] = fresh
-        pending = [s.name for s in self.steps if s.name in set(to_run)]
+        pending = self._pending = [s.name for s in self.steps if s.name in set(to_run)]
         running: dict[asyncio.Task[LightFlowStepResult], str] = {}
+        self._running = running
         cancel_wait = asyncio.ensure_future(self._cancel_event.wait())
         try:
             while self.cancel_reason is None:
@@ -345,10 +388,25 @@ class FlowRun(StepExecution):
                 result = await self._run_step(step)
         else:
             result = await self._run_step(step)
-        await self._commit(result)
+        await self._commit(result, last=self._is_last())
         self.emit("step_end", self._end_data(result))
         await self._flush_session()
         return result
+
+    def _is_last(self) -> bool:
+        """Whether the commit now due is this execution's last write but the header's.
+
+        Nothing pending, no other step running, no other commit in flight and no cancel:
+        the run's outcome is then known, and a store with ``finish_run`` writes it with
+        the step in one commit.
+        """
+        return (
+            self._finishes
+            and self.cancel_reason is None
+            and not self._pending
+            and len(self._running) == 1
+            and self._commits == 0
+        )
 
     @staticmethod
     def _end_data(r: LightFlowStepResult) -> dict[str, Any]:

@@ -1,18 +1,23 @@
 """``JsonLightFlowStore``: flow runs as JSON files in a directory, every write atomic.
 
-Layout (one folder per run, one file per step commit, so a step commit never rewrites
-the others)::
+Layout (one folder per run)::
 
     <directory>/<run_id>/run.json              the header
-    <directory>/<run_id>/steps/<key>.json      one commit record per step
+    <directory>/<run_id>/steps.jsonl           the step commits, one JSON line each
     <directory>/<run_id>/approvals/<key>.json  persisted approval decisions
     <directory>/<run_id>/cancel.json           present while a cancel is requested
     <directory>/<run_id>/epoch.json, .lock     the fencing epoch and the lock guarding it
 
-Each file is written to a temporary file in the same folder, flushed and fsynced, then
-moved over the target with ``os.replace`` and the folder fsynced: a reader sees the old
-or the new file, never a torn one. A file that does not parse raises
-``LA-STORAGE-CORRUPT`` naming it; nothing is skipped silently.
+A step commit appends one line to the run's journal under the run's lock and syncs it
+(``fdatasync``: one flush, where a file per step cost a file sync, a rename and a folder
+sync); a later line for a step replaces an earlier one. A writer killed mid-append
+leaves a torn last line without its newline: readers ignore it, and the next append cuts
+it off first. Earlier versions kept one file per step (``steps/<key>.json``); those still
+load, and the journal's lines take precedence over them. Every other file is written to a
+temporary file in the same folder, flushed and fsynced, then moved over the target with
+``os.replace`` and the folder fsynced: a reader sees the old or the new file, never a torn
+one. A file or a journal line that does not parse raises ``LA-STORAGE-CORRUPT`` naming
+it; nothing is skipped silently.
 """
 
 from __future__ import annotations
@@ -46,12 +51,30 @@ def _key(step: str) -> str:
     return f"{_UNSAFE.sub('_', step)[:40]}-{digest}"
 
 
+# A step line is one JSON object with no raw newline in it (JSON escapes them).
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+# fdatasync flushes the data and the size an append changed; macOS has only fsync.
+_datasync = getattr(os, "fdatasync", os.fsync)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _cut_torn_line(fd: int, size: int) -> None:
+    """Cut a journal back to its last complete line (a killed writer's torn append)."""
+    os.ftruncate(fd, os.pread(fd, size, 0).rfind(b"\n") + 1)
+    os.fsync(fd)
 
 
 class JsonLightFlowStore:
@@ -153,19 +176,26 @@ class JsonLightFlowStore:
     # -- the store contract --------------------------------------------------
 
     @contextlib.contextmanager
-    def _fenced(self, run_id: str, epoch: int | None) -> Iterator[None]:
-        """Hold the run's lock file and check its epoch (``flock``: one host, as JSON files are)."""
-        if epoch is None or fcntl is None:
+    def _fenced(self, run_id: str, epoch: int | None, *, lock: bool = False) -> Iterator[None]:
+        """Hold the run's lock file and check its epoch (``flock``: one host, as JSON files are).
+
+        Without ``epoch`` the lock is taken only when ``lock`` asks for it.
+        """
+        if (epoch is None and not lock) or fcntl is None:
             yield
             return
         folder = self._run_dir(run_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            current = self._epoch(folder)
-            if current != epoch:
-                raise fenced_out(run_id, epoch, current)
+            if epoch is not None:
+                current = self._epoch(folder)
+                if current != epoch:
+                    raise fenced_out(run_id, epoch, current)
             yield
         finally:
             os.close(fd)  # closing releases the lock (a killed process releases it too)
@@ -199,17 +229,65 @@ class JsonLightFlowStore:
             os.close(fd)
 
     def commit_step(self, run_id: str, step: dict[str, Any], *, epoch: int | None = None) -> bool:
-        """Durably record one step's result in its own file; returns whether a cancel is requested."""
+        """Durably record one step's result (a journal line); returns whether a cancel is requested."""
         name = step["name"]
         if self._fault:
             self._fault("before_commit", run_id, name)
-        with self._fenced(run_id, epoch):
-            self._write(
-                self._run_dir(run_id) / "steps" / f"{_key(name)}.json", step, fault=(run_id, name)
-            )
+        folder = self._run_dir(run_id)
+        line = (_encode(step) + "\n").encode("utf-8")
+        with self._fenced(run_id, epoch, lock=True):
+            self._append(folder / "steps.jsonl", line, (run_id, name))
         if self._fault:
             self._fault("after_commit", run_id, name)
-        return (self._run_dir(run_id) / "cancel.json").exists()
+        return os.path.exists(folder / "cancel.json")
+
+    def _append(self, path: Path, line: bytes, fault: tuple[str, str]) -> None:
+        """Append ``line`` to a journal and sync it (under the run's lock)."""
+        try:
+            try:
+                fd, created = os.open(path, os.O_RDWR | os.O_APPEND), False
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, created = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644), True
+            try:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    _cut_torn_line(fd, size)
+                if self._fault:  # a torn append, as a writer killed mid-write leaves it
+                    _write_all(fd, line[: len(line) // 2])
+                    self._fault("inside_commit", *fault)
+                    line = line[len(line) // 2 :]
+                _write_all(fd, line)
+                _datasync(fd)
+            finally:
+                os.close(fd)
+            if created:  # the journal's name in its folder must survive a crash too
+                _fsync_dir(path.parent)
+        except OSError as exc:
+            raise StorageError("LA-STORAGE", f"cannot append to {path}: {exc}") from exc
+
+    def _read_journal(self, path: Path) -> dict[str, dict[str, Any]]:
+        """The steps a journal holds (the last line of a step wins; a torn last line is no commit)."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise StorageError("LA-STORAGE", f"cannot read {path}: {exc}") from exc
+        steps: dict[str, dict[str, Any]] = {}
+        for number, raw in enumerate(data[: data.rfind(b"\n") + 1].splitlines(), 1):
+            try:
+                record = json.loads(raw)
+            except ValueError as exc:
+                record = exc
+            if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+                raise StorageError(
+                    "LA-STORAGE-CORRUPT",
+                    f"{path} line {number} is not a step record",
+                    details={"path": str(path), "line": number},
+                )
+            steps[record["name"]] = record
+        return steps
 
     def set_approval(
         self, run_id: str, step: str, decision: dict[str, Any], *, exclusive: bool = False
@@ -246,7 +324,8 @@ class JsonLightFlowStore:
         header = self._read(folder / "run.json")
         if header is None:
             return None
-        steps = {s["name"]: s for s in self._read_folder(folder / "steps")}
+        steps = {s["name"]: s for s in self._read_folder(folder / "steps")}  # earlier versions
+        steps.update(self._read_journal(folder / "steps.jsonl"))
         approvals = {}
         for data in self._read_folder(folder / "approvals"):
             name = data.pop("step")

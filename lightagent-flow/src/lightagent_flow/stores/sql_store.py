@@ -43,6 +43,28 @@ _DDL = [
 ]
 
 
+# The fenced step commit on PostgreSQL: the run row locked, the step upserted only while
+# the epoch is the caller's (and, with ``header``, the run's header written with it),
+# the cancel flag read back; no row: the run has no row or another epoch.
+_PG_STEP = (
+    "WITH run AS (SELECT epoch, cancel_requested FROM lightflow_runs "
+    "WHERE run_id = %s FOR UPDATE), ins AS (INSERT INTO lightflow_steps "
+    "(run_id, name, updated_at, record) SELECT %s, %s, %s, %s FROM run "
+    "WHERE %s::integer IS NULL OR run.epoch = %s::integer "
+    "ON CONFLICT (run_id, name) DO UPDATE SET "
+    "updated_at = excluded.updated_at, record = excluded.record RETURNING 1){header} "
+    "SELECT run.cancel_requested FROM run WHERE EXISTS (SELECT 1 FROM ins)"
+)
+_PG_HEADER = (
+    ", hdr AS (UPDATE lightflow_runs SET status = %s, updated_at = %s, header = %s "
+    "WHERE run_id = %s AND EXISTS (SELECT 1 FROM ins) RETURNING 1)"
+)
+
+
+# json.dumps with an option builds an encoder per call; a step commit reuses this one.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _url(url: str) -> str:
     return url if "://" in url else f"sqlite:///{url}"
 
@@ -101,31 +123,27 @@ class SqlLightFlowStore:
         )
         # The fenced step commit as one statement, its own transaction (SQLite: one write
         # lock, one WAL sync; PostgreSQL: one round trip): the step is written only while
-        # the run's epoch is the caller's, and the run's cancel flag comes back with it.
-        # No row back: no run row or another epoch; the transactional path decides then.
-        # SQLite needs 3.35 for RETURNING, and a file (an in-memory database is one
-        # connection, which only transactions take turns on).
+        # the run's epoch is the caller's. On PostgreSQL the run's cancel flag comes back
+        # with it; SQLite writes only while no cancel is requested and answers with its
+        # row count (a RETURNING clause costs about a tenth of a commit there). Nothing
+        # written: no run row, another epoch or a cancel request, and the transactional
+        # path decides. SQLite needs 3.35 for RETURNING (the other one-statement writes),
+        # and a file (an in-memory database is one connection, which only transactions
+        # take turns on).
         self._one_statement = (
             sqlite3.sqlite_version_info >= (3, 35) and path is not None if self._sqlite else True
         )
         self._q_step_fenced = (
-            sql(
-                "INSERT INTO lightflow_steps (run_id, name, updated_at, record) "
-                "SELECT ?, ?, ?, ? FROM lightflow_runs "
-                "WHERE run_id = ? AND (? IS NULL OR epoch = ?) "
-                "ON CONFLICT (run_id, name) DO UPDATE SET "
-                "updated_at = excluded.updated_at, record = excluded.record "
-                "RETURNING (SELECT cancel_requested FROM lightflow_runs WHERE run_id = ?)"
-            )
-            if self._sqlite
-            else "WITH run AS (SELECT epoch, cancel_requested FROM lightflow_runs "
-            "WHERE run_id = %s FOR UPDATE), ins AS (INSERT INTO lightflow_steps "
-            "(run_id, name, updated_at, record) SELECT %s, %s, %s, %s FROM run "
-            "WHERE %s::integer IS NULL OR run.epoch = %s::integer "
+            "INSERT INTO lightflow_steps (run_id, name, updated_at, record) "
+            "SELECT ?, ?, ?, ? FROM lightflow_runs WHERE run_id = ? "
+            "AND (? IS NULL OR epoch = ?) AND NOT cancel_requested "
             "ON CONFLICT (run_id, name) DO UPDATE SET "
-            "updated_at = excluded.updated_at, record = excluded.record RETURNING 1) "
-            "SELECT run.cancel_requested FROM run WHERE EXISTS (SELECT 1 FROM ins)"
+            "updated_at = excluded.updated_at, record = excluded.record"
+            if self._sqlite
+            else _PG_STEP.format(header="")
         )
+        # PostgreSQL: an execution's last step and the run's header, one statement too.
+        self._q_finish = _PG_STEP.format(header=_PG_HEADER)
         # A fenced header write and a claim, one statement each; no row: the run has no
         # row or another epoch, and the transactional path decides (and raises).
         self._q_header_returning = f"{self._q_header} RETURNING 1"
@@ -142,6 +160,12 @@ class SqlLightFlowStore:
         )
         self._q_claim = sql(
             "UPDATE lightflow_runs SET epoch = epoch + 1 WHERE run_id = ? RETURNING epoch"
+        )
+        # A new run's header and claim (epoch 1); nothing written: the run exists, or the
+        # statement could not run, and the transactional path tells which.
+        self._q_create = sql(
+            "INSERT INTO lightflow_runs (run_id, status, updated_at, header, cancel_requested, "
+            "epoch) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (run_id) DO NOTHING"
         )
         # Created on the first write (or a read of a store that exists), never by a read:
         # a mistyped path stays a missing store instead of becoming a new empty one.
@@ -279,6 +303,23 @@ class SqlLightFlowStore:
             )
         return epoch, bool(row[1])
 
+    def create_run(self, run_id: str, header: dict[str, Any]) -> tuple[int, bool] | None:
+        """Write the header of a run the store does not hold yet and claim it, in one commit.
+
+        Returns the epoch and whether a cancel is requested (never, for a new run), or
+        ``None`` when the run exists: nothing is written then.
+        """
+        check_run_id(run_id)
+        values = self._header_values(run_id, header)
+        if self._fast() and self._one_statement_count(self._q_create, values):
+            return 1, False
+        # No row back: the run exists, or the statement could not run; decide in a
+        # transaction (the insert-if-absent is atomic on both databases).
+        with self._tx() as cur:
+            cur.execute(self._q_create, values)
+            created = cur.rowcount == 1
+        return (1, False) if created else None
+
     def claim_run(self, run_id: str) -> int:
         """Bump and return the run's epoch (the run's header must exist)."""
         check_run_id(run_id)
@@ -302,23 +343,52 @@ class SqlLightFlowStore:
 
         Returns whether a cancel is requested for the run, read in the same transaction.
         """
+        return self._commit(run_id, step, epoch, None)
+
+    def finish_run(
+        self,
+        run_id: str,
+        step: dict[str, Any],
+        header: dict[str, Any],
+        *,
+        epoch: int | None = None,
+    ) -> bool:
+        """Record an execution's last step and the run's final header in one transaction.
+
+        What :meth:`commit_step` then :meth:`save_header` do, with one commit instead of
+        two; returns whether a cancel is requested for the run.
+        """
+        return self._commit(run_id, step, epoch, header)
+
+    def _commit(
+        self, run_id: str, step: dict[str, Any], epoch: int | None, header: dict[str, Any] | None
+    ) -> bool:
         check_run_id(run_id)
         name = step["name"]
         if self._fault:
             self._fault("before_commit", run_id, name)
-        record = json.dumps(step, ensure_ascii=False)
-        if self._fast():
+        record = _encode(step)
+        if self._fast() and self._sqlite and header is None:
+            wrote = self._one_statement_count(
+                self._q_step_fenced, (run_id, name, time.time(), record, run_id, epoch, epoch)
+            )
+            if wrote:
+                return False  # written, so no cancel was requested
+        elif self._fast() and not self._sqlite:
+            args: tuple[Any, ...] = (run_id, run_id, name, time.time(), record, epoch, epoch)
+            if header is not None:
+                values = self._header_values(run_id, header)
+                args = (*args, values[1], values[2], values[3], run_id)
             rows = self._one_statement_rows(
-                self._q_step_fenced,
-                (run_id, name, time.time(), record, run_id, epoch, epoch, run_id)
-                if self._sqlite
-                else (run_id, run_id, name, time.time(), record, epoch, epoch),
+                self._q_step_fenced if header is None else self._q_finish, args
             )
             if rows:
                 return bool(rows[0][0])
         with self._tx() as cur:
             row = self._check_epoch(cur, run_id, epoch)
             cur.execute(self._q_step, (run_id, name, time.time(), record))
+            if header is not None:
+                cur.execute(self._q_header, self._header_values(run_id, header))
             if self._fault:
                 self._fault("inside_commit", run_id, name)
         if self._fault:
@@ -328,6 +398,18 @@ class SqlLightFlowStore:
     def _fast(self) -> bool:
         """Whether a write may go as one statement (a fault hook needs the steps apart)."""
         return self._one_statement and self._ready and not self._fault
+
+    def _one_statement_count(self, query: str, args: tuple[Any, ...]) -> int:
+        """The row count of one write statement (no rows back), durable on return; 0 as
+        for :meth:`_one_statement_rows`."""
+        try:
+            with self._db.autocommit() as cur:
+                cur.execute(query, args)
+                return int(cur.rowcount)
+        except self._db.unavailable:
+            return 0
+        except self._db.database_error as exc:
+            raise StorageError("LA-STORAGE", f"flow store {self!r} failed: {exc}") from exc
 
     def _one_statement_rows(self, query: str, args: tuple[Any, ...]) -> list[Any]:
         """The rows of one write statement that is its own transaction, durable on return.
