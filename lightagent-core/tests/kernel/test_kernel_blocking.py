@@ -91,3 +91,28 @@ def test_a_forked_child_starts_threads_of_its_own() -> None:
     proc.join(30)
     assert proc.exitcode == 0
     assert out.get(timeout=5) == proc.pid
+
+
+def test_a_thread_lane_reports_through_deliver_on_its_own_threads() -> None:
+    import queue
+
+    from lightagent.blocking import ThreadLane
+
+    lane = ThreadLane("test-lane", 2)
+    done: queue.SimpleQueue = queue.SimpleQueue()
+
+    def deliver(token: str, result: object, exc: BaseException | None) -> None:
+        done.put((token, result, exc, threading.current_thread().name))
+
+    _who.set("submitter")
+    lane.submit(lambda a, b=0: (a + b, _who.get()), (1,), {"b": 2}, deliver, "ok")
+    lane.submit(lambda: 1 / 0, (), {}, deliver, "bad")
+    got = {
+        token: (result, exc, name)
+        for token, result, exc, name in (done.get(timeout=10), done.get(timeout=10))
+    }
+    assert got["ok"] == ((3, "submitter"), None, "test-lane")
+    assert got["bad"][0] is None and isinstance(got["bad"][1], ZeroDivisionError)
+    lane.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        lane.submit(lambda: None, (), {}, deliver, "late")
