@@ -88,6 +88,7 @@ class OpenAIModel(ClientMixin):
         self._api_key = api_key
         self._init_clients(client, async_client)
         self._names_cache: tuple[Any, frozenset[str]] = (None, frozenset())
+        self._route: tuple[Any, Any, Any] = (None, None, None)
 
     def __repr__(self) -> str:
         return (
@@ -150,23 +151,32 @@ class OpenAIModel(ClientMixin):
         return response
 
     # -- non-streamed ----------------------------------------------------------------
-    def _send(self, client: Any, body: dict[str, Any]) -> Any:
-        import openai
+    def _sender(self) -> tuple[Any, Any]:
+        """The sync client as used (SDK retries off) and its ``post`` when it is the SDK's
+        ``OpenAI`` (else None), worked out again only when the client changes."""
+        given = self.client
+        route = self._route
+        if route[0] is not given:
+            import openai
 
-        if isinstance(client, openai.OpenAI):
-            return client.post("/chat/completions", body=body, cast_to=object)
-        return plain(client.chat.completions.create(**body))
+            client = self._no_sdk_retries(given)
+            post = client.post if isinstance(client, openai.OpenAI) else None
+            route = self._route = (given, client, post)
+        return route[1], route[2]
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """One chat completion, retried on transient failures."""
         start = time.perf_counter()
         body = self.build_body(request)
-        client = self._no_sdk_retries(self.client)
+        client, post = self._sender()
         attempt = 0
         while True:
             attempt += 1
             try:
-                data = self._send(client, body)
+                if post is not None:
+                    data = post("/chat/completions", body=body, cast_to=object)
+                else:
+                    data = plain(client.chat.completions.create(**body))
                 break
             except Exception as exc:
                 error = self._fail(exc, attempt)
