@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import ast
 import json
-from json.scanner import make_scanner
 from typing import Any
+
+from lightagent.models.wire import loads
 
 __all__ = [
     "MAX_ARGUMENT_CHARS",
@@ -79,21 +80,6 @@ def _depth_problem(text: str, value: Any) -> str | None:
     return None
 
 
-#: The JSON decoder's scanner (what ``json.loads`` ends up in), with the default options.
-_scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: context typed oddly
-
-
-def _loads(text: str) -> Any:
-    """``json.loads(text)``, through the decoder's scanner when ``text`` is one JSON value
-    with nothing around it (``json.loads`` adds two Python calls and two regex matches);
-    anything else goes to ``json.loads`` for its usual value or error."""
-    try:
-        value, end = _scan(text, 0)
-    except (StopIteration, ValueError):
-        return json.loads(text)
-    return value if end == len(text) else json.loads(text)
-
-
 def load_arguments(text: str) -> Any:
     """``json.loads(text)`` within the argument limits; raises :class:`ArgumentLimitError`.
 
@@ -103,7 +89,7 @@ def load_arguments(text: str) -> Any:
     if len(text) > MAX_ARGUMENT_CHARS:
         raise ArgumentLimitError(_size_problem(text) or "", text)
     try:
-        value = _loads(text)
+        value = loads(text)
     except RecursionError:
         raise ArgumentLimitError(_DEEP, text) from None
     # Inlined _depth_problem: this runs for every tool call, so the common case stays at
