@@ -413,6 +413,22 @@ def test_private_pool_and_close(registry):
     own.close()  # idempotent
 
 
+def test_a_dropped_dispatcher_lets_its_private_threads_end(registry):
+    import gc
+
+    before = set(threading.enumerate())
+    own = AsyncToolDispatcher(registry, max_workers=2)
+    calls = [call("nap", '{"seconds": 0.05}', "a"), call("nap", '{"seconds": 0.05}', "b")]
+    assert all(o.ok for o in own.run_calls(calls))
+    started = set(threading.enumerate()) - before
+    assert started and all(t.name == "lightagent-tool" for t in started)
+    del own
+    gc.collect()
+    for thread in started:
+        thread.join(5)
+    assert not any(t.is_alive() for t in started)
+
+
 @pytest.mark.parametrize("bad", [0, -1, "60"])
 def test_bad_default_timeout(registry, bad):
     with pytest.raises(ConfigurationError) as info:

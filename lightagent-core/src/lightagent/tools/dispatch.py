@@ -17,6 +17,7 @@ import json
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -205,7 +206,9 @@ class AsyncToolDispatcher:
             return TOOL_THREADS
         with self._lock:
             if self._private is None:
-                self._private = ThreadLane("lightagent-tool", self.max_workers)
+                lane = self._private = ThreadLane("lightagent-tool", self.max_workers)
+                # A dispatcher dropped without close() must not leave its threads behind.
+                weakref.finalize(self, lane.close)
             return self._private
 
     def close(self) -> None:
