@@ -149,16 +149,16 @@ def test_finished_loops_leave_no_descriptor_open() -> None:
 
 @pytest.mark.skipif(os.name != "posix", reason="the pipe way back is POSIX only")
 def test_a_full_wake_pipe_loses_no_result() -> None:
-    from lightagent.blocking import _deliver_for
+    from lightagent.blocking import loop_delivery
 
     # More finished calls than the pipe holds bytes, delivered while the loop is not
     # running: the writes past its capacity are dropped, every result still arrives.
     loop = asyncio.new_event_loop()
     try:
-        deliver = _deliver_for(loop)
         futures = [loop.create_future() for _ in range(70_000)]
+        ways = [loop_delivery(loop, f) for f in futures]
         worker = threading.Thread(
-            target=lambda: [deliver(f, i, None) for i, f in enumerate(futures)]
+            target=lambda: [deliver(token, i, None) for i, (deliver, token) in enumerate(ways)]
         )
         worker.start()
         worker.join(60)
@@ -166,3 +166,28 @@ def test_a_full_wake_pipe_loses_no_result() -> None:
         assert values == list(range(70_000))
     finally:
         loop.close()
+
+
+def test_a_thread_lane_reports_through_deliver_on_its_own_threads() -> None:
+    import queue
+
+    from lightagent.blocking import ThreadLane
+
+    lane = ThreadLane("test-lane", 2)
+    done: queue.SimpleQueue = queue.SimpleQueue()
+
+    def deliver(token: str, result: object, exc: BaseException | None) -> None:
+        done.put((token, result, exc, threading.current_thread().name))
+
+    _who.set("submitter")
+    lane.submit(lambda a, b=0: (a + b, _who.get()), (1,), {"b": 2}, deliver, "ok")
+    lane.submit(lambda: 1 / 0, (), {}, deliver, "bad")
+    got = {
+        token: (result, exc, name)
+        for token, result, exc, name in (done.get(timeout=10), done.get(timeout=10))
+    }
+    assert got["ok"] == ((3, "submitter"), None, "test-lane")
+    assert got["bad"][0] is None and isinstance(got["bad"][1], ZeroDivisionError)
+    lane.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        lane.submit(lambda: None, (), {}, deliver, "late")

@@ -548,3 +548,78 @@ def test_openai_fault_after_done_keeps_the_complete_answer(
     loopback_server.reply(LoopbackServer.raw(chunks=[done], **fault))
     _, r = drain(model(loopback_server, timeout=0.3))
     assert r.content == "whole" and r.finish_reason == "stop"
+
+
+def _chat_request(srv: LoopbackServer, index: int) -> tuple[dict[str, Any], dict[str, str]]:
+    return srv.requests[index], srv.headers[index]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_sends_the_body_the_sdk_itself_would(
+    loopback_server: LoopbackServer, stream: bool
+) -> None:
+    # The body goes to the SDK as ready JSON where it takes that (openai 3.x): the bytes on
+    # the wire must be the ones the SDK writes for the same dict (compact, UTF-8 as is).
+    loopback_server.default = "ok"
+    m = model(loopback_server)
+    req = ModelRequest([{"role": "user", "content": 'héllo, 世界 \u2028 "quoted"'}], tools=ADD)
+    body = m.build_body(req, stream=stream)
+    if stream:
+        drain(m, req)
+        raw = openai.OpenAI(base_url=loopback_server.base_url, api_key="k", max_retries=0)
+        list(
+            raw.post(
+                "/chat/completions",
+                body=body,
+                cast_to=object,
+                stream=True,
+                stream_cls=openai.Stream[object],
+            )
+        )
+    else:
+        m.complete(req)
+        raw = openai.OpenAI(base_url=loopback_server.base_url, api_key="k", max_retries=0)
+        raw.post("/chat/completions", body=body, cast_to=object)
+    (ours, our_headers), (sdk, sdk_headers) = (
+        _chat_request(loopback_server, 0),
+        _chat_request(loopback_server, 1),
+    )
+    assert ours == sdk == json.loads(json.dumps(body))
+    assert our_headers["Content-Length"] == sdk_headers["Content-Length"]
+    assert our_headers["Content-Type"] == sdk_headers["Content-Type"] == "application/json"
+
+
+def test_openai_options_only_the_sdk_can_write_still_go_out(
+    loopback_server: LoopbackServer,
+) -> None:
+    # A date (or a pydantic model) among the options is left to the SDK's own encoder.
+    import datetime
+
+    loopback_server.default = "ok"
+    at = datetime.datetime(2025, 1, 2, 3, 4, 5)
+    m = model(loopback_server, options={"metadata": {"at": at}})
+    assert m.complete(HI).content == "ok"
+
+    async def main() -> str | None:
+        return (await m.acomplete(HI)).content
+
+    assert asyncio.run(main()) == "ok"
+    assert [r["metadata"] for r in loopback_server.requests] == [{"at": at.isoformat()}] * 2
+
+
+def test_openai_default_headers_can_drop_the_sdks_platform_headers(
+    loopback_server: LoopbackServer,
+) -> None:
+    loopback_server.default = "ok"
+    platform = ["X-Stainless-Lang", "X-Stainless-OS", "X-Stainless-Arch"]
+    plain_model = model(loopback_server)
+    lean = model(loopback_server, default_headers={name: openai.omit for name in platform})
+    assert plain_model.complete(HI).content == lean.complete(HI).content == "ok"
+
+    async def main() -> str | None:
+        return (await lean.acomplete(HI)).content
+
+    assert asyncio.run(main()) == "ok"
+    sent, *trimmed = loopback_server.headers
+    assert all(name in sent for name in platform)
+    assert all(name not in headers for headers in trimmed for name in platform)

@@ -173,6 +173,69 @@ def test_default_timeout_applies_to_tools_without_one(registry):
     assert outcome.error.code == "LA-TOOL-TIMEOUT"
 
 
+def test_a_sync_tool_raising_timeout_error_is_its_own_error_not_a_timeout():
+    @tool
+    def gives_up() -> str:
+        """Fails with the builtin TimeoutError (a socket timeout, say)."""
+        raise TimeoutError("upstream did not answer")
+
+    d = AsyncToolDispatcher(ToolRegistry([gives_up]), default_timeout=10)
+    for outcomes in (
+        d.run_calls([call("gives_up")]),
+        asyncio.run(d.arun_calls([call("gives_up")])),
+    ):
+        [outcome] = outcomes
+        assert outcome.error.code == "LA-TOOL"
+        assert outcome.output == "Error [LA-TOOL] TimeoutError: upstream did not answer"
+
+
+def test_sync_tools_run_on_kept_threads_of_their_own(dispatcher):
+    @tool
+    def where() -> str:
+        """The thread it runs on."""
+        return threading.current_thread().name
+
+    d = AsyncToolDispatcher(ToolRegistry([where]), default_timeout=10)
+    names = {d.run_calls([call("where")])[0].output for _ in range(5)}
+    names |= {asyncio.run(d.arun_calls([call("where")]))[0].output for _ in range(5)}
+    # Not the store threads of run_blocking: a hung tool never holds up a commit.
+    assert names == {"lightagent-tool"}
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_call_given_up_before_a_thread_took_it_never_runs(driver):
+    ran: list[str] = []
+    release = threading.Event()
+
+    @tool(timeout=0.2)
+    def hog() -> str:
+        """Holds the only thread past its timeout."""
+        release.wait(5)
+        return "late"
+
+    @tool(timeout=0.2)
+    def queued() -> str:
+        """Waits behind hog for the only thread."""
+        ran.append("queued")
+        return "ran"
+
+    d = AsyncToolDispatcher(ToolRegistry([hog, queued]), max_workers=1)
+    calls = [call("hog", "{}", "h"), call("queued", "{}", "q")]
+    try:
+        if driver == "sync":
+            outcomes = d.run_calls(calls)
+        else:
+            outcomes = asyncio.run(d.arun_calls(calls))
+        assert [o.error.code for o in outcomes] == ["LA-TOOL-TIMEOUT"] * 2
+        release.set()
+        # The thread is free again: the next call runs, the abandoned one never did.
+        [after] = d.run_calls([call("queued", "{}", "again")])
+        assert after.output == "ran" and ran == ["queued"]
+    finally:
+        release.set()
+        d.close()
+
+
 def test_exceptions_reach_the_model_as_one_short_line(dispatcher):
     for outcomes in (
         dispatcher.run_calls([call("explode", '{"when": "tomorrow"}')]),
@@ -241,6 +304,42 @@ def test_cancelled_run_runs_no_further_tool(dispatcher):
         0
     ].ok
     assert ran == [3]
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_call_waiting_for_a_thread_sees_the_cancellation(driver):
+    ran: list[str] = []
+    token = Token()
+
+    @tool
+    def first() -> str:
+        """Cancels the run once the second call waits for the only thread."""
+        ran.append("first")
+        time.sleep(0.05)
+        token.cancelled, token.reason = True, "user pressed abort"
+        return "first done"
+
+    @tool
+    def second() -> str:
+        """Would run after first on the same thread."""
+        ran.append("second")
+        return "second done"
+
+    d = AsyncToolDispatcher(ToolRegistry([first, second]), max_workers=1)
+    calls = [call("first", "{}", "f"), call("second", "{}", "s")]
+    try:
+        if driver == "sync":
+            outcomes = d.run_calls(calls, cancellation=token)
+        else:
+            outcomes = asyncio.run(d.arun_calls(calls, cancellation=token))
+    finally:
+        d.close()
+    assert ran == ["first"]
+    assert outcomes[0].output == "first done"
+    assert outcomes[1].error.code == "LA-CANCELLED"
+    assert outcomes[1].output == (
+        "Error [LA-CANCELLED] not run: the run was cancelled (user pressed abort)"
+    )
 
 
 def test_idempotency_keys_are_injected(dispatcher):
@@ -312,6 +411,22 @@ def test_private_pool_and_close(registry):
     ].ok
     own.close()
     own.close()  # idempotent
+
+
+def test_a_dropped_dispatcher_lets_its_private_threads_end(registry):
+    import gc
+
+    before = set(threading.enumerate())
+    own = AsyncToolDispatcher(registry, max_workers=2)
+    calls = [call("nap", '{"seconds": 0.05}', "a"), call("nap", '{"seconds": 0.05}', "b")]
+    assert all(o.ok for o in own.run_calls(calls))
+    started = set(threading.enumerate()) - before
+    assert started and all(t.name == "lightagent-tool" for t in started)
+    del own
+    gc.collect()
+    for thread in started:
+        thread.join(5)
+    assert not any(t.is_alive() for t in started)
 
 
 @pytest.mark.parametrize("bad", [0, -1, "60"])

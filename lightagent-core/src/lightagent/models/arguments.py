@@ -11,6 +11,8 @@ import ast
 import json
 from typing import Any
 
+from lightagent.models.wire import loads
+
 __all__ = [
     "MAX_ARGUMENT_CHARS",
     "MAX_ARGUMENT_DEPTH",
@@ -87,7 +89,7 @@ def load_arguments(text: str) -> Any:
     if len(text) > MAX_ARGUMENT_CHARS:
         raise ArgumentLimitError(_size_problem(text) or "", text)
     try:
-        value = json.loads(text)
+        value = loads(text)
     except RecursionError:
         raise ArgumentLimitError(_DEEP, text) from None
     # Inlined _depth_problem: this runs for every tool call, so the common case stays at

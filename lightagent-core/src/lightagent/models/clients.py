@@ -93,7 +93,7 @@ class ClientMixin:
     profile: ProviderProfile
     base_url: str | None
     timeout: float
-    default_headers: dict[str, str]
+    default_headers: dict[str, Any]
     _api_key: str | None
     _client: Any
     _async_client: Any

@@ -23,6 +23,7 @@ from lightagent.models.profiles import ProviderProfile, get_profile, profile_by_
 from lightagent.models.retry import backoff_delay, is_retryable, to_model_error
 from lightagent.models.sse import aiter_sse_json, aread_lines, iter_sse_json, read_lines
 from lightagent.models.stream import StreamAssembler
+from lightagent.models.wire import body_kwargs, read_json
 
 __all__ = ["DEFAULT_MODEL", "OpenAIModel"]
 
@@ -59,7 +60,7 @@ class OpenAIModel(ClientMixin):
         timeout: float = 60.0,
         max_retry: int = 3,
         max_retry_wait: float = 30.0,
-        default_headers: dict[str, str] | None = None,
+        default_headers: dict[str, Any] | None = None,
         retry_backoff: float = 0.5,
         options: dict[str, Any] | None = None,
     ) -> None:
@@ -88,6 +89,7 @@ class OpenAIModel(ClientMixin):
         self._api_key = api_key
         self._init_clients(client, async_client)
         self._names_cache: tuple[Any, frozenset[str]] = (None, frozenset())
+        self._route: tuple[Any, Any, Any] = (None, None, None)
 
     def __repr__(self) -> str:
         return (
@@ -150,23 +152,33 @@ class OpenAIModel(ClientMixin):
         return response
 
     # -- non-streamed ----------------------------------------------------------------
-    def _send(self, client: Any, body: dict[str, Any]) -> Any:
-        import openai
+    def _sender(self) -> tuple[Any, Any]:
+        """The sync client as used (SDK retries off) and its ``post`` when it is the SDK's
+        ``OpenAI`` (else None), worked out again only when the client changes."""
+        given = self.client
+        route = self._route
+        if route[0] is not given:
+            import openai
 
-        if isinstance(client, openai.OpenAI):
-            return client.post("/chat/completions", body=body, cast_to=object)
-        return plain(client.chat.completions.create(**body))
+            client = self._no_sdk_retries(given)
+            post = client.post if isinstance(client, openai.OpenAI) else None
+            route = self._route = (given, client, post)
+        return route[1], route[2]
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """One chat completion, retried on transient failures."""
         start = time.perf_counter()
         body = self.build_body(request)
-        client = self._no_sdk_retries(self.client)
+        client, post = self._sender()
+        sent = body_kwargs(client, body) if post is not None else {}
         attempt = 0
         while True:
             attempt += 1
             try:
-                data = self._send(client, body)
+                if post is not None:
+                    data = read_json(post("/chat/completions", cast_to=bytes, **sent))
+                else:
+                    data = plain(client.chat.completions.create(**body))
                 break
             except Exception as exc:
                 error = self._fail(exc, attempt)
@@ -188,14 +200,17 @@ class OpenAIModel(ClientMixin):
             return await self._injected_acomplete(request)
         start = time.perf_counter()
         body = self.build_body(request)
+        sent: dict[str, Any] | None = None
         attempt = 0
         while True:
             attempt += 1
             client, shards, slot = self._lease()
             try:
                 if isinstance(client, openai.AsyncOpenAI):
-                    raw = await client.post("/chat/completions", body=body, cast_to=object)
-                    data = cast("dict[str, Any]", raw)
+                    if sent is None:
+                        sent = body_kwargs(client, body)
+                    raw = await client.post("/chat/completions", cast_to=bytes, **sent)
+                    data = cast("dict[str, Any]", read_json(raw))
                 else:
                     data = plain(await client.chat.completions.create(**body))
                 break
@@ -228,10 +243,10 @@ class OpenAIModel(ClientMixin):
         if isinstance(client, openai.OpenAI):
             return client.post(
                 "/chat/completions",
-                body=body,
                 cast_to=object,
                 stream=True,
                 stream_cls=openai.Stream[object],
+                **body_kwargs(client, body),
             )
         return client.chat.completions.create(**body)
 
@@ -294,10 +309,10 @@ class OpenAIModel(ClientMixin):
                 if isinstance(client, openai.AsyncOpenAI):
                     raw = await client.post(
                         "/chat/completions",
-                        body=body,
                         cast_to=object,
                         stream=True,
                         stream_cls=openai.AsyncStream[object],
+                        **body_kwargs(client, body),
                     )
                 else:
                     raw = await client.chat.completions.create(**body)

@@ -179,18 +179,21 @@ def parse_completion(
     choice = choices[0]
     message = choice.get("message") or {}
     repairs: list[str] = []
-    calls = [_call(i, spec, repairs) for i, spec in enumerate(message.get("tool_calls") or ())]
+    specs = message.get("tool_calls")
+    calls = [_call(i, spec, repairs) for i, spec in enumerate(specs)] if specs else []
     legacy = message.get("function_call")
     if not calls and isinstance(legacy, dict):
         calls.append(_call(0, {"function": legacy}, repairs))
     reasoning = message.get("reasoning_content")
     if reasoning is None:
         reasoning = message.get("reasoning")
+    content = message.get("content")
+    finish = choice.get("finish_reason")
     return settle(
-        text_content(message.get("content")),
+        content if content is None or type(content) is str else text_content(content),
         reasoning,
         calls,
-        normalize_finish_reason(choice.get("finish_reason")) or "stop",
+        (type(finish) is str and _FINISH.get(finish)) or normalize_finish_reason(finish) or "stop",
         data.get("usage"),
         data.get("model"),
         repairs,

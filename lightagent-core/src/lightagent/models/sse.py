@@ -13,9 +13,10 @@ SDK types only and never import the transport (``httpx`` on openai 2.x, ``httpx2
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
+
+from lightagent.models.wire import loads
 
 __all__ = ["aiter_sse_json", "aread_lines", "iter_sse_json", "read_lines"]
 
@@ -88,7 +89,7 @@ class _Events:
         if text.startswith("[DONE]"):
             self.done = True
             return None
-        return json.loads(text)
+        return loads(text)
 
 
 def iter_sse_json(lines: Iterable[str]) -> Iterator[Any]:

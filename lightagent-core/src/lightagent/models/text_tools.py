@@ -38,6 +38,9 @@ _SELF_CLOSING = re.compile(r"<([\w.\-]+)((?:\s+[\w.\-]+\s*=\s*(?:\"[^\"]*\"|'[^'
 _ATTR = re.compile(r"([\w.\-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
 _NAME = re.compile(r"[\"']name[\"']\s*:\s*[\"']([\w.\-]+)[\"']")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+#: First characters of a reply that may be a whole call (a fence, JSON, XML); "" is
+#: in every string, so an empty reply leaves too.
+_OPENERS = "`{[<"
 
 
 def _from_json(text: str, names: Collection[str]) -> list[TextToolCall] | None:
@@ -147,6 +150,10 @@ def extract_text_tool_calls(
     if not names or not content:
         return None
     stripped = content.strip()
+    # Every form starts the reply with one of these or holds one of these tags; most
+    # answers are plain prose and leave here.
+    if stripped[:1] not in _OPENERS and "<tool_call" not in content and "/>" not in content:
+        return None
     whole = _whole_reply(stripped, names)
     if whole:
         return None, whole

@@ -76,6 +76,11 @@ def run_machine(spec: RunSpec) -> Machine:
     goal_outcomes: list[dict[str, Any]] = []
     interceptor = spec.interceptor
     query = spec.query
+    # Features a run may not use, looked up once: their steps are skipped outright when
+    # off (each would be a call, or a generator to make and finish, doing nothing).
+    budget = spec.budget
+    session = spec.binding is not None and bool(ctx.session_id)
+    token = ctx.cancellation
     try:
         # Inside the try: a session that refuses this run (owner, store down) ends it typed.
         if active:
@@ -124,9 +129,11 @@ def run_machine(spec: RunSpec) -> Machine:
                 messages.append({"role": "system", "content": spec.system_prompt})
             if history:
                 messages.extend(history)
-        yield from budget_restore(spec, history)
-        st.inbox = getattr(history, "inbox", None)
-        goals = getattr(history, "goals", None)
+        if budget is not None:
+            yield from budget_restore(spec, history)
+        if history is not None:
+            st.inbox = getattr(history, "inbox", None)
+            goals = getattr(history, "goals", None)
         if query is not None:
             messages.append({"role": "user", "content": query})
             st.query_message = messages[-1]
@@ -159,15 +166,18 @@ def run_machine(spec: RunSpec) -> Machine:
         first_request = True
         while True:
             st.stage = "model_request"
-            check_cancel(ctx, turn_boundary=True)
+            if token is not None:
+                check_cancel(ctx, turn_boundary=True)
             if toolsets is not None and not first_request:
                 if (yield from _toolset_view(spec, ctx, False)):
                     tools, tool_choice, response_format = _select_tools(
                         spec, ctx, query, messages, active
                     )
             first_request = False
-            yield from inbox_inject(spec, st, messages)
-            yield from fit_context(spec, st, messages, tools)
+            if session:
+                yield from inbox_inject(spec, st, messages)
+            if spec.context_budget is not None:
+                yield from fit_context(spec, st, messages, tools)
             request = ModelRequest(
                 messages=list(messages),
                 tools=tools,
@@ -189,7 +199,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 content = str(fallback)
                 break
             # the request as it will go out: refused here, nothing of it is committed
-            estimate = budget_check_model(spec, request, st.inbox)
+            estimate = budget_check_model(spec, request, st.inbox) if budget is not None else None
             st.model_requests += 1
             if active:
                 ctx.emit(
@@ -226,8 +236,11 @@ def run_machine(spec: RunSpec) -> Machine:
                 )
             if response.usage is not None:
                 st.usage = response.usage if st.usage is None else st.usage + response.usage
-            budget_settle(spec, "model_response", estimate=estimate, usage=response.usage)
-            unique_call_ids(response)
+            if budget is not None:
+                budget_settle(spec, "model_response", estimate=estimate, usage=response.usage)
+            calls = response.tool_calls
+            if calls:
+                unique_call_ids(response)
             assistant = assistant_message(response)
             if active:
                 ctx.emit(
@@ -244,7 +257,6 @@ def run_machine(spec: RunSpec) -> Machine:
                         "request_index": st.model_requests,
                     },
                 )
-            calls = response.tool_calls
             spec_out = spec.output
             if spec_out is not None and spec_out.via_tool and calls:
                 final = next((c for c in calls if c.name == spec_out.name), None)
@@ -276,7 +288,8 @@ def run_machine(spec: RunSpec) -> Machine:
                         f"Max tool iterations({spec.max_tool_iterations}) reached.",
                         details={"max_tool_iterations": spec.max_tool_iterations},
                     )
-                budget_check_tools(spec, len(calls))
+                if budget is not None:
+                    budget_check_tools(spec, len(calls))
                 st.rounds += 1
                 messages.append(assistant)
                 positions = {}
@@ -284,8 +297,10 @@ def run_machine(spec: RunSpec) -> Machine:
                     positions[call.id] = st.call_index
                     st.call_index += 1
                 yield from tool_round(spec, st, calls, messages, positions)
-                budget_settle(spec, "tool_execution", tool_calls=len(calls))
-                progress_after_round(spec, calls, messages)
+                if budget is not None:
+                    budget_settle(spec, "tool_execution", tool_calls=len(calls))
+                if spec.progress is not None:
+                    progress_after_round(spec, calls, messages)
                 continue
 
             text = response.content or ""
@@ -333,7 +348,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 yield Output("release", content)
         if spec.memory is not None and query is not None and st.handoff is None:
             yield from memory_write(spec, st, query, content)
-        if st.handoff is None:
+        if st.handoff is None and session:
             st.stage = "goals"
             goal_outcomes = yield from check_goals(spec, goals, content)
         st.stage = None
@@ -373,7 +388,8 @@ def run_machine(spec: RunSpec) -> Machine:
             pass
     if error is not None and spec.stream:
         yield Output("error", {"error": str(error), "code": error.code, "details": error.to_dict()})
-    budget_settle_time(spec)
+    if budget is not None:
+        budget_settle_time(spec)
     usage = st.usage.to_dict() if st.usage is not None else None
     if active:
         end: dict[str, Any] = {

@@ -166,6 +166,7 @@ def build_spec(
 
         progress = ProgressState(policy)
 
+    thought_step = getattr(agent, "_thought_step", None)
     output = None
     if opts.output_schema is not None:
         from lightagent.structured import output_spec
@@ -181,8 +182,8 @@ def build_spec(
         query=query,
         history=history,
         initial_messages=list(initial_messages) if initial_messages is not None else None,
-        skip_calls=dict(skip_calls or {}),
-        call_keys=dict(call_keys or {}),
+        skip_calls=dict(skip_calls) if skip_calls else {},
+        call_keys=dict(call_keys) if call_keys else {},
         load_history=load_history,
         stream=stream,
         result_format=result_format,
@@ -202,7 +203,7 @@ def build_spec(
         memory_book=getattr(agent, "_memory_book", None) if memory is not None else None,
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
-        thought=getattr(agent, "_thought_step", lambda: None)(),
+        thought=thought_step() if thought_step is not None else None,
         budget=budget,
         progress=progress,
         context_budget=getattr(agent, "context_budget", None),

@@ -100,10 +100,14 @@ class SkillMethods:
         if layers is None:
             with self._skills_lock:
                 if self._skill_layers is None:
-                    self._skill_layers = self._build_layers()
+                    skills, python = self._build_layers()
+                    # The layers of a run with skills, then of one without (worked out once).
+                    self._skill_layers = (
+                        tuple(x for x in (skills, python) if x is not None),
+                        () if python is None else (python,),
+                    )
                 layers = self._skill_layers
-        skills, python = layers
-        return tuple(x for x in (skills if use_skills else None, python) if x is not None)
+        return layers[0] if use_skills else layers[1]
 
     def _build_layers(self) -> tuple[Any, Any]:
         from lightagent.toolsets.router import ToolsetRouter

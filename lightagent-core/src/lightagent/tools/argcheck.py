@@ -200,8 +200,40 @@ class _Checker:
         return out
 
 
+#: Exact Python types of plain JSON types (bool is not an int here, as in ``_is_type``).
+_EXACT: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+_PLAIN_KEYS = frozenset({"type", "description", "title"})
+
+
+def _already_fit(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
+    """Whether every argument is a known property of one plain type, already of that type,
+    and no required one is missing: nothing to coerce or report (the usual call)."""
+    properties = schema.get("properties")
+    if not properties:
+        return False
+    for name in schema.get("required") or ():
+        if name not in arguments:
+            return False
+    for name, value in arguments.items():
+        prop = properties.get(name)
+        if type(prop) is not dict or not prop.keys() <= _PLAIN_KEYS:
+            return False
+        kind = prop.get("type")
+        exact = _EXACT.get(kind) if type(kind) is str else None
+        if exact is None or type(value) not in exact:
+            return False
+    return True
+
+
 def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> tuple[dict, list[str]]:
     """``(coerced arguments, errors)``; ``errors`` is empty when the arguments fit."""
+    if _already_fit(schema, arguments):
+        return dict(arguments), []
     checker = _Checker()
     value = checker.check_object(schema, precoerce(schema, arguments), "")
     return value, checker.errors

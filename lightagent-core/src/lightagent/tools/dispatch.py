@@ -1,56 +1,54 @@
 """Run the tool calls of one model turn: validated, concurrent, time-limited, never raising.
 
-Async tools run on the caller's event loop, sync tools in one shared thread pool. A
-timed-out async tool is cancelled for real; a timed-out sync tool cannot be stopped (Python
-cannot kill a thread), so its call is abandoned, reported as ``LA-TOOL-TIMEOUT``, and the
-thread finishes in the background. Every failure becomes a short ``Error [LA-…] …`` text
-for the model, with the typed error in :attr:`ToolOutcome.error`.
+Async tools run on the caller's event loop, sync tools on threads kept for them (one
+shared :class:`~lightagent.blocking.ThreadLane`). A timed-out async tool is cancelled for
+real; a timed-out sync tool cannot be stopped (Python cannot kill a thread), so its call is
+abandoned, reported as ``LA-TOOL-TIMEOUT``, and the thread finishes in the background.
+Every failure becomes a short ``Error [LA-…] …`` text for the model, with the typed error
+in :attr:`ToolOutcome.error`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import contextvars
-import functools
 import hashlib
 import inspect
 import json
-import os
+import queue
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lightagent import bridge
-from lightagent.errors import CancelledError, LightAgentError, ToolError
+from lightagent.blocking import ThreadLane, loop_delivery
+from lightagent.errors import LightAgentError, ToolError
 from lightagent.models.arguments import load_arguments
 from lightagent.models.base import ToolCall
+from lightagent.tools.calling import (
+    TOOL_THREADS,
+    Ticket,
+    Timed,
+    ToolExited,
+    cancelled_error,
+    give_up,
+    run_async,
+    run_sync,
+    run_ticket,
+    to_queue,
+)
 from lightagent.tools.decorator import Tool
-from lightagent.tools.output import error_text, format_output, join_items, wrap_exception
+from lightagent.tools.output import error_text, wrap_exception
 from lightagent.tools.registry import ToolRegistry
 
 __all__ = ["AsyncToolDispatcher", "OnOutcome", "ToolOutcome", "missing_tool"]
 
 #: Called with each outcome of a call that ran, as soon as it is known (completion order).
 OnOutcome = Callable[["ToolOutcome"], Any]
-
-_shared_lock = threading.Lock()
-_shared_executor: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def _default_executor() -> concurrent.futures.ThreadPoolExecutor:
-    """The process-wide pool for sync tools, created on first use."""
-    global _shared_executor
-    with _shared_lock:
-        if _shared_executor is None:
-            # I/O-bound tools dominate; abandoned (timed-out) calls also hold a worker.
-            workers = max(32, (os.cpu_count() or 1) * 8)
-            _shared_executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=workers, thread_name_prefix="lightagent-tool"
-            )
-        return _shared_executor
+#: A sync call on its thread: what it runs, its ticket, when it started.
+_Pending = tuple["_Prepared", Ticket, float]
 
 
 @dataclass
@@ -110,17 +108,6 @@ def _as_call(call: Any, index: int) -> ToolCall:
     )
 
 
-def _is_cancelled(cancellation: Any) -> tuple[bool, str | None]:
-    if cancellation is None:
-        return False, None
-    flag = getattr(cancellation, "cancelled", None)
-    if flag is None:
-        flag = getattr(cancellation, "is_cancelled", False)
-    if callable(flag):
-        flag = flag()
-    return bool(flag), getattr(cancellation, "reason", None)
-
-
 def _fallback_key(call: ToolCall) -> str:
     text = f"{call.id}\x00{call.name}\x00{call.arguments}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -134,48 +121,7 @@ class _Prepared:
     kwargs: dict[str, Any]
     arguments: dict[str, Any]
     timeout: float | None
-
-
-def _run_sync(tool: Tool, args: list[Any], kwargs: dict[str, Any]) -> str:
-    """Call a sync tool (in a worker thread) and turn its result into text."""
-    result = tool.func(*args, **kwargs)
-    if inspect.isgenerator(result):
-        return join_items(list(result))
-    if inspect.isawaitable(result):  # a sync callable that returned a coroutine
-        return format_output(bridge.resolve_sync(result))
-    return format_output(result)
-
-
-def _run_sync_timed(
-    tool: Tool, args: list[Any], kwargs: dict[str, Any]
-) -> tuple[str | None, BaseException | None, float]:
-    """``(text, exception, finished_at)``: latency stays right when results are read late."""
-    try:
-        return _run_sync(tool, args, kwargs), None, time.perf_counter()
-    except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not end the host
-        return None, exc, time.perf_counter()
-
-
-class _ToolExited(Exception):
-    """Carries a tool's ``SystemExit`` out of its task (asyncio would re-raise it in the loop)."""
-
-    def __init__(self, original: SystemExit) -> None:
-        super().__init__(str(original))
-        self.original = original
-
-
-async def _run_async(tool: Tool, args: list[Any], kwargs: dict[str, Any]) -> str:
-    try:
-        result = tool.func(*args, **kwargs)
-        if inspect.isasyncgen(result):
-            return join_items([item async for item in result])
-        if inspect.isawaitable(result):
-            result = await result
-        if inspect.isgenerator(result):
-            return join_items(list(result))
-        return format_output(result)
-    except SystemExit as exc:
-        raise _ToolExited(exc) from None
+    cancellation: Any = None
 
 
 def _async_notifier(on_outcome: OnOutcome) -> Callable[[ToolOutcome], Any]:
@@ -251,26 +197,26 @@ class AsyncToolDispatcher:
         self.default_timeout = default_timeout
         self.max_workers = max_workers
         self.max_output_chars = max_output_chars
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._private: ThreadLane | None = None
         self._lock = threading.Lock()
 
     # -- resources -----------------------------------------------------------------
-    def _pool(self) -> concurrent.futures.ThreadPoolExecutor:
+    def _lane(self) -> ThreadLane:
         if self.max_workers is None:
-            return _default_executor()
+            return TOOL_THREADS
         with self._lock:
-            if self._executor is None:
-                self._executor = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=self.max_workers, thread_name_prefix="lightagent-tool"
-                )
-            return self._executor
+            if self._private is None:
+                lane = self._private = ThreadLane("lightagent-tool", self.max_workers)
+                # A dispatcher dropped without close() must not leave its threads behind.
+                weakref.finalize(self, lane.close)
+            return self._private
 
     def close(self) -> None:
-        """Release a private thread pool (the shared one lives for the process)."""
+        """Release private threads (``max_workers``); the shared ones live for the process."""
         with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            lane, self._private = self._private, None
+        if lane is not None:
+            lane.close()
 
     # -- preparation ---------------------------------------------------------------------
     def _prepare(
@@ -281,12 +227,9 @@ class AsyncToolDispatcher:
         idempotency_keys: Mapping[str, str] | None,
         context: Any,
     ) -> _Prepared | ToolOutcome:
-        cancelled, reason = _is_cancelled(cancellation)
-        if cancelled:
-            error = CancelledError(
-                "LA-CANCELLED", f"not run: the run was cancelled ({reason or 'no reason given'})"
-            )
-            return ToolOutcome(call.id, call.name, error_text(error), error)
+        stopped = cancelled_error(cancellation)
+        if stopped is not None:
+            return ToolOutcome(call.id, call.name, error_text(stopped), stopped)
         tool = registry.get(call.name)
         if tool is None:
             return missing_tool(call, registry.names())
@@ -308,7 +251,7 @@ class AsyncToolDispatcher:
                 kwargs[name] = context
         args, kwargs = tool.bind(kwargs)
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
-        return _Prepared(call, tool, args, kwargs, clean, timeout)
+        return _Prepared(call, tool, args, kwargs, clean, timeout, cancellation)
 
     def _finish(
         self, prepared: _Prepared, output: str, started: float, ended: float | None = None
@@ -349,27 +292,42 @@ class AsyncToolDispatcher:
     async def _arun_one(self, prepared: _Prepared) -> ToolOutcome:
         started = time.perf_counter()
         tool = prepared.tool
+        if not tool.is_async:
+            return await self._athread(prepared, started)
         try:
-            work: Awaitable[Any]
-            if tool.is_async:
-                work = _run_async(tool, prepared.args, prepared.kwargs)
-            else:
-                loop = asyncio.get_running_loop()
-                ctx = contextvars.copy_context()
-                work = loop.run_in_executor(
-                    self._pool(),
-                    functools.partial(ctx.run, _run_sync, tool, prepared.args, prepared.kwargs),
-                )
+            work: Awaitable[Any] = run_async(tool, prepared.args, prepared.kwargs)
             output = await asyncio.wait_for(work, prepared.timeout)
         except asyncio.TimeoutError:
             return self._failed(prepared, self._timeout_error(prepared), started)
         except asyncio.CancelledError:
             raise
-        except _ToolExited as exc:
+        except ToolExited as exc:
             return self._failed(prepared, wrap_exception(tool.name, exc.original), started)
         except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not end the host
             return self._failed(prepared, wrap_exception(tool.name, exc), started)
         return self._finish(prepared, output, started)
+
+    async def _athread(self, prepared: _Prepared, started: float) -> ToolOutcome:
+        """A sync tool on a tool thread, awaited: one queue put out, back by :func:`loop_delivery`,
+        and a loop timer (not ``wait_for``'s extra task) for the timeout."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Timed | None] = loop.create_future()
+        ticket = Ticket(prepared.cancellation)
+        work = (ticket, prepared.tool, prepared.args, prepared.kwargs)
+        self._lane().submit(run_ticket, work, {}, *loop_delivery(loop, future))
+        timeout = prepared.timeout
+        timer = None if timeout is None else loop.call_later(timeout, give_up, future, ticket)
+        try:
+            timed = await future  # a crash (not Exception or SystemExit) propagates
+        except asyncio.CancelledError:
+            ticket.abandoned = True
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if timed is None:
+            return self._failed(prepared, self._timeout_error(prepared), started)
+        return self._settled(prepared, timed, started)
 
     async def arun_calls(
         self,
@@ -446,7 +404,10 @@ class AsyncToolDispatcher:
                 on_outcome=on_outcome,
             )
         outcomes: list[ToolOutcome | None] = [None] * len(normalized)
-        pending: list[tuple[int, _Prepared, concurrent.futures.Future[Any], float]] = []
+        pending: dict[int, _Pending] = {}
+        done: queue.SimpleQueue[tuple[int, Timed | None, BaseException | None]] = (
+            queue.SimpleQueue()
+        )
         for i, call in enumerate(normalized):
             prepared = self._prepare(call, reg, cancellation, idempotency_keys, context)
             if isinstance(prepared, ToolOutcome):
@@ -458,71 +419,66 @@ class AsyncToolDispatcher:
                 if on_outcome is not None:
                     on_outcome(outcome)
                 continue
-            ctx = contextvars.copy_context()
-            future = self._pool().submit(
-                ctx.run, _run_sync_timed, prepared.tool, prepared.args, prepared.kwargs
-            )
-            pending.append((i, prepared, future, started))
+            ticket = Ticket(prepared.cancellation)
+            work = (ticket, prepared.tool, prepared.args, prepared.kwargs)
+            self._lane().submit(run_ticket, work, {}, to_queue, (done, i))
+            pending[i] = (prepared, ticket, started)
         if pending:
-            self._collect(pending, outcomes, on_outcome)
+            self._collect(pending, done, outcomes, on_outcome)
         return [o for o in outcomes if o is not None]
 
-    def _settled(
-        self, prepared: _Prepared, future: concurrent.futures.Future[Any], started: float
-    ) -> ToolOutcome | None:
-        """The outcome of a finished or overdue call; None while it may still finish."""
-        if future.done():
-            output, exc, ended = future.result()  # a BaseException (a crash) propagates
-            if exc is not None:
-                return self._failed(
-                    prepared, wrap_exception(prepared.tool.name, exc), started, ended
-                )
-            return self._finish(prepared, output or "", started, ended)
-        if prepared.timeout is not None and time.perf_counter() >= started + prepared.timeout:
-            future.cancel()  # succeeds only if it never started
-            ended = started + prepared.timeout
-            return self._failed(prepared, self._timeout_error(prepared), started, ended)
-        return None
+    def _settled(self, prepared: _Prepared, timed: Timed, started: float) -> ToolOutcome:
+        """The outcome of a call that returned or raised on its thread."""
+        output, exc, ended = timed
+        if exc is not None:
+            return self._failed(prepared, wrap_exception(prepared.tool.name, exc), started, ended)
+        return self._finish(prepared, output or "", started, ended)
 
     def _collect(
         self,
-        pending: list[tuple[int, _Prepared, concurrent.futures.Future[Any], float]],
+        pending: dict[int, _Pending],
+        done: queue.SimpleQueue[tuple[int, Timed | None, BaseException | None]],
         outcomes: list[ToolOutcome | None],
         on_outcome: OnOutcome | None,
     ) -> None:
         # Each outcome is reported the moment it is known, so a crash later in the round
         # cannot erase the record of a call that already finished.
-        waiting = list(pending)
-        while waiting:
-            deadlines = [s + p.timeout for _, p, _, s in waiting if p.timeout is not None]
-            timeout = max(0.0, min(deadlines) - time.perf_counter()) if deadlines else None
-            concurrent.futures.wait(
-                [f for _, _, f, _ in waiting],
-                timeout=timeout,
-                return_when=concurrent.futures.FIRST_COMPLETED,
-            )
-            still: list[tuple[int, _Prepared, concurrent.futures.Future[Any], float]] = []
-            crash: BaseException | None = None
-            for entry in waiting:
-                i, prepared, future, started = entry
-                try:
-                    outcome = self._settled(prepared, future, started)
-                except BaseException as exc:  # report the others first, then let it go
-                    crash = crash or exc
-                    continue
-                if outcome is None:
-                    still.append(entry)
-                    continue
-                outcomes[i] = outcome
-                if on_outcome is not None:
-                    on_outcome(outcome)
+        def report(index: int, outcome: ToolOutcome) -> None:
+            outcomes[index] = outcome
+            if on_outcome is not None:
+                on_outcome(outcome)
+
+        while pending:
+            deadlines = [s + p.timeout for p, _, s in pending.values() if p.timeout is not None]
+            wait = max(0.0, min(deadlines) - time.perf_counter()) if deadlines else None
+            try:
+                index, timed, crash = done.get(timeout=wait)
+            except queue.Empty:
+                now = time.perf_counter()
+                for index, (prepared, ticket, started) in list(pending.items()):
+                    if prepared.timeout is not None and now >= started + prepared.timeout:
+                        ticket.abandoned = True  # its thread skips it if it never started
+                        del pending[index]
+                        ended = started + prepared.timeout
+                        error = self._timeout_error(prepared)
+                        report(index, self._failed(prepared, error, started, ended))
+                continue
             if crash is not None:
+                # Report the calls that have already finished, then let the crash go.
+                while not done.empty():
+                    index, timed, other = done.get()
+                    entry = pending.pop(index, None)
+                    if entry is not None and timed is not None and other is None:
+                        report(index, self._settled(entry[0], timed, entry[2]))
                 raise crash
-            waiting = still
+            entry = pending.pop(index, None)
+            if entry is None or timed is None:
+                continue  # a late answer of a call already reported as timed out
+            report(index, self._settled(entry[0], timed, entry[2]))
 
     def _run_inline(self, prepared: _Prepared, started: float) -> ToolOutcome:
         try:
-            output = _run_sync(prepared.tool, prepared.args, prepared.kwargs)
+            output = run_sync(prepared.tool, prepared.args, prepared.kwargs)
         except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not end the host
             return self._failed(prepared, wrap_exception(prepared.tool.name, exc), started)
         return self._finish(prepared, output, started)
