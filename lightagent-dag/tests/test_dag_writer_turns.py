@@ -58,3 +58,57 @@ def test_threads_take_turns_and_a_nested_turn_reenters(tmp_path) -> None:
         t.join(30)
     assert not any(t.is_alive() for t in threads)
     assert overlaps == 0
+
+
+def _hold_a_write(path: str, holding: object, release: object) -> None:
+    from lightagent_dag import SqliteTaskGraphStore
+
+    store = SqliteTaskGraphStore(path)
+
+    def write_and_wait(conn: object) -> None:
+        holding.set()  # type: ignore[attr-defined]
+        release.wait(30)  # type: ignore[attr-defined]
+
+    store.transaction(write_and_wait)
+    store.close()
+
+
+def test_reads_never_wait_for_a_writer_that_holds_its_turn(tmp_path) -> None:
+    # A writer frozen mid-transaction (SIGSTOP, a paused VM) holds the writer turn; a
+    # reader — `lightagent dag status`, a run's poll — reads the last commit meanwhile.
+    from lightagent_dag import DAGConfig, SqliteTaskGraphStore, TaskSpec
+
+    path = str(tmp_path / "dag.sqlite3")
+    store = SqliteTaskGraphStore(path)
+    spec = TaskSpec(task_id="t", goal="g", acceptance_contract={}, worker_key="w", verifier_key="v")
+    store.create_run(
+        "r",
+        [spec],
+        tenant_id="a",
+        project_id="p",
+        user_id="u",
+        context={"tenant_id": "a", "project_id": "p"},
+        root_task_ids=["t"],
+        config=DAGConfig(),
+    )
+    ctx = multiprocessing.get_context("spawn")
+    holding, release = ctx.Event(), ctx.Event()
+    writer = ctx.Process(target=_hold_a_write, args=(path, holding, release))
+    writer.start()
+    try:
+        assert holding.wait(30)
+        got: list[object] = []
+        reader = threading.Thread(
+            target=lambda: got.extend(
+                (store.get_run("r"), store.list_tasks("r"), store.events("r", limit=10))
+            )
+        )
+        reader.start()
+        reader.join(5)
+        assert not reader.is_alive(), "a read waited for the writer's turn"
+        assert got[0].status.value == "running" and [t.task_id for t in got[1]] == ["t"]
+    finally:
+        release.set()
+        writer.join(30)
+        store.close()
+    assert writer.exitcode == 0

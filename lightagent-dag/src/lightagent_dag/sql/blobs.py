@@ -117,7 +117,8 @@ class SqlArtifactStore:
                 conn,
                 "SELECT content FROM dag_blobs WHERE tenant_id=:bt AND project_id=:bp AND content_hash=:bh",
                 {"bt": manifest.tenant_id, "bp": manifest.project_id, "bh": manifest.content_hash},
-            )
+            ),
+            read=True,
         )
         return check_content(manifest, bytes(rows[0][0]) if rows else None, name)
 

@@ -25,7 +25,7 @@ class StoreReads:
     url: str
 
     def transaction(
-        self, fn: Callable[[sa.Connection], T], *, retries: int = 4
+        self, fn: Callable[[sa.Connection], T], *, retries: int = 4, read: bool = False
     ) -> T:  # pragma: no cover
         raise NotImplementedError
 
@@ -43,7 +43,8 @@ class StoreReads:
         row = self.transaction(
             lambda c: c.execute(
                 self.q("SELECT * FROM dag_runs WHERE run_id=:r"), {"r": run_id}
-            ).first()
+            ).first(),
+            read=True,
         )
         return None if row is None else row_to_run(row)
 
@@ -60,7 +61,8 @@ class StoreReads:
             lambda c: c.execute(
                 self.q("SELECT * FROM dag_runs ORDER BY updated_at DESC LIMIT :n"),
                 {"n": int(limit)},
-            ).all()
+            ).all(),
+            read=True,
         )
         return [row_to_run(r) for r in rows]
 
@@ -86,7 +88,7 @@ class StoreReads:
             ).all()
             return [row_to_task(r, deps.get(r._mapping["task_id"], ())) for r in rows]
 
-        return self.transaction(read)
+        return self.transaction(read, read=True)
 
     def get_task(self, run_id: str, task_id: str) -> DAGTask | None:
         """One task, or None."""
@@ -106,7 +108,7 @@ class StoreReads:
             ).scalars()
             return row_to_task(row, tuple(deps))
 
-        return self.transaction(read)
+        return self.transaction(read, read=True)
 
     def attempts(self, run_id: str, task_id: str | None = None) -> list[TaskAttempt]:
         """Attempts of a run (or of one task), oldest first."""
@@ -115,7 +117,9 @@ class StoreReads:
             + (" AND task_id=:t" if task_id else "")
             + " ORDER BY created_at, fence"
         )
-        rows = self.transaction(lambda c: c.execute(self.q(sql), {"r": run_id, "t": task_id}).all())
+        rows = self.transaction(
+            lambda c: c.execute(self.q(sql), {"r": run_id, "t": task_id}).all(), read=True
+        )
         return [
             TaskAttempt(
                 attempt_id=m["attempt_id"],
@@ -148,7 +152,7 @@ class StoreReads:
                 ).all()
             )
 
-        return [row_to_event(r) for r in self.transaction(read)]
+        return [row_to_event(r) for r in self.transaction(read, read=True)]
 
     def last_event_id(self, run_id: str) -> int:
         """The id of the run's latest event (0 when none); no smaller id commits after it."""
@@ -162,7 +166,7 @@ class StoreReads:
                 ).scalar_one()
             )
 
-        return self.transaction(read)
+        return self.transaction(read, read=True)
 
     def published_artifacts(self, run_id: str) -> dict[str, ArtifactManifest]:
         """The published artifact of each verified task."""
@@ -172,7 +176,8 @@ class StoreReads:
                     "SELECT a.* FROM dag_published p JOIN dag_artifacts a ON a.artifact_id=p.artifact_id WHERE p.run_id=:r"
                 ),
                 {"r": run_id},
-            ).all()
+            ).all(),
+            read=True,
         )
         return {r._mapping["task_id"]: row_to_manifest(r) for r in rows}
 
@@ -184,6 +189,7 @@ class StoreReads:
                     "SELECT task_id, COUNT(*) FROM dag_artifacts WHERE run_id=:r AND state='published' GROUP BY task_id"
                 ),
                 {"r": run_id},
-            ).all()
+            ).all(),
+            read=True,
         )
         return {t: int(n) for t, n in rows}

@@ -7,7 +7,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 
-__all__ = ["CLAIM_STATUSES", "SCHEMA_VERSION", "build_engine", "metadata", "now_sql"]
+__all__ = [
+    "CLAIM_STATUSES",
+    "READ_OPTION",
+    "SCHEMA_VERSION",
+    "build_engine",
+    "metadata",
+    "now_sql",
+]
 
 SCHEMA_VERSION = 1
 
@@ -181,6 +188,10 @@ sa.Table(
 )
 
 
+READ_OPTION = "lightagent_dag_read"
+"""The execution option that marks a read-only SQLite transaction (a deferred ``BEGIN``)."""
+
+
 def now_sql(dialect: str) -> str:
     """The database clock as Unix seconds, in SQL: lease expiry never uses a worker's clock."""
     if dialect == "postgresql":
@@ -213,17 +224,17 @@ def build_engine(url: str, **kwargs: Any) -> sa.Engine:
         @event.listens_for(engine, "begin")
         def _on_begin(conn: sa.Connection) -> None:
             # Take the write lock up front: a read-then-write under a deferred BEGIN
-            # would fail with SQLITE_BUSY instead of waiting. Sent on the driver's
+            # would fail with SQLITE_BUSY instead of waiting (a read-only transaction,
+            # marked with READ_OPTION, begins deferred and writes nothing). Sent on the driver's
             # connection: through SQLAlchemy's statement path it costs more than the
             # rest of a small transaction. Errors still surface as SQLAlchemy's.
             import sqlite3
 
+            begin = "BEGIN" if conn.get_execution_options().get(READ_OPTION) else "BEGIN IMMEDIATE"
             try:
-                conn.connection.driver_connection.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
+                conn.connection.driver_connection.execute(begin)  # type: ignore[union-attr]
             except sqlite3.Error as exc:
-                raise sa.exc.DBAPIError.instance(
-                    "BEGIN IMMEDIATE", None, exc, sqlite3.Error
-                ) from exc
+                raise sa.exc.DBAPIError.instance(begin, None, exc, sqlite3.Error) from exc
 
         return engine
     # No ping per checkout (a round trip per transaction): a dropped connection fails its

@@ -33,7 +33,7 @@ from lightagent_dag.sql.rows import (
     new_attempt_id,
     row_to_run,
 )
-from lightagent_dag.sql.schema import SCHEMA_VERSION, build_engine, metadata, now_sql
+from lightagent_dag.sql.schema import READ_OPTION, SCHEMA_VERSION, build_engine, metadata, now_sql
 from lightagent_dag.sql.turns import WriterTurns
 
 __all__ = ["SqlTaskGraphStore", "SqliteTaskGraphStore", "TaskGraphStore", "new_attempt_id"]
@@ -137,8 +137,16 @@ class SqlTaskGraphStore(StoreReads):
         return text
 
     @contextmanager
-    def _conn(self) -> Iterator[sa.Connection]:
+    def _conn(self, read: bool = False) -> Iterator[sa.Connection]:
         try:
+            if read and not self.pg:
+                # A WAL reader sees a snapshot and waits for no writer: no writer turn, and
+                # a deferred BEGIN (see schema.build_engine), so a read never stalls behind
+                # a writer — not even one frozen mid-transaction.
+                with self.engine.connect().execution_options(**{READ_OPTION: True}) as conn:
+                    with conn.begin():
+                        yield conn
+                return
             with self._turns.turn() if self._turns else contextlib.nullcontext():
                 with self.engine.begin() as conn:
                     yield conn
@@ -159,13 +167,19 @@ class SqlTaskGraphStore(StoreReads):
             s in text for s in ("connection", "could not connect", "server closed", "terminating")
         )
 
-    def transaction(self, fn: Callable[[sa.Connection], T], *, retries: int = 4) -> T:
+    def transaction(
+        self, fn: Callable[[sa.Connection], T], *, retries: int = 4, read: bool = False
+    ) -> T:
         """Run ``fn(conn)`` in one transaction, retrying deadlocks, lock timeouts and dropped connections.
 
         Retrying after a dropped connection is safe even when the first try had
         committed: claims and creates are idempotent or merely cost an attempt, and
         every attempt write is fenced, so a repeat is refused instead of applied twice.
+        ``read=True`` promises ``fn`` writes nothing: on SQLite it then runs as a plain
+        WAL reader, outside the writers' turns, and carries no queued event.
         """
+        if read:
+            return self._read(fn, retries)
         for attempt in range(retries + 1):
             carried: list[tuple[str, str | None, str, dict[str, Any]]] = []
             try:
@@ -193,6 +207,18 @@ class SqlTaskGraphStore(StoreReads):
                     raise
                 text = str(exc).lower()
                 transient = any(s in text for s in _TRANSIENT)
+                if not transient or attempt == retries:
+                    raise
+                time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
+        raise AssertionError("unreachable")
+
+    def _read(self, fn: Callable[[sa.Connection], T], retries: int) -> T:
+        for attempt in range(retries + 1):
+            try:
+                with self._conn(read=True) as conn:
+                    return fn(conn)
+            except StorageError as exc:
+                transient = any(s in str(exc).lower() for s in _TRANSIENT)
                 if not transient or attempt == retries:
                     raise
                 time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
