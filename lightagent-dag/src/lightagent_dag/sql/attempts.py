@@ -14,6 +14,8 @@ from typing import Any
 
 from lightagent_dag.records import ArtifactManifest, Claim
 from lightagent_dag.sql.common import (
+    BLOB_COLUMNS,
+    BLOB_VALUES,
     Conn,
     Store,
     announce_ready,
@@ -248,9 +250,8 @@ def _claim_pg_plain(
     # Claiming the next task of the same run, the statement also writes the transaction's
     # waiting events and its own: one round trip fewer per task.
     run_id = params.get("run")
-    waiting = take_waiting_events(conn, run_id) if isinstance(run_id, str) else None
-    writes_events = ""
-    if waiting is not None and isinstance(run_id, str):
+    waiting, writes_events = None, ""
+    if isinstance(run_id, str) and (waiting := take_waiting_events(conn, run_id)) is not None:
         writes_events = events_cte(store, run_id, waiting, extra, after=_CLAIMED_EVENT)
     found = fetch(
         store,
@@ -511,10 +512,7 @@ def _publish_inline_pg(
         )
         params.update({"rid": report["report_id"], "rep": dumps(report)})
     if blob is not None:
-        rep += (
-            " b AS (INSERT INTO dag_blobs(tenant_id, project_id, content_hash, byte_size, content)"
-            " SELECT :bt, :bp, :bh, :bs, :blob FROM t ON CONFLICT DO NOTHING),"
-        )
+        rep += f" b AS (INSERT INTO {BLOB_COLUMNS} SELECT {BLOB_VALUES} FROM t ON CONFLICT DO NOTHING),"
         params.update(blob_params(manifest, blob))
     n, others, dependents = fetch(
         store,
@@ -598,9 +596,9 @@ def _published(
     # The run lock is taken only when nothing else in the run is left to do, i.e. when
     # this publication may finish it. Two last publications that each still see the
     # other as open both skip it; an idle worker's reconcile() settles the run then.
-    others = fetch(store, conn, f"SELECT {_OTHERS_OPEN}", {"r": claim.run_id, "t": claim.task_id})[
-        0
-    ][0]
+    ((others,),) = fetch(
+        store, conn, f"SELECT {_OTHERS_OPEN}", {"r": claim.run_id, "t": claim.task_id}
+    )
     if not others:
         lock_run(store, conn, claim.run_id)
         refresh_run(store, conn, claim.run_id)

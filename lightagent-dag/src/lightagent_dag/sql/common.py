@@ -346,15 +346,17 @@ def insert_tasks(
             )
 
 
+#: ``dag_blobs`` and its columns, then the parameters of a row (see :func:`blob_params`).
+BLOB_COLUMNS = "dag_blobs(tenant_id, project_id, content_hash, byte_size, content)"
+BLOB_VALUES = ":bt, :bp, :bh, :bs, :blob"
+
+
 def put_blob(store: Store, conn: Conn, manifest: ArtifactManifest, content: bytes) -> None:
     """Keep an artifact's bytes in ``dag_blobs`` (in the caller's transaction; a blob already there stays)."""
-    conflict = " ON CONFLICT DO NOTHING" if store.pg else ""
-    verb = "INSERT" if store.pg else "INSERT OR IGNORE"
     write(
         store,
         conn,
-        f"{verb} INTO dag_blobs(tenant_id, project_id, content_hash, byte_size, content)"
-        f" VALUES (:bt, :bp, :bh, :bs, :blob){conflict}",
+        f"INSERT INTO {BLOB_COLUMNS} VALUES ({BLOB_VALUES}) ON CONFLICT DO NOTHING",
         blob_params(manifest, content),
     )
 

@@ -178,51 +178,43 @@ class SqlTaskGraphStore(StoreReads):
         ``read=True`` promises ``fn`` writes nothing: on SQLite it then runs as a plain
         WAL reader, outside the writers' turns, and carries no queued event.
         """
-        if read:
-            return self._read(fn, retries)
-        for attempt in range(retries + 1):
-            carried: list[tuple[str, str | None, str, dict[str, Any]]] = []
-            try:
-                with self._conn() as conn:
-                    # Events wait for the end of the transaction (see common.event).
-                    collecting_events(conn)
-                    try:
-                        # Queued events first: they were recorded before this change.
-                        carried = self._take_deferred()
-                        for run, task, type_, data in carried:
-                            tx.event(self, conn, run, type_, data, task)
-                        result = fn(conn)
-                        flush_events(self, conn)
-                    finally:
-                        # A connection invalidated by a disconnect refuses even .info;
-                        # its leftovers are harmless (the next transaction starts afresh).
-                        with contextlib.suppress(sa.exc.SQLAlchemyError):
-                            discard_events(conn)
-                return result
-            except BaseException as exc:
-                self._deferred.extendleft(
-                    reversed(carried)
-                )  # not written: the next one carries them
-                if not isinstance(exc, StorageError):
-                    raise
-                text = str(exc).lower()
-                transient = any(s in text for s in _TRANSIENT)
-                if not transient or attempt == retries:
-                    raise
-                time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
-        raise AssertionError("unreachable")
-
-    def _read(self, fn: Callable[[sa.Connection], T], retries: int) -> T:
+        once = self._read_once if read else self._write_once
         for attempt in range(retries + 1):
             try:
-                with self._conn(read=True) as conn:
-                    return fn(conn)
+                return once(fn)
             except StorageError as exc:
                 transient = any(s in str(exc).lower() for s in _TRANSIENT)
                 if not transient or attempt == retries:
                     raise
                 time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
         raise AssertionError("unreachable")
+
+    def _write_once(self, fn: Callable[[sa.Connection], T]) -> T:
+        carried: list[tuple[str, str | None, str, dict[str, Any]]] = []
+        try:
+            with self._conn() as conn:
+                # Events wait for the end of the transaction (see common.event).
+                collecting_events(conn)
+                try:
+                    # Queued events first: they were recorded before this change.
+                    carried = self._take_deferred()
+                    for run, task, type_, data in carried:
+                        tx.event(self, conn, run, type_, data, task)
+                    result = fn(conn)
+                    flush_events(self, conn)
+                finally:
+                    # A connection invalidated by a disconnect refuses even .info;
+                    # its leftovers are harmless (the next transaction starts afresh).
+                    with contextlib.suppress(sa.exc.SQLAlchemyError):
+                        discard_events(conn)
+            return result
+        except BaseException:
+            self._deferred.extendleft(reversed(carried))  # not written: the next one carries them
+            raise
+
+    def _read_once(self, fn: Callable[[sa.Connection], T]) -> T:
+        with self._conn(read=True) as conn:
+            return fn(conn)
 
     def defer_event(
         self, run_id: str, type_: str, data: dict[str, Any], task_id: str | None = None
@@ -422,17 +414,15 @@ class SqlTaskGraphStore(StoreReads):
         if not self.pg or added < _ANALYZE_MIN_ROWS:
             return
 
-        def check(conn: sa.Connection) -> bool:
+        def analyze(conn: sa.Connection) -> None:
             estimate = conn.execute(
                 sa.text("SELECT reltuples FROM pg_class WHERE oid = 'dag_tasks'::regclass")
             ).scalar()
-            return estimate is None or estimate < 0 or added * 4 > estimate
+            if estimate is None or estimate < 0 or added * 4 > estimate:
+                conn.execute(sa.text("ANALYZE dag_tasks, dag_dependencies"))
 
         try:
-            if self.transaction(check):
-                self.transaction(
-                    lambda c: c.execute(sa.text("ANALYZE dag_tasks, dag_dependencies"))
-                )
+            self.transaction(analyze)
         except StorageError:
             pass  # statistics help the planner; the run stands without them
 
