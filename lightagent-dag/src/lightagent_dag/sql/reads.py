@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -11,32 +10,14 @@ from lightagent_dag.errors import DAGError
 from lightagent_dag.records import ArtifactManifest, DAGEvent, DAGRun, DAGTask, TaskAttempt
 from lightagent_dag.sql.common import lock_events
 from lightagent_dag.sql.rows import loads, row_to_event, row_to_manifest, row_to_run, row_to_task
+from lightagent_dag.sql.transactions import StoreTransactions
 from lightagent_dag.states import DAGAttemptStatus
 
 __all__ = ["StoreReads"]
 
-T = TypeVar("T")
 
-
-class StoreReads:
+class StoreReads(StoreTransactions):
     """Read methods shared by the SQL stores (each read is one short transaction)."""
-
-    pg: bool
-    url: str
-
-    def transaction(
-        self, fn: Callable[[sa.Connection], T], *, retries: int = 4, read: bool = False
-    ) -> T:  # pragma: no cover
-        raise NotImplementedError
-
-    def q(self, sql: str) -> sa.TextClause:  # pragma: no cover
-        raise NotImplementedError
-
-    def sql_text(self, sql: str) -> str:  # pragma: no cover
-        raise NotImplementedError
-
-    def driver_text(self, sql: str) -> str:  # pragma: no cover
-        raise NotImplementedError
 
     def get_run(self, run_id: str) -> DAGRun | None:
         """The run, or None."""

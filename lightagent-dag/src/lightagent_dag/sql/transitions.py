@@ -1,13 +1,10 @@
-"""The store's transitions, one module per concern (see ``common``, ``attempts``, ``changes``)."""
+"""The store's transitions, one module per concern (see ``common``, ``claims``, ``attempts``, ``changes``)."""
 
 from lightagent_dag.sql.attempts import (
     NoVerificationSlot,
-    claim,
-    fail_exhausted,
     publish,
     publish_inline,
     reject,
-    renew,
     stage,
 )
 from lightagent_dag.sql.changes import (
@@ -17,6 +14,7 @@ from lightagent_dag.sql.changes import (
     set_run_status,
     supersede,
 )
+from lightagent_dag.sql.claims import claim, fail_exhausted, renew
 from lightagent_dag.sql.common import event, insert_tasks, lock_run, reconcile, refresh_run
 
 __all__ = [
