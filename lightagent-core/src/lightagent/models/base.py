@@ -96,23 +96,6 @@ class Usage:
         """Read an OpenAI usage object or dict (``input_tokens``/``output_tokens`` too)."""
         if value is None:
             return None
-        if type(value) is dict and "input_tokens" not in value and "output_tokens" not in value:
-            # The usual OpenAI shape, read directly (this runs for every model answer).
-            prompt = value.get("prompt_tokens") or 0
-            completion = value.get("completion_tokens") or 0
-            details = value.get("completion_tokens_details")
-            cached_from = value.get("prompt_tokens_details")
-            return cls(
-                int(prompt),
-                int(completion),
-                int(value.get("total_tokens") or (prompt + completion)),
-                int(_detail(details, "reasoning_tokens") if details else 0),
-                int(
-                    (_detail(cached_from, "cached_tokens") if cached_from else 0)
-                    or value.get("prompt_cache_hit_tokens")
-                    or 0
-                ),
-            )
         get = value.get if isinstance(value, dict) else lambda k, d=None: getattr(value, k, d)
         prompt = get("prompt_tokens") or get("input_tokens") or 0
         completion = get("completion_tokens") or get("output_tokens") or 0
