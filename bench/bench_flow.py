@@ -59,7 +59,8 @@ class RawFloor:
     """Raw ``sqlite3`` commits of one step record each (WAL, ``synchronous=FULL``): the floor."""
 
     def __init__(self, path: Path) -> None:
-        self.conn = sqlite3.connect(path, isolation_level=None)
+        # Any thread may commit (the reference store commits on a store thread).
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=FULL")
         self.conn.execute(
@@ -69,16 +70,20 @@ class RawFloor:
             {"name": "step-1", "status": "success", "content": "ok", "attempts": 1}
         )
 
+    def commit(self, run_id: str, name: str) -> None:
+        """One step record, committed durably."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute(
+            "INSERT OR REPLACE INTO steps VALUES (?, ?, ?)", (run_id, name, self.record)
+        )
+        self.conn.execute("COMMIT")
+
     def per_commit(self, n: int) -> float:
         """Seconds per commit over ``n`` commits."""
         run = uuid.uuid4().hex
         start = time.perf_counter()
         for i in range(n):
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute(
-                "INSERT OR REPLACE INTO steps VALUES (?, ?, ?)", (run, f"s{i}", self.record)
-            )
-            self.conn.execute("COMMIT")
+            self.commit(run, f"s{i}")
         return (time.perf_counter() - start) / n
 
 
@@ -119,26 +124,14 @@ class RawCommitStore:
         from lightagent_flow import MemoryLightFlowStore
 
         self.memory = MemoryLightFlowStore()
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=FULL")
-        self.conn.execute(
-            "CREATE TABLE steps (run_id TEXT, name TEXT, record TEXT, PRIMARY KEY (run_id, name))"
-        )
-        self.record = json.dumps(
-            {"name": "step-1", "status": "success", "content": "ok", "attempts": 1}
-        )
+        self.floor = RawFloor(path)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.memory, name)
 
     def commit_step(self, run_id: str, step: dict[str, Any], *, epoch: int | None = None) -> bool:
         """The floor's commit, on a store thread."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.execute(
-            "INSERT OR REPLACE INTO steps VALUES (?, ?, ?)", (run_id, step["name"], self.record)
-        )
-        self.conn.execute("COMMIT")
+        self.floor.commit(run_id, step["name"])
         return False
 
 
@@ -221,7 +214,7 @@ def main() -> int:
                 *_time_flow(raw_store, args.runs, args.steps, floor),
             )
         )
-        raw_store.conn.close()
+        raw_store.floor.conn.close()
         database = _postgres_database()
         if database:
             base_url = ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://", 1)
