@@ -12,9 +12,12 @@ The convention is written for contributors in docs/writing-docs.md. In short:
 * ``<!-- docs-test: fragment -->`` on the line before a block: the block is only compiled
   and its ``lightagent…`` imports resolved (for code that needs your own modules, a
   service we cannot start, or that shows a shape rather than a program).
-* ``<!-- docs-test: setup`` … ``-->``: hidden code run at that point of the page (queue
-  scripted replies with ``loopback.reply(...)``, define a tool a block assumes …);
-  ``<!-- docs-test: check`` … ``-->`` is the same, for assertions about what a block did.
+* ``<!-- docs-test: setup`` … ``-->``: hidden code run at that point of the page. Plain
+  ``setup`` only scripts the model (imports and ``loopback.…`` calls); ``setup server`` and
+  ``setup file`` stand for what a reader has outside the page (a running server, a file on
+  disk). Anything else a block needs is shown, so the visible blocks run in order as a
+  reader types them. ``<!-- docs-test: check`` … ``-->`` holds assertions about what a
+  block did; it binds nothing a later block reads.
 * Scripted replies left unused when the page ends fail the test.
 """
 
@@ -50,6 +53,8 @@ DEFAULT_ANSWER = "This is the loopback model's answer."
 API_KEY = "docs-test-key"
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^`]*)$")
+# What hidden setup may stand for besides scripting the model: things a reader has already.
+SETUP_TAGS = ("server", "file")
 _DIRECTIVE = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<kind>[a-z-]+)(?P<rest>.*)$")
 
 
@@ -61,6 +66,7 @@ class Block:
     line: int  # 1-based line of the fence or the comment
     code: str
     kind: str  # "run" | "fragment" | "setup" | "check"
+    tag: str = ""  # for a setup: "" (scripts the model), "server" or "file"
 
     @property
     def where(self) -> str:
@@ -85,7 +91,11 @@ def extract(page: Path) -> list[Block]:
         if directive:
             kind = directive["kind"]
             if kind in ("setup", "check"):
-                start, body = i, [directive["rest"]]
+                rest, tag = directive["rest"], ""
+                words = rest.split(maxsplit=1)
+                if kind == "setup" and words and words[0] in SETUP_TAGS:
+                    tag, rest = words[0], rest.split(words[0], 1)[1]
+                start, body = i, [rest]
                 while "-->" not in body[-1]:
                     i += 1
                     if i == len(lines):
@@ -93,7 +103,7 @@ def extract(page: Path) -> list[Block]:
                     body.append(lines[i])
                 body[-1] = body[-1].split("-->")[0]
                 code = textwrap.dedent("\n".join(body).strip("\n"))
-                blocks.append(Block(page, start + 1, code, kind))
+                blocks.append(Block(page, start + 1, code, kind, tag))
             elif kind == "fragment":
                 if "-->" not in line:
                     raise AssertionError(f"{page}:{i + 1}: write the directive on one line")
@@ -204,13 +214,75 @@ def _prepare(code: str, server: LoopbackServer) -> str:
     )
 
 
+def _scripts_the_model(statement: ast.stmt) -> bool:
+    """An import, or an expression whose call chain starts at ``loopback``."""
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return True
+    node: ast.AST | None = statement.value if isinstance(statement, ast.Expr) else None
+    while isinstance(node, (ast.Call, ast.Attribute)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return isinstance(node, ast.Name) and node.id == "loopback"
+
+
+def _bound(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
+def check_reader_order(blocks: list[Block]) -> None:
+    """The visible blocks need nothing from hidden code but the model's script, servers, files.
+
+    A reader types the visible blocks in order; a name only hidden code defines is a
+    NameError for them, so it must be shown instead.
+    """
+    shown: set[str] = set()
+    hidden: dict[str, Block] = {}
+    for block in blocks:
+        tree = ast.parse(block.code)
+        if block.kind == "setup" and not block.tag:
+            odd = [s for s in tree.body if not _scripts_the_model(s)]
+            if odd:
+                raise AssertionError(
+                    f"{block.where}: hidden setup does more than script the model (line "
+                    f"{odd[0].lineno}); show it in a block, or tag it 'setup server' or "
+                    "'setup file' if it stands for a reader's own server or file"
+                )
+        if block.kind in ("run", "fragment"):
+            read = {
+                n.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            }
+            for name in sorted((read - _bound(tree) - shown) & hidden.keys()):
+                raise AssertionError(
+                    f"{block.where}: reads {name!r}, which only hidden code at "
+                    f"{hidden[name].where} defines; a reader typing the page has no {name!r}"
+                )
+            shown |= _bound(tree)
+        elif block.tag == "":  # model scripts and checks stand for nothing a reader has
+            hidden.update((name, block) for name in _bound(tree) - shown)
+
+
 def check_page(page: Path, server: LoopbackServer) -> None:
     """Compile every block of ``page`` and run the runnable ones, in order, in one namespace."""
     namespace: dict[str, Any] = {
         "__name__": f"docs_{page.stem.replace('-', '_')}",
         "loopback": server,
     }
-    for block in extract(page):
+    blocks = extract(page)
+    for block in blocks:
+        _compile(block, _prepare(block.code, server))  # syntax first: its message is clearer
+    check_reader_order(blocks)
+    for block in blocks:
         code = _compile(block, _prepare(block.code, server))
         if block.kind == "fragment":
             continue
@@ -236,6 +308,8 @@ def test_the_pages_have_blocks_and_the_extractor_sees_them() -> None:
     assert {"lightagent", "lightagent_flow", "lightagent_contracts"} <= OUR_PACKAGES
     kinds = {b.kind for blocks in by_page.values() for b in blocks}
     assert kinds == {"run", "fragment", "setup", "check"}
+    tags = {b.tag for blocks in by_page.values() for b in blocks if b.kind == "setup"}
+    assert tags == {"", "server", "file"}
 
 
 # The checker itself must be able to fail: each kind of drift below is caught.
@@ -265,6 +339,20 @@ BROKEN = {
         "directive on a non-Python block",
     ),
     "an unknown directive": ("<!-- docs-test: skip -->\n", "unknown docs-test directive"),
+    "a block that needs a name only hidden setup defines": (
+        "<!-- docs-test: setup file\nimport os\n-->\n"
+        "<!-- docs-test: setup\nfrom lightagent import tool\n-->\n"
+        "```python\n@tool\ndef f(x: int) -> int:\n    return x\n```\n",
+        "page.md:7: reads 'tool', which only hidden code at page.md:4 defines",
+    ),
+    "hidden setup that defines a reader's tool": (
+        "<!-- docs-test: setup\ndef send_payment(to):\n    return to\n-->\n",
+        "page.md:1: hidden setup does more than script the model (line 1)",
+    ),
+    "a block that reads what a check bound": (
+        "```python\nx = 1\n```\n<!-- docs-test: check\ny = x\n-->\n```python\nprint(y)\n```\n",
+        "page.md:7: reads 'y', which only hidden code at page.md:4 defines",
+    ),
 }
 
 
@@ -297,3 +385,16 @@ def test_blocks_run_against_the_loopback_server(docs_env: LoopbackServer, tmp_pa
         'assert loopback.headers[-1]["Authorization"] == "Bearer docs-test-key"\n-->\n'
     )
     check_page(page, docs_env)
+
+
+def test_setup_tagged_server_or_file_may_define_what_a_reader_has(
+    docs_env: LoopbackServer, tmp_path: Path
+) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        '<!-- docs-test: setup server\nsearch_url = "http://127.0.0.1:9/mcp"\n-->\n'
+        '<!-- docs-test: setup file\nopen("notes.txt", "w").write("hi")\n-->\n'
+        '```python\nassert search_url.endswith("/mcp")\nassert open("notes.txt").read() == "hi"\n```\n'
+    )
+    check_page(page, docs_env)
+    assert [b.tag for b in extract(page)] == ["server", "file", ""]
