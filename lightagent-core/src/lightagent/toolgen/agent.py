@@ -42,6 +42,8 @@ def _instructions() -> str:
         "- pure computation: import only from " + modules + "; no files, network, "
         "processes or system access; no classes, decorators, global or code at module level "
         "(only imports, literal constants and functions);\n"
+        "- no names, attributes or strings with '__', no getattr/type/eval/open, no "
+        "operator.attrgetter; build text with f-strings;\n"
         "- reply with the module in one ```python block."
     )
 
