@@ -127,6 +127,33 @@ ROUTES: dict[str, tuple[str, str]] = {
     ),
     "a dunder keyword argument": (body("return str(dict(__class__=1))"), "dunder-name"),
     "a private module attribute": (body("return str(json._default_decoder)"), "dunder-attribute"),
+    # update_wrapper reads and writes attributes named by its arguments: here it merges
+    # json's globals into the tool's own, so the global name codecs reaches a module
+    "functools.update_wrapper with computed names": (
+        "import functools\nimport json\n\n\ndef _w() -> None:\n    pass\n\n\n"
+        + body(
+            'n = "_" * 2 + "globals" + "_" * 2\n'
+            "functools.update_wrapper(_w, json.loads, assigned=(), updated=(n,))\n"
+            "return str(codecs)",
+            "",
+        ),
+        "dynamic-attribute",
+    ),
+    "functools.wraps": (
+        body("return str(functools.wraps(len)(len))", "import functools\n"),
+        "dynamic-attribute",
+    ),
+    "a metaclass makes a class": (
+        body('return str(numbers.ABCMeta("T", (), {}))', "import numbers\n"),
+        "refused-name",
+    ),
+    "a module attribute replaced": (body("json.dumps = str\nreturn x"), "module-value"),
+    "a module attribute deleted": (body("del json.dumps\nreturn x"), "module-value"),
+    "import __future__ as a module": (
+        body("return str(__future__.annotations)", "import __future__\n"),
+        "dunder-name",
+    ),
+    "license() reads files": (body("license()\nreturn x"), "refused-name"),
 }
 
 

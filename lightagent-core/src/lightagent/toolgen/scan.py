@@ -13,8 +13,9 @@ plain literals or type expressions (they run when the function is defined).
 The scan fails closed on attribute access: no identifier may start with ``__``, no
 attribute with ``_``, and no string or bytes constant may hold ``__`` at all; attributes
 named by a string are refused (``operator.attrgetter``/``methodcaller``,
-``string.Formatter``, ``hasattr`` with a computed name, ``str.format`` on a computed
-template or with an attribute field such as ``{0.real}``). Each finding names its ``rule``.
+``functools.update_wrapper``, ``string.Formatter``, ``hasattr`` with a computed name,
+``str.format`` on a computed template or with an attribute field such as ``{0.real}``).
+Each finding names its ``rule``.
 The scan is one layer: a generated tool also runs only in a sandbox provider.
 """
 
@@ -164,10 +165,14 @@ REFUSED_NAMES = frozenset(
         "property",
         "super",
         "type",
+        "license",
+        "credits",
+        "copyright",
     }
 )
 #: Module attributes that read an attribute, or evaluate code, named by a string.
 REFUSED_MODULE_ATTRIBUTES = {
+    "functools": frozenset({"update_wrapper", "wraps"}),
     "operator": frozenset({"attrgetter", "methodcaller"}),
     "string": frozenset({"Formatter"}),
     "typing": frozenset({"get_type_hints", "ForwardRef", "evaluate_forward_ref"}),
@@ -289,6 +294,8 @@ def _module_attribute(module: str, attr: str) -> tuple[str, str] | None:
         return None  # a mistake the tool finds out about when it runs, not an escape
     if isinstance(value, types.ModuleType) and f"{module}.{attr}" not in ALLOWED_MODULES:
         return "import", f"{module}.{attr} is the module {value.__name__!r}; refused"
+    if isinstance(value, type) and issubclass(value, type):
+        return "refused-name", f"{module}.{attr} is a metaclass (it makes classes); refused"
     return None
 
 
@@ -371,9 +378,11 @@ def _dunder(node: ast.AST) -> tuple[str, str] | None:
             return "dunder-attribute", f"the attribute {attr!r} is refused"
     if attrs:
         return None
-    for _, value in ast.iter_fields(node):
+    for key, value in ast.iter_fields(node):
+        if isinstance(node, ast.ImportFrom) and key == "module" and value == "__future__":
+            continue
         for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and item.startswith("__") and item != "__future__":
+            if isinstance(item, str) and item.startswith("__"):
                 return "dunder-name", f"the name {item!r} is refused"
     return None
 
@@ -463,6 +472,8 @@ class _Checker(ast.NodeVisitor):
             problem = _module_attribute(self.modules[value.id], node.attr)
             if problem is not None:
                 self.refuse(node, problem[1], problem[0])
+            if not isinstance(node.ctx, ast.Load):
+                self.refuse(node, f"{value.id}.{node.attr} may not be changed", "module-value")
             return  # module.name: the module itself is not used as a value
         if node.attr in ("format", "format_map"):
             template = value.value if isinstance(value, ast.Constant) else None
