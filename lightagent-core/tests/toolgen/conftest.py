@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,37 @@ class ProcessSandbox:
         return ScriptResult(process.returncode, stdout, stderr)
 
 
+class AsyncProcessSandbox(ProcessSandbox):
+    """The same, as an async provider (a remote execution service would be one)."""
+
+    async def run_script(  # type: ignore[override]
+        self, script: Path, args: list[str], *, skill_dir: Path | None, timeout: float
+    ) -> ScriptResult:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-I",
+            str(script),
+            *args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+        except asyncio.TimeoutError:
+            process.kill()
+            await process.wait()
+            return ScriptResult(-9, timed_out=True)
+        text = await asyncio.to_thread(script.read_text)
+        self.runs.append({"pid": process.pid, "script": text, "args": list(args)})
+        return ScriptResult(process.returncode or 0, stdout.decode(), stderr.decode())
+
+
 @pytest.fixture
 def sandbox() -> ProcessSandbox:
     return ProcessSandbox()
+
+
+@pytest.fixture
+def async_sandbox() -> AsyncProcessSandbox:
+    return AsyncProcessSandbox()

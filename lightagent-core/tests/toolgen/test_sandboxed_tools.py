@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from types import CodeType
@@ -91,6 +92,26 @@ def test_a_generated_tool_runs_in_the_sandbox_before_and_after_review(
     assert not [name for name in sys.modules if name.startswith("lightagent_generated")]
     # what reached the sandbox: the approved source and the validated arguments
     assert repr(PROBE) in sandbox.runs[1]["script"] and '"word": "w"' in sandbox.runs[1]["script"]
+
+
+def test_an_async_provider_serves_an_async_run(tmp_path, loopback_server, async_sandbox) -> None:
+    loopback_server.reply(
+        fenced(PROBE),
+        {"tool_calls": [{"name": "probe", "arguments": {"word": "w"}}]},
+        "done",
+    )
+    agent = LightAgent(
+        model="gpt-4.1", api_key="k", base_url=loopback_server.base_url, sandbox=async_sandbox
+    )
+
+    async def main() -> str:
+        await agent.acreate_tool("a probe", tools_directory=tmp_path, reviewer=lambda r: True)
+        return await agent.arun("probe it")
+
+    assert asyncio.run(main()) == "done"
+    assert MARK in loopback_server.requests[2]["messages"][-1]["content"]
+    assert len(async_sandbox.runs) == 1 and async_sandbox.runs[0]["pid"] != os.getpid()
+    assert EXECUTED == []
 
 
 def test_without_a_sandbox_a_generated_tool_never_runs(tmp_path, sandbox) -> None:
