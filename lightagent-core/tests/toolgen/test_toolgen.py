@@ -47,14 +47,18 @@ def fenced(source: str) -> str:
     return f"Here is the tool:\n```python\n{source}```\n"
 
 
-def test_an_approved_tool_is_registered_and_used_over_the_wire(tmp_path, loopback_server) -> None:
+def test_an_approved_tool_is_registered_and_used_over_the_wire(
+    tmp_path, loopback_server, sandbox
+) -> None:
     tools = tmp_path / "tools"
     loopback_server.reply(
         fenced(SAFE),
         {"tool_calls": [{"name": "circle_area", "arguments": {"radius": 2}}]},
         "The area is 12.566.",
     )
-    agent = LightAgent(model="gpt-4.1", api_key="k", base_url=loopback_server.base_url)
+    agent = LightAgent(
+        model="gpt-4.1", api_key="k", base_url=loopback_server.base_url, sandbox=sandbox
+    )
     reviews = []
     made = agent.create_tool(
         "A tool for the area of a circle.",
@@ -72,9 +76,9 @@ def test_an_approved_tool_is_registered_and_used_over_the_wire(tmp_path, loopbac
     assert loopback_server.requests[2]["messages"][-1]["content"] == "12.566"
 
 
-def test_unsafe_source_is_refused_and_never_runs(tmp_path, monkeypatch) -> None:
+def test_unsafe_source_is_refused_and_never_runs(tmp_path, monkeypatch, sandbox) -> None:
     monkeypatch.chdir(tmp_path)
-    agent = LightAgent(model=ScriptedModel([fenced(UNSAFE)]))
+    agent = LightAgent(model=ScriptedModel([fenced(UNSAFE)]), sandbox=sandbox)
     approved = []
     with pytest.raises(PolicyError) as err:
         agent.create_tool("run shell commands", reviewer=lambda r: approved.append(r) or True)
@@ -82,16 +86,16 @@ def test_unsafe_source_is_refused_and_never_runs(tmp_path, monkeypatch) -> None:
     messages = [f["message"] for f in err.value.details["findings"]]
     assert "import of 'subprocess' refused: it reaches processes" in messages
     assert any("top-level Expr statement runs at import" in m for m in messages)
-    assert approved == [] and not (tmp_path / "CANARY").exists()
+    assert approved == [] and sandbox.runs == [] and not (tmp_path / "CANARY").exists()
     assert (
         Path(err.value.details["path"]).read_text() == UNSAFE
     )  # kept in quarantine, for inspection
     assert agent.tools.get("run") is None
 
 
-def test_review_through_a_store_is_bound_to_the_file_hash(tmp_path) -> None:
+def test_review_through_a_store_is_bound_to_the_file_hash(tmp_path, sandbox) -> None:
     store = InMemoryReviewStore()
-    agent = LightAgent(model=ScriptedModel([fenced(SAFE)]))
+    agent = LightAgent(model=ScriptedModel([fenced(SAFE)]), sandbox=sandbox)
     pending = agent.create_tool("circle area", tools_directory=tmp_path, store=store)
     assert pending.status == "pending" and agent.tools.get("circle_area") is None
     request = store.get_request(pending.request_id)
@@ -115,20 +119,20 @@ def test_review_through_a_store_is_bound_to_the_file_hash(tmp_path) -> None:
     assert err.value.code == "LA-APPROVAL-REPLAY"
 
 
-def test_an_installed_tool_reloads_only_with_its_approved_bytes(tmp_path) -> None:
-    agent = LightAgent(model=ScriptedModel([fenced(SAFE)]))
+def test_an_installed_tool_reloads_only_with_its_approved_bytes(tmp_path, sandbox) -> None:
+    agent = LightAgent(model=ScriptedModel([fenced(SAFE)]), sandbox=sandbox)
     agent.create_tool("circle area", tools_directory=tmp_path, reviewer=lambda r: True)
-    fresh = LightAgent(model=ScriptedModel())
+    fresh = LightAgent(model=ScriptedModel(), sandbox=sandbox)
     tool = fresh.load_generated_tool("circle_area", tools_directory=tmp_path)
     assert tool(radius=1.0) == 3.142
     (tmp_path / "circle_area.py").write_text(SAFE + "\nEXTRA = 1\n", encoding="utf-8")
     with pytest.raises(PolicyError) as err:
-        load_installed("circle_area", tmp_path)
+        load_installed("circle_area", tmp_path, sandbox=sandbox)
     assert err.value.code == "LA-TOOLGEN-HASH"
 
 
-def test_rejection_schema_problems_and_empty_answers_are_typed(tmp_path) -> None:
-    agent = LightAgent(model=ScriptedModel([fenced(SAFE)]))
+def test_rejection_schema_problems_and_empty_answers_are_typed(tmp_path, sandbox) -> None:
+    agent = LightAgent(model=ScriptedModel([fenced(SAFE)]), sandbox=sandbox)
     with pytest.raises(PolicyError) as err:
         agent.create_tool(
             "x", tools_directory=tmp_path, reviewer=lambda r: ApprovalDecision.reject("no")
@@ -146,6 +150,7 @@ def test_rejection_schema_problems_and_empty_answers_are_typed(tmp_path) -> None
     with pytest.raises(ModelError) as merr:
         agent.create_tool("x", tools_directory=tmp_path)
     assert merr.value.code == "LA-TOOLGEN-OUTPUT"
+    agent = LightAgent(model=ScriptedModel(), sandbox=sandbox)
     with pytest.raises(ApprovalError):
         agent.register_generated_tool(tmp_path / "whatever.py")
     with pytest.raises(ValidationError) as verr:
@@ -153,12 +158,12 @@ def test_rejection_schema_problems_and_empty_answers_are_typed(tmp_path) -> None
     assert verr.value.code == "LA-TOOLGEN-SCHEMA"
 
 
-def test_acreate_tool_with_an_async_reviewer(tmp_path) -> None:
+def test_acreate_tool_with_an_async_reviewer(tmp_path, sandbox) -> None:
     async def reviewer(review: object) -> bool:
         await asyncio.sleep(0)
         return True
 
-    agent = LightAgent(model=ScriptedModel([fenced(SAFE)]))
+    agent = LightAgent(model=ScriptedModel([fenced(SAFE)]), sandbox=sandbox)
     made = asyncio.run(
         agent.acreate_tool("circle area", tools_directory=tmp_path, reviewer=reviewer)
     )

@@ -7,10 +7,12 @@ The flow (each step its own function, the order fixed):
    quarantine whatever the verdict (:func:`~lightagent.toolgen.quarantine.quarantine`);
    a refused source raises ``LA-TOOLGEN-UNSAFE`` / ``LA-TOOLGEN-SCHEMA``;
 3. a review decides: a ``reviewer`` callable (a policy, or a person at a prompt) answers
-   now, or a review ``store`` gets an ``ApprovalRequest`` bound to the file's hash and the
-   tool waits, ``pending``, until :meth:`ToolgenMethods.register_generated_tool` is called
-   with the decided request's id;
-4. only then are the approved bytes run and the tool registered on the agent.
+   now — it may try the tool first, ``review.trial(...)``, in the sandbox — or a review
+   ``store`` gets an ``ApprovalRequest`` bound to the file's hash and the tool waits,
+   ``pending``, until :meth:`ToolgenMethods.register_generated_tool` is called with the
+   decided request's id;
+4. only then is the tool registered on the agent; each call runs the approved bytes in the
+   agent's sandbox provider (``sandbox=``), never in this process (``LA-SANDBOX`` without one).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def _instructions() -> str:
         "- pure computation: import only from " + modules + "; no files, network, "
         "processes or system access; no classes, decorators, global or code at module level "
         "(only imports, literal constants and functions);\n"
+        "- no names, attributes or strings with '__', no getattr/type/eval/open, no "
+        "operator.attrgetter; build text with f-strings;\n"
         "- reply with the module in one ```python block."
     )
 
@@ -82,6 +86,18 @@ class ToolgenMethods:
 
     model: Any
     tools: Any
+    sandbox: Any
+    _tool_timeout: float | None
+
+    def _sandbox(self) -> Any:
+        """The sandbox provider generated tools run in (``LA-SANDBOX`` when there is none)."""
+        from lightagent.toolgen.runner import require_sandbox
+
+        return require_sandbox(self.sandbox)
+
+    @property
+    def _toolgen_timeout(self) -> float:
+        return self._tool_timeout or 60.0
 
     def create_tool(
         self,
@@ -95,8 +111,11 @@ class ToolgenMethods:
 
         ``reviewer(review) -> True | False | ApprovalDecision`` decides at once (a policy or
         a person); with ``store`` (a review store) the decision is recorded there, or —
-        without a reviewer — requested there and awaited (status ``pending``).
+        without a reviewer — requested there and awaited (status ``pending``). Registering
+        the tool needs the agent's ``sandbox=`` (``LA-SANDBOX``, before the model is asked).
         """
+        if reviewer is not None:
+            self._sandbox()
         source = _source_of(self.model.complete(_request(user_input)))
         return self._review_source(source, tools_directory, reviewer, store)
 
@@ -111,6 +130,8 @@ class ToolgenMethods:
         """Async :meth:`create_tool` (files and the review run in a worker thread)."""
         import asyncio
 
+        if reviewer is not None:
+            self._sandbox()
         source = _source_of(await self.model.acomplete(_request(user_input)))
         return await asyncio.to_thread(
             self._review_source, source, tools_directory, reviewer, store
@@ -156,7 +177,16 @@ class ToolgenMethods:
         record = GeneratedTool(name, str(path), sha256, "pending", signature, request_id)
         if reviewer is None:
             return record
-        review = ToolReview(name, source, sha256, str(path), signature, request_id or "")
+        review = ToolReview(
+            name,
+            source,
+            sha256,
+            str(path),
+            signature,
+            request_id or "",
+            self.sandbox,
+            self._toolgen_timeout,
+        )
         decision = _decision(reviewer, review, request_id)
         if store is not None and decision.decided:
             store.resolve(request_id, decision)
@@ -187,6 +217,7 @@ class ToolgenMethods:
                 "a generated tool is registered only after review",
                 hint="Pass approval_id= with store=, or reviewer=.",
             )
+        self._sandbox()  # before an approval is used up
         path = Path(getattr(tool, "path", tool))
         try:
             data = path.read_bytes()
@@ -231,7 +262,13 @@ class ToolgenMethods:
                 record, store.consume(approval_id), folder, reviewer="store", data=data
             )
         review = ToolReview(
-            name, data.decode("utf-8", "replace"), sha256, str(path), record.signature
+            name,
+            data.decode("utf-8", "replace"),
+            sha256,
+            str(path),
+            record.signature,
+            sandbox=self.sandbox,
+            timeout=self._toolgen_timeout,
         )
         return self._settle(
             record, _decision(reviewer, review, None), folder, reviewer="reviewer", data=data
@@ -273,15 +310,20 @@ class ToolgenMethods:
                 "approved_at": time.time(),
                 "quarantined_at": record.path,
             },
+            sandbox=self._sandbox(),
+            timeout=self._toolgen_timeout,
         )
         self.tools.register_tool(tool)
         record.status, record.tool, record.path = "registered", tool, str(path)
         return record
 
     def load_generated_tool(self, name: str, tools_directory: str | Path = "tools") -> Any:
-        """Register an installed generated tool again (its bytes checked against its approval)."""
+        """Register an installed generated tool again (its bytes checked against its approval;
+        its calls run in the agent's sandbox)."""
         from lightagent.toolgen.quarantine import load_installed
 
-        tool = load_installed(name, tools_directory)
+        tool = load_installed(
+            name, tools_directory, sandbox=self._sandbox(), timeout=self._toolgen_timeout
+        )
         self.tools.register_tool(tool)
         return tool

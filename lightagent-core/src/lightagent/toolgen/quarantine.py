@@ -3,28 +3,26 @@
 A generated source is written to ``<tools_directory>/.quarantine/<name>-<hash12>.py``: a
 name no import can reach, in a folder nothing loads from. Its review — by a policy
 callable or a person through a review store — is bound to the SHA-256 of those exact
-bytes. Only an approved hash is ever executed: the loader hashes the bytes it has read and
-runs those same bytes (never a second read), in a namespace whose builtins leave out code
-execution and whose imports are limited to the scan's allow-list. An installed tool is
-kept as ``<tools_directory>/<name>.py`` with ``<name>.approval.json`` naming its hash;
-:func:`load_installed` refuses the file if its bytes no longer match.
+bytes. Only an approved hash becomes a tool: the loader hashes the bytes it has read and
+hands those same bytes (never a second read) to the sandbox runner
+(:mod:`lightagent.toolgen.runner`); the host process never executes them. An installed
+tool is kept as ``<tools_directory>/<name>.py`` with ``<name>.approval.json`` naming its
+hash; :func:`load_installed` refuses the file if its bytes no longer match.
 """
 
 from __future__ import annotations
 
-import builtins
 import hashlib
 import json
 import os
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lightagent.errors import PolicyError, ValidationError
-from lightagent.toolgen.scan import ALLOWED_MODULES, REFUSED_NAMES, ScanReport, scan_source
+from lightagent.toolgen.scan import ScanReport, scan_source
 
 __all__ = [
     "GeneratedTool",
@@ -33,7 +31,7 @@ __all__ = [
     "install",
     "load_installed",
     "quarantine",
-    "reviewed_function",
+    "reviewed_tool",
 ]
 
 
@@ -44,7 +42,10 @@ def digest(data: bytes) -> str:
 
 @dataclass
 class ToolReview:
-    """What a reviewer decides on: the exact source, its hash and the tool it defines."""
+    """What a reviewer decides on: the exact source, its hash and the tool it defines.
+
+    :meth:`trial` runs the tool once before the decision, in the agent's sandbox.
+    """
 
     name: str
     source: str
@@ -52,6 +53,15 @@ class ToolReview:
     path: str
     signature: dict[str, Any]
     request: str = ""
+    sandbox: Any = field(default=None, repr=False)
+    timeout: float = 60.0
+
+    def trial(self, **arguments: Any) -> Any:
+        """Call the tool under review with ``arguments`` (checked against its schema) in the
+        sandbox; its JSON result. ``LA-SANDBOX`` without a sandbox provider."""
+        tool = reviewed_tool(self.source.encode("utf-8"), self.sha256, self.sandbox, self.timeout)
+        args, kwargs = tool.bind(tool.validate_arguments(arguments))
+        return tool.func(*args, **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe form."""
@@ -131,22 +141,12 @@ def quarantine(source: str, tools_directory: str | os.PathLike[str], report: Sca
     return path
 
 
-def _guarded_import(
-    name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
-) -> Any:
-    if level or not (name in ALLOWED_MODULES or name.split(".")[0] in ALLOWED_MODULES):
-        raise ImportError(f"import of {name!r} is not allowed in a generated tool")
-    return __import__(name, globals, locals, fromlist, level)
+def reviewed_tool(data: bytes, sha256: str, sandbox: Any, timeout: float = 60.0) -> Any:
+    """The ``Tool`` of the approved bytes ``data`` (they must hash to ``sha256`` and pass the
+    scan again); each call runs in ``sandbox``, never in this process."""
+    from lightagent.toolgen.runner import require_sandbox, sandboxed_tool
 
-
-def _builtins() -> dict[str, Any]:
-    allowed = {k: v for k, v in vars(builtins).items() if k not in REFUSED_NAMES}
-    allowed["__import__"] = _guarded_import
-    return allowed
-
-
-def reviewed_function(data: bytes, sha256: str) -> Callable[..., Any]:
-    """Run the approved bytes ``data`` (they must hash to ``sha256``) and return the tool function."""
+    require_sandbox(sandbox)
     if digest(data) != sha256:
         raise PolicyError(
             "LA-TOOLGEN-HASH",
@@ -161,17 +161,7 @@ def reviewed_function(data: bytes, sha256: str) -> Callable[..., Any]:
             "the approved source no longer passes the safety scan; it was not run",
             details={"findings": [f.to_dict() for f in report.findings]},
         )
-    name = report.signature.name
-    namespace: dict[str, Any] = {
-        "__name__": f"lightagent_generated_{name}",
-        "__builtins__": _builtins(),
-    }
-    exec(compile(source, f"<generated tool {name} {sha256[:12]}>", "exec"), namespace)
-    function = namespace[name]
-    info = report.signature.tool_info
-    if info is not None and getattr(function, "tool_info", None) is None:
-        function.tool_info = info
-    return function  # type: ignore[no-any-return]
+    return sandboxed_tool(source, report, sandbox, timeout=timeout)
 
 
 def _approval_path(tools_directory: Path, name: str) -> Path:
@@ -179,13 +169,16 @@ def _approval_path(tools_directory: Path, name: str) -> Path:
 
 
 def install(
-    data: bytes, sha256: str, tools_directory: str | os.PathLike[str], record: dict[str, Any]
+    data: bytes,
+    sha256: str,
+    tools_directory: str | os.PathLike[str],
+    record: dict[str, Any],
+    *,
+    sandbox: Any,
+    timeout: float = 60.0,
 ) -> tuple[Path, Any]:
     """Keep approved bytes as ``<name>.py`` with their approval record; returns (path, Tool)."""
-    from lightagent.tools.decorator import as_tool
-
-    function = reviewed_function(data, sha256)
-    tool = as_tool(function, infer=True)
+    tool = reviewed_tool(data, sha256, sandbox, timeout)
     folder = Path(tools_directory)
     path = folder / f"{tool.name}.py"
     _write(path, data)
@@ -197,10 +190,18 @@ def install(
     return path, tool
 
 
-def load_installed(name: str, tools_directory: str | os.PathLike[str] = "tools") -> Any:
-    """The installed tool ``name`` as a Tool, after checking its bytes against its approval."""
-    from lightagent.tools.decorator import as_tool
+def load_installed(
+    name: str,
+    tools_directory: str | os.PathLike[str] = "tools",
+    *,
+    sandbox: Any = None,
+    timeout: float = 60.0,
+) -> Any:
+    """The installed tool ``name`` as a Tool running in ``sandbox``, after checking its bytes
+    against its approval (``LA-SANDBOX`` without a sandbox provider)."""
+    from lightagent.toolgen.runner import require_sandbox
 
+    require_sandbox(sandbox)
     folder = Path(tools_directory)
     record_path = _approval_path(folder, name)
     source_path = folder / f"{name}.py"
@@ -212,6 +213,6 @@ def load_installed(name: str, tools_directory: str | os.PathLike[str] = "tools")
         )
     record = json.loads(record_path.read_text(encoding="utf-8"))
     data = source_path.read_bytes()
-    tool = as_tool(reviewed_function(data, str(record.get("sha256"))), infer=True)
+    tool = reviewed_tool(data, str(record.get("sha256")), sandbox, timeout)
     tool.metadata["generated"] = {"sha256": record.get("sha256"), "path": str(source_path)}
     return tool

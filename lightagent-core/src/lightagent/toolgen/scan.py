@@ -6,9 +6,17 @@ imports allowed modules, defines functions and assigns literal constants (``tool
 included). Imports are checked against an allow-list of pure-computation modules; a
 refused import is reported with what it would reach (process, network, file system,
 native code, the interpreter). Calls and names that reach code execution or the
-interpreter's internals (``eval``, ``open``, ``getattr``, dunder attributes, frames) are
-refused anywhere, as are decorators, classes, ``global``, and defaults or annotations that
-are not plain literals or type expressions (they run when the function is defined).
+interpreter's internals (``eval``, ``open``, ``getattr``, ``type``, frames) are refused
+anywhere, as are decorators, classes, ``global``, and defaults or annotations that are not
+plain literals or type expressions (they run when the function is defined).
+
+The scan fails closed on attribute access: no identifier may start with ``__``, no
+attribute with ``_``, and no string or bytes constant may hold ``__`` at all; attributes
+named by a string are refused (``operator.attrgetter``/``methodcaller``,
+``functools.update_wrapper``, ``string.Formatter``, ``hasattr`` with a computed name,
+``str.format`` on a computed template or with an attribute field such as ``{0.real}``).
+Each finding names its ``rule``.
+The scan is one layer: a generated tool also runs only in a sandbox provider.
 """
 
 from __future__ import annotations
@@ -156,8 +164,19 @@ REFUSED_NAMES = frozenset(
         "staticmethod",
         "property",
         "super",
+        "type",
+        "license",
+        "credits",
+        "copyright",
     }
 )
+#: Module attributes that read an attribute, or evaluate code, named by a string.
+REFUSED_MODULE_ATTRIBUTES = {
+    "functools": frozenset({"update_wrapper", "wraps"}),
+    "operator": frozenset({"attrgetter", "methodcaller"}),
+    "string": frozenset({"Formatter"}),
+    "typing": frozenset({"get_type_hints", "ForwardRef", "evaluate_forward_ref"}),
+}
 #: Attributes that reach frames, code objects and globals (dunder attributes are refused too).
 REFUSED_ATTRIBUTES = frozenset(
     {
@@ -197,15 +216,18 @@ _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 @dataclass(frozen=True)
 class Finding:
-    """One reason the source is refused: ``kind`` is ``unsafe`` or ``schema``."""
+    """One reason the source is refused: ``kind`` is ``unsafe`` or ``schema``; ``rule`` is
+    the stable name of the check (``dunder-string``, ``dynamic-attribute`` … docs/tool-generator.md).
+    """
 
     kind: str
     message: str
     line: int | None = None
+    rule: str = "shape"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe form."""
-        return {"kind": self.kind, "message": self.message, "line": self.line}
+        return {"kind": self.kind, "message": self.message, "line": self.line, "rule": self.rule}
 
 
 @dataclass
@@ -259,17 +281,37 @@ def _allowed(module: str) -> bool:
     return module in ALLOWED_MODULES
 
 
-def _module_attribute(module: str, attr: str) -> str | None:
-    """Why ``module.attr`` is refused (it is a module: allowed modules re-export others)."""
+def _module_attribute(module: str, attr: str) -> tuple[str, str] | None:
+    """``(rule, why)`` when ``module.attr`` is refused (allowed modules re-export others)."""
     import importlib
     import types
 
+    if attr in REFUSED_MODULE_ATTRIBUTES.get(module, ()):
+        return "dynamic-attribute", f"{module}.{attr} reaches attributes or code named by a string"
     try:
         value = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError):
         return None  # a mistake the tool finds out about when it runs, not an escape
     if isinstance(value, types.ModuleType) and f"{module}.{attr}" not in ALLOWED_MODULES:
-        return f"{module}.{attr} is the module {value.__name__!r}; refused"
+        return "import", f"{module}.{attr} is the module {value.__name__!r}; refused"
+    if isinstance(value, type) and issubclass(value, type):
+        return "refused-name", f"{module}.{attr} is a metaclass (it makes classes); refused"
+    return None
+
+
+def _format_problem(template: str) -> str | None:
+    """Why ``template.format(...)`` would read an attribute (None: it reads none)."""
+    import string
+
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError:
+        return "is not a valid format string"
+    for _, name, spec, _ in fields:
+        if name and "." in name:
+            return f"reads an attribute in its field {{{name}}}"
+        if spec and "{" in spec and (problem := _format_problem(spec)) is not None:
+            return problem
     return None
 
 
@@ -284,13 +326,20 @@ def _literal(node: ast.AST | None) -> bool:
 
 
 def _type_expression(node: ast.AST) -> bool:
-    """Whether ``node`` is a plain type expression (evaluating it runs no code of the tool)."""
+    """Whether ``node`` is a plain type expression (evaluating it runs no code of the tool).
+
+    A string is not one: ``typing.get_type_hints`` would evaluate it as code.
+    """
     if isinstance(node, ast.Constant):
-        return node.value is None or isinstance(node.value, (str, int, float, bool))
+        return node.value is None
     if isinstance(node, ast.Name):
         return node.id in _SIMPLE_TYPES or node.id in _GENERIC_TYPES
     if isinstance(node, ast.Attribute):
-        return isinstance(node.value, ast.Name) and node.value.id == "typing"
+        return (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "typing"
+            and (node.attr in _SIMPLE_TYPES or node.attr in _GENERIC_TYPES)
+        )
     if isinstance(node, ast.Subscript):
         base = node.value
         name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", None)
@@ -300,12 +349,42 @@ def _type_expression(node: ast.AST) -> bool:
         items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
         if name == "Literal":
             return all(isinstance(i, ast.Constant) for i in items)
+        if name == "Annotated":  # Annotated[type, "a description", ...]
+            return _type_expression(items[0]) and all(
+                isinstance(i, ast.Constant) for i in items[1:]
+            )
         return all(_type_expression(i) for i in items)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return _type_expression(node.left) and _type_expression(node.right)
     if isinstance(node, ast.Tuple):
         return all(_type_expression(i) for i in node.elts)
     return False
+
+
+def _dunder(node: ast.AST) -> tuple[str, str] | None:
+    """``(rule, why)`` when ``node`` names or spells a dunder (or private) attribute."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if (isinstance(value, str) and "__" in value) or (
+            isinstance(value, bytes) and b"__" in value
+        ):
+            return "dunder-string", f"the constant {value!r:.60} holds '__'; refused"
+        return None
+    attrs = [node.attr] if isinstance(node, ast.Attribute) else []
+    if isinstance(node, ast.MatchClass):  # case C(attr=...) reads C's attribute attr
+        attrs = node.kwd_attrs
+    for attr in attrs:
+        if attr.startswith("_"):
+            return "dunder-attribute", f"the attribute {attr!r} is refused"
+    if attrs:
+        return None
+    for key, value in ast.iter_fields(node):
+        if isinstance(node, ast.ImportFrom) and key == "module" and value == "__future__":
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item.startswith("__"):
+                return "dunder-name", f"the name {item!r} is refused"
+    return None
 
 
 class _Checker(ast.NodeVisitor):
@@ -315,13 +394,22 @@ class _Checker(ast.NodeVisitor):
         #: Names bound to allowed modules (``import json as j`` binds ``j``).
         self.modules: dict[str, str] = {}
 
-    def refuse(self, node: ast.AST, message: str, kind: str = "unsafe") -> None:
-        self.report.findings.append(Finding(kind, message, getattr(node, "lineno", None)))
+    def refuse(self, node: ast.AST, message: str, rule: str, kind: str = "unsafe") -> None:
+        self.report.findings.append(Finding(kind, message, getattr(node, "lineno", None), rule))
+
+    def dunders(self, tree: ast.AST) -> None:
+        """Every node, whatever visits it: no dunder names, attributes or strings."""
+        for node in ast.walk(tree):
+            found = _dunder(node)
+            if found is not None:
+                self.refuse(node, found[1], found[0])
 
     def _module(self, node: ast.AST, module: str) -> None:
         self.imports.append(module)
         if not _allowed(module):
-            self.refuse(node, f"import of {module!r} refused: it reaches {_category(module)}")
+            self.refuse(
+                node, f"import of {module!r} refused: it reaches {_category(module)}", "import"
+            )
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -332,59 +420,97 @@ class _Checker(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
-            self.refuse(node, "relative imports are refused")
+            self.refuse(node, "relative imports are refused", "import")
             return
         module = node.module or ""
         self._module(node, module)
         if any(alias.name == "*" for alias in node.names):
-            self.refuse(node, "star imports are refused")
+            self.refuse(node, "star imports are refused", "import")
         elif _allowed(module) and module != "__future__":
             for alias in node.names:
                 problem = _module_attribute(module, alias.name)
-                if problem is not None or alias.name.startswith("_"):
-                    self.refuse(node, problem or f"the private name {alias.name!r} is refused")
+                if problem is not None:
+                    self.refuse(node, problem[1], problem[0])
+                elif alias.name.startswith("_"):
+                    self.refuse(node, f"the private name {alias.name!r} is refused", "import")
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in self.modules and isinstance(node.ctx, ast.Load):
-            self.refuse(node, f"the module {node.id!r} may only be used as {node.id}.<name>")
+            self.refuse(
+                node,
+                f"the module {node.id!r} may only be used as {node.id}.<name>",
+                "module-value",
+            )
         elif node.id in REFUSED_NAMES:
-            self.refuse(node, f"{node.id!r} is refused (code execution or interpreter access)")
-        elif node.id.startswith("__") and node.id != "__future__":
-            self.refuse(node, f"the name {node.id!r} is refused")
+            self.refuse(
+                node,
+                f"{node.id!r} is refused (code execution or interpreter access)",
+                "refused-name",
+            )
+        elif node.id == "hasattr":  # a literal name is checked in visit_Call
+            self.refuse(node, "hasattr is allowed only as hasattr(x, 'name')", "dynamic-attribute")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func, args = node.func, node.args
+        if (
+            isinstance(func, ast.Name)
+            and func.id == "hasattr"
+            and len(args) == 2
+            and not node.keywords
+            and isinstance(args[1], ast.Constant)
+            and isinstance(args[1].value, str)
+        ):
+            self.visit(args[0])  # the name is a literal (and dunder strings are refused anyway)
+            return
+        self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr.startswith("_") or node.attr in REFUSED_ATTRIBUTES:
-            self.refuse(node, f"the attribute {node.attr!r} is refused")
+        if node.attr in REFUSED_ATTRIBUTES:
+            self.refuse(node, f"the attribute {node.attr!r} is refused", "frame-attribute")
         value = node.value
         if isinstance(value, ast.Name) and value.id in self.modules:
             problem = _module_attribute(self.modules[value.id], node.attr)
             if problem is not None:
-                self.refuse(node, problem)
+                self.refuse(node, problem[1], problem[0])
+            if not isinstance(node.ctx, ast.Load):
+                self.refuse(node, f"{value.id}.{node.attr} may not be changed", "module-value")
             return  # module.name: the module itself is not used as a value
+        if node.attr in ("format", "format_map"):
+            template = value.value if isinstance(value, ast.Constant) else None
+            why = (
+                _format_problem(template)
+                if isinstance(template, str)
+                else "is not a string literal (its fields could read any attribute)"
+            )
+            if why is not None:
+                self.refuse(node, f"the template of .{node.attr}() {why}", "dynamic-attribute")
         self.generic_visit(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.refuse(node, "classes are refused: a tool is a function", "schema")
+        self.refuse(node, "classes are refused: a tool is a function", "shape", "schema")
 
     def visit_Global(self, node: ast.Global) -> None:
-        self.refuse(node, "global statements are refused")
+        self.refuse(node, "global statements are refused", "global")
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        def refuse(where: ast.AST, message: str) -> None:
+            self.refuse(where, message, "definition-time")
+
         if node.decorator_list:
-            self.refuse(node, f"decorators on {node.name} are refused (they run at import)")
+            refuse(node, f"decorators on {node.name} are refused (they run at definition)")
         args = node.args
         for default in [*args.defaults, *args.kw_defaults]:
             if not _literal(default):
-                self.refuse(node, f"a default of {node.name} is not a literal (it runs at import)")
+                refuse(node, f"a default of {node.name} is not a literal (it runs at definition)")
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if (
                 arg is not None
                 and arg.annotation is not None
                 and not _type_expression(arg.annotation)
             ):
-                self.refuse(arg, f"the annotation of {arg.arg} is not a plain type")
+                refuse(arg, f"the annotation of {arg.arg} is not a plain type")
         if node.returns is not None and not _type_expression(node.returns):
-            self.refuse(node, f"the return annotation of {node.name} is not a plain type")
+            refuse(node, f"the return annotation of {node.name} is not a plain type")
         for statement in node.body:
             self.visit(statement)
 
@@ -407,11 +533,12 @@ def _top_level(
         elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             if isinstance(statement, ast.AnnAssign) and not _type_expression(statement.annotation):
-                checker.refuse(statement, "a top-level annotation must be a plain type")
-            if not _literal(statement.value):
                 checker.refuse(
-                    statement, "a top-level assignment must be a literal (it runs at import)"
+                    statement, "a top-level annotation must be a plain type", "import-time"
                 )
+            if not _literal(statement.value):
+                message = "a top-level assignment must be a literal (it runs at import)"
+                checker.refuse(statement, message, "import-time")
                 continue
             for target in targets:
                 if isinstance(target, ast.Name) and not target.id.startswith("__"):
@@ -424,12 +551,12 @@ def _top_level(
                 ):
                     infos[target.value.id] = ast.literal_eval(statement.value)  # type: ignore[arg-type]
                 else:
-                    checker.refuse(
-                        statement, "only constants and tool_info may be assigned at the top level"
-                    )
+                    message = "only constants and tool_info may be assigned at the top level"
+                    checker.refuse(statement, message, "import-time")
         else:
             kind = type(statement).__name__
-            checker.refuse(statement, f"a top-level {kind} statement runs at import; refused")
+            message = f"a top-level {kind} statement runs at import; refused"
+            checker.refuse(statement, message, "import-time")
     return functions, infos
 
 
@@ -444,19 +571,22 @@ def _signature(
         checker.refuse(
             functions[0] if functions else ast.Module(body=[], type_ignores=[]),
             f"the module must define exactly one public function (the tool); found: {names}",
+            "shape",
             "schema",
         )
         return None
     fn = public[0]
     if not _TOOL_NAME.fullmatch(fn.name):
-        checker.refuse(fn, f"{fn.name!r} is not a valid tool name", "schema")
+        checker.refuse(fn, f"{fn.name!r} is not a valid tool name", "shape", "schema")
     description = (ast.get_docstring(fn) or "").strip()
     info = infos.get(fn.name, infos.get(""))
     if not description and not info:
-        checker.refuse(fn, f"{fn.name} has no docstring (the tool's description)", "schema")
+        checker.refuse(
+            fn, f"{fn.name} has no docstring (the tool's description)", "shape", "schema"
+        )
     args = fn.args
     if args.vararg is not None or args.kwarg is not None:
-        checker.refuse(fn, f"{fn.name} may not take *args or **kwargs", "schema")
+        checker.refuse(fn, f"{fn.name} may not take *args or **kwargs", "shape", "schema")
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     params: list[dict[str, Any]] = []
@@ -465,7 +595,7 @@ def _signature(
         *zip(args.kwonlyargs, args.kw_defaults, strict=True),
     ]:
         if arg.annotation is None and not info:
-            checker.refuse(arg, f"parameter {arg.arg} has no type annotation", "schema")
+            checker.refuse(arg, f"parameter {arg.arg} has no type annotation", "shape", "schema")
         params.append(
             {
                 "name": arg.arg,
@@ -481,11 +611,12 @@ def _signature(
 
         for problem in ToolRegistry.validate_tool_info(info):
             if problem.get("level") == "error":
-                checker.refuse(
-                    fn, f"tool_info: {problem.get('field')}: {problem.get('message')}", "schema"
-                )
+                message = f"tool_info: {problem.get('field')}: {problem.get('message')}"
+                checker.refuse(fn, message, "shape", "schema")
         if isinstance(info, dict) and info.get("tool_name") not in (None, fn.name):
-            checker.refuse(fn, "tool_info's tool_name must be the function's name", "schema")
+            checker.refuse(
+                fn, "tool_info's tool_name must be the function's name", "shape", "schema"
+            )
     first = description.split("\n\n")[0].strip()
     return ToolSignature(
         fn.name, first, params, info if isinstance(info, dict) else None, checker.imports
@@ -511,6 +642,7 @@ def scan_source(source: str, *, max_chars: int = 50_000) -> ScanReport:
         )
         return report
     checker = _Checker(report)
+    checker.dunders(tree)
     functions, infos = _top_level(tree, checker)
     report.signature = _signature(functions, infos, checker)
     return report
