@@ -2,7 +2,9 @@
 
 A swarm-driven run (``spec.handoff`` holds the swarm's route) offers ``transfer_to_<agent>``
 tools; their definitions carry :data:`HANDOFF_TARGET` in their metadata. When the model
-calls one, the call is not dispatched: ``on_handoff`` is asked (hooks, ``HumanApprovalHook``
+calls one, the call is not dispatched: like any tool call it passes ``tool_guardrail``
+(guardrails, policy and the security gate; refused, it is answered as a denied call and
+the run goes on), then ``on_handoff`` is asked (hooks, ``HumanApprovalHook``
 — they may block it or edit its query or target), the route checks the target (known,
 no cycle, within the hop limit), a ``handoff`` event is recorded, the transcript gets a
 result for every call of the turn, and the run ends. The swarm then starts the target.
@@ -19,6 +21,7 @@ from lightagent.run.effects import Output
 from lightagent.run.phases import ask, blocked_or_replaced
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
+from lightagent.run.tool_round import screen_call
 from lightagent.run.transcript import loads
 
 __all__ = ["HANDOFF_TARGET", "Handoff", "take_handoff"]
@@ -97,7 +100,18 @@ def take_handoff(
         return None
     call, target = chosen
     ctx = spec.ctx
-    arguments = loads(call.arguments) if call.error is None else {}
+    raw = call.arguments
+    if spec.interceptor is not None:
+        # A transfer is a tool call: guardrails, policy and the security gate decide on it
+        # as on any other. Refused, it is left to the round, which reports the refusal.
+        st.stage = "handoff"
+        # (``on_handoff`` below stands for ``before_tool_call``)
+        screened, denied = yield from screen_call(spec, call, ("tool_guardrail",))
+        if denied is not None:
+            st.refused[call.id] = denied
+            return None
+        raw = screened.arguments
+    arguments = loads(raw) if call.error is None else {}
     reason = arguments.get("reason") if isinstance(arguments, Mapping) else None
     reason = str(reason) if reason is not None else None
     source = ctx.agent_name
