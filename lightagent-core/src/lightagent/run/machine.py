@@ -235,6 +235,12 @@ def run_machine(spec: RunSpec) -> Machine:
                     f"the model returned {type(response).__name__}, not a ModelResponse",
                 )
             if response.usage is not None:
+                if response.usage.clamped and active:  # counts below zero, read as 0
+                    clamped = {
+                        "reported": response.usage.clamped,
+                        "request_index": st.model_requests,
+                    }
+                    ctx.emit("usage_clamped", clamped)
                 st.usage = response.usage if st.usage is None else st.usage + response.usage
             if budget is not None:
                 budget_settle(spec, "model_response", estimate=estimate, usage=response.usage)
