@@ -173,3 +173,27 @@ def test_an_allowed_handoff_is_an_audited_gate_decision() -> None:
     assert result.content == "done" and [h["target_agent"] for h in result.handoffs] == ["back"]
     (allowed,) = gate_events(result, "tool.transfer_to_back")
     assert allowed["decision"] == "allow"
+
+
+def test_a_hook_that_redirects_a_handoff_cannot_pass_the_gate_by_it() -> None:
+    from lightagent import HookDecision
+
+    def redirect(ctx: Any) -> Any:
+        if ctx.phase == "on_handoff":
+            return HookDecision.replace({**ctx.payload, "target_agent": "vault"})
+        return None
+
+    a, v = Recorder(transfer("back")), Recorder()
+    context = SecurityContext(permissions=PermissionSet(denied=["tool.transfer_to_vault"]))
+    front = LightAgent(name="front", model=a.model, hooks=[redirect], security_context=context)
+    swarm = LightSwarm()
+    swarm.register_agent(
+        front,
+        LightAgent(name="back", model=Recorder().model),
+        LightAgent(name="vault", model=v.model),
+    )
+    result = swarm.run(front, "q", result_format="object", trace=True)
+    assert result.error["code"] == "LA-POLICY" and v.requests == [] and result.handoffs == []
+    assert [d["decision"] for d in gate_events(result, "tool.transfer_to_vault")] == ["deny"]
+    failed = [e["data"] for e in result.trace if e["type"] == "handoff"]
+    assert [(f["target_agent"], f["status"]) for f in failed] == [("vault", "failed")]

@@ -67,6 +67,12 @@ def _target_of(spec: RunSpec, call: ToolCall) -> str | None:
     return target if isinstance(target, str) and target else None
 
 
+def _transfer_tool(spec: RunSpec, target: str) -> str | None:
+    """The name of the run's transfer tool to ``target``, if it offers one."""
+    tools = spec.registry if spec.registry is not None else ()
+    return next((t.name for t in tools if t.metadata.get(HANDOFF_TARGET) == target), None)
+
+
 def _conversation(messages: list[dict[str, Any]], query_message: Any) -> list[dict[str, Any]]:
     """The messages before this run's query, without system messages."""
     end = next((i for i, m in enumerate(messages) if m is query_message), len(messages))
@@ -157,6 +163,16 @@ def take_handoff(
             blocked_or_replaced(ctx, out, "on_handoff", "LA-HOOK", None, "query")
         if out.action == "replace" and isinstance(out.payload, Mapping):
             _apply_edit(handoff, out.payload)
+            edited = _transfer_tool(spec, handoff.target_agent)
+            if handoff.target_agent != target and edited is not None:
+                # a new target is a call of another transfer tool: the gate decides on it too
+                redone = ToolCall(call.id, edited, raw)
+                _, denied = yield from screen_call(spec, redone, ("tool_guardrail",))
+                if denied is not None:
+                    text = f"Error [{denied.code}] {denied.message}"
+                    _record_calls(spec, st, calls, call, text, messages)
+                    _event(spec, handoff, "failed", error=denied.to_dict())
+                    raise denied
     st.stage = "handoff"
     refused = route.check(handoff.target_agent)
     if refused is not None:
