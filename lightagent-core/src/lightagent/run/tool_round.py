@@ -128,7 +128,7 @@ def tool_round(
         if err is not None and err.get("code") in REPAIRABLE:
             repairable = True
         if interceptor is not None and err is None:
-            payload = {"tool_name": call.name, "output": output, "call_id": call.id}
+            payload: dict[str, Any] = {"tool_name": call.name, "output": output, "call_id": call.id}
             if call.id in untrusted:
                 payload["untrusted"] = True
             out = yield from ask("after_tool_result", payload)
