@@ -135,11 +135,22 @@ def test_the_targets_own_broader_context_is_intersected_with_the_sources() -> No
         ),
     )
     own = SecurityContext(permissions=PermissionSet(denied=["tool.lookup"]), network_allowed=True)
-    back = LightAgent(name="back", model=b.model, tools=[secret, lookup], security_context=own)
+    seen: list[Any] = []
+
+    def spy(ctx: Any) -> None:
+        if ctx.phase == "before_run":
+            seen.append(ctx.security_context)
+
+    back = LightAgent(
+        name="back", model=b.model, tools=[secret, lookup], security_context=own, hooks=[spy]
+    )
     swarm = LightSwarm()
     swarm.register_agent(front, back)
     result = swarm.run(front, "q", result_format="object", trace=True)
     assert result.content == "done" and RAN == []  # secret: not the source's; lookup: not its own
+    (bound,) = seen
+    assert bound.is_within(front.interceptor.security_context) and bound.is_within(own)
+    assert (bound.agent_id, bound.network_allowed) == ("back", False)
     assert [d["decision"] for d in gate_events(result, "tool.secret")] == ["deny"]
     assert [d["decision"] for d in gate_events(result, "tool.lookup")] == ["deny"]
     assert back.interceptor.security_context is own  # the agent itself is not changed
@@ -197,3 +208,30 @@ def test_a_hook_that_redirects_a_handoff_cannot_pass_the_gate_by_it() -> None:
     assert [d["decision"] for d in gate_events(result, "tool.transfer_to_vault")] == ["deny"]
     failed = [e["data"] for e in result.trace if e["type"] == "handoff"]
     assert [(f["target_agent"], f["status"]) for f in failed] == [("vault", "failed")]
+
+
+def test_a_target_whose_interceptor_cannot_carry_the_context_is_refused() -> None:
+    from lightagent.errors import ConfigurationError
+    from lightagent.interceptors import PhaseOutcome
+
+    class OwnInterceptor:
+        def on_phase_sync(self, run: Any, phase: str, payload: dict[str, Any]) -> Any:
+            return PhaseOutcome()
+
+        async def on_phase(self, run: Any, phase: str, payload: dict[str, Any]) -> Any:
+            return PhaseOutcome()
+
+    b = Recorder(calls("secret"), "done")
+    front = LightAgent(
+        name="front",
+        model=Recorder(transfer("back")).model,
+        security_context=SecurityContext(permissions=PermissionSet(allowed=["tool.transfer_*"])),
+    )
+    back = LightAgent(name="back", model=b.model, tools=[secret])
+    back.interceptor = OwnInterceptor()
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    with pytest.raises(ConfigurationError) as info:
+        swarm.run(front, "q")
+    assert info.value.code == "LA-CONFIG" and info.value.hint
+    assert b.requests == [] and RAN == []
