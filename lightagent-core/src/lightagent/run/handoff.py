@@ -108,10 +108,10 @@ def take_handoff(
     ctx = spec.ctx
     raw = call.arguments
     if spec.interceptor is not None:
-        # A transfer is a tool call: guardrails, policy and the security gate decide on it
-        # as on any other. Refused, it is left to the round, which reports the refusal.
+        # A transfer is a tool call: its tool_guardrail phase (guardrails, policy, the
+        # security gate) decides on it as on any other, and on_handoff below stands for
+        # before_tool_call. Refused, it is left to the round, which reports the refusal.
         st.stage = "handoff"
-        # (``on_handoff`` below stands for ``before_tool_call``)
         screened, denied = yield from screen_call(spec, call, ("tool_guardrail",))
         if denied is not None:
             st.refused[call.id] = denied
