@@ -272,3 +272,81 @@ def test_bad_budget_limits_argument_is_a_config_error(loopback_server) -> None:
     with pytest.raises(ConfigurationError) as info:
         agent_for(loopback_server).run("q", budget_limits={"calls": 1})
     assert "model_calls" in info.value.hint
+
+
+# -- settled usage is checked before the next step (no max_tokens to estimate from) --------
+SIXTY = {"prompt_tokens": 10, "completion_tokens": 60, "total_tokens": 70}
+
+
+def test_a_spent_output_budget_stops_the_run_before_the_next_step(loopback_server) -> None:
+    CALLS.clear()
+    loopback_server.reply(call(usage=SIXTY))  # the only request: the tool round is refused
+    agent = agent_for(loopback_server, tools=[lookup], budget_limits=BudgetLimits(output_tokens=50))
+    result = agent.run("weather?", result_format="object", trace=True)
+    assert len(loopback_server.requests) == 1 and CALLS == []
+    assert "max_tokens" not in loopback_server.requests[0]
+    assert result.error["code"] == "LA-BUDGET"
+    details = result.error["details"]
+    assert (details["dimension"], details["used"], details["limit"]) == ("output_tokens", 60, 50)
+    assert events(result, "budget_exhausted")[0]["step"] == "tool_execution"
+
+
+def test_an_output_budget_spent_exactly_refuses_the_next_request(loopback_server) -> None:
+    loopback_server.reply(*[call(usage={"prompt_tokens": 1, "completion_tokens": 25})] * 2)
+    agent = agent_for(loopback_server, tools=[lookup], budget_limits=BudgetLimits(output_tokens=50))
+    result = agent.run("weather?", result_format="object")
+    # 25 + 25 = 50: the budget is spent, and any reply takes at least one more token
+    assert len(loopback_server.requests) == 2
+    details = result.error["details"]
+    assert (details["dimension"], details["used"], details["requested"]) == ("output_tokens", 50, 1)
+
+
+def test_a_spent_session_output_budget_refuses_the_next_run(loopback_server, tmp_path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.sqlite3")
+    loopback_server.reply({"content": "one", "usage": SIXTY})
+    limits = BudgetLimits(output_tokens=50, per="session")
+    agent = agent_for(loopback_server, session_store=store, budget_limits=limits)
+    assert agent.run("a", session_id="s1") == "one"  # the answer that overspent is kept
+    second = agent.run("b", session_id="s1", result_format="object")
+    assert second.error["details"]["scope"] == "session"
+    assert second.error["details"]["dimension"] == "output_tokens"
+    assert len(loopback_server.requests) == 1
+
+
+def test_a_cost_budget_priced_by_output_alone_stops_the_run(loopback_server) -> None:
+    CALLS.clear()
+    loopback_server.reply(call(usage=SIXTY))
+    limits = BudgetLimits(cost=0.5, output_token_price=0.01)
+    agent = agent_for(loopback_server, tools=[lookup], budget_limits=limits)
+    result = agent.run("weather?", result_format="object")
+    assert len(loopback_server.requests) == 1 and CALLS == []
+    assert result.error["details"]["dimension"] == "cost"
+    assert result.error["details"]["used"] == pytest.approx(0.6)
+
+
+def test_negative_usage_is_clamped_recorded_and_never_refills_a_budget(loopback_server) -> None:
+    negative = {"prompt_tokens": -1000, "completion_tokens": -500, "total_tokens": -1500}
+    loopback_server.reply(call(usage=negative), call(usage=SIXTY))
+    agent = agent_for(loopback_server, tools=[lookup], budget_limits=BudgetLimits(output_tokens=50))
+    result = agent.run("weather?", result_format="object", trace=True)
+    # read as 0, the first reply leaves the budget as it was: the second one spends it
+    assert len(loopback_server.requests) == 2
+    assert result.error["details"]["dimension"] == "output_tokens"
+    assert result.error["details"]["used"] == 60
+    (clamped,) = events(result, "usage_clamped")
+    assert clamped["reported"] == negative and clamped["request_index"] == 1
+    first = events(result, "model_response")[0]["usage"]
+    assert first == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    for consumed in events(result, "budget_consumed"):
+        assert all(v >= 0 for v in consumed["delta"].values())
+    assert min(result.usage.values()) >= 0
+
+
+def test_usage_below_zero_reads_as_zero_and_says_so() -> None:
+    from lightagent.models.base import Usage
+
+    usage = Usage.from_any({"prompt_tokens": 7, "completion_tokens": -3})
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (7, 0, 7)
+    assert usage.clamped == {"completion_tokens": -3}
+    assert Usage.from_any({"prompt_tokens": 7}).clamped == {}
+    assert Usage(-1, 2, 1).clamped == {"prompt_tokens": -1}

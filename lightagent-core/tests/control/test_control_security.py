@@ -285,3 +285,28 @@ def test_async_gate_with_a_durable_ledger(tmp_path):
     with pytest.raises(ApprovalError) as info:
         asyncio.run(twice())
     assert info.value.code == "LA-APPROVAL-REPLAY" and ledger.is_used(token.token_id)
+
+
+def test_intersect_keeps_only_what_both_contexts_hold():
+    soon = datetime.now(timezone.utc) + timedelta(minutes=5)
+    mine = SecurityContext(
+        user_id="ann",
+        permissions=PermissionSet(allowed={"fs.*", "web.search"}, denied={"fs.delete"}),
+        resources={"repo/*"},
+        network_allowed=True,
+    )
+    theirs = SecurityContext(
+        user_id="bob",  # identity is not theirs to change
+        permissions=PermissionSet(allowed={"fs.read", "web.*"}, max_risk="L1"),
+        resources={"repo/docs/*", "other/*"},
+        sandbox_required=True,
+        deadline=soon,
+    )
+    both = mine.intersect(theirs)
+    assert both.is_within(mine) and both.is_within(theirs)
+    assert both.user_id == "ann"
+    assert both.permissions.allows("fs.read", "L1") and both.permissions.allows("web.search")
+    assert not both.permissions.allows("fs.write") and not both.permissions.allows("web.fetch")
+    assert not both.permissions.allows("fs.read", "L2")
+    assert both.resources == frozenset({"repo/docs/*"})
+    assert (both.network_allowed, both.sandbox_required, both.deadline) == (False, True, soon)

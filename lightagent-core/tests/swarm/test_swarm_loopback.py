@@ -111,3 +111,23 @@ def test_arun_and_light_swarm_option_reach_the_same_chain(loopback_server) -> No
     assert [h["target_agent"] for h in result.handoffs] == ["finance"]
     # usage covers both runs of the chain
     assert result.usage["prompt_tokens"] == 20
+
+
+def test_a_transfer_the_context_denies_is_answered_as_a_denied_call(loopback_server) -> None:
+    from lightagent import PermissionSet, SecurityContext
+
+    closed = SecurityContext(permissions=PermissionSet(denied=["tool.transfer_to_*"]))
+    front = agent(loopback_server, "frontdesk", "Route requests.", security_context=closed)
+    finance = agent(loopback_server, "finance", "Finance answers.")
+    swarm = LightSwarm()
+    swarm.register_agent(front, finance)
+    script(loopback_server, ("Route requests.", TRANSFER), ("Route requests.", "Ask your bank."))
+    items = list(swarm.run(front, "approve a payment?", stream=True))
+    assert not [i for i in items if isinstance(i, dict) and i.get("type") == "handoff"]
+    refusal = loopback_server.requests[1]["messages"][-1]
+    assert refusal["role"] == "tool" and refusal["content"].startswith("Error [LA-POLICY]")
+    # the same decision from the async driver
+    script(loopback_server, ("Route requests.", TRANSFER), ("Route requests.", "Ask your bank."))
+    result = asyncio.run(swarm.arun(front, "approve a payment?", result_format="object"))
+    assert result.content == "Ask your bank." and result.handoffs == []
+    assert len(loopback_server.requests) == 4

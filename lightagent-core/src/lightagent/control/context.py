@@ -410,6 +410,21 @@ class SecurityContext:
         narrowed = self.narrow(agent_id=agent_id, **narrowing)
         return replace(narrowed, parent_agent_id=self.agent_id)
 
+    def intersect(self, other: SecurityContext) -> SecurityContext:
+        """This context narrowed to what ``other`` holds too (its identity kept): where two
+        parents both bound an actor, as a handoff target's own context and its source's."""
+        theirs = other.permissions
+        return self.narrow(
+            allowed_capabilities=theirs.allowed,
+            denied_capabilities=theirs.denied,
+            max_risk=theirs.max_risk,
+            effects=theirs.effects,
+            resources=other.resources,
+            network_allowed=other.network_allowed,
+            sandbox_required=other.sandbox_required,
+            deadline=other.deadline,
+        )
+
     def is_within(self, parent: SecurityContext) -> bool:
         """Whether this context holds nothing ``parent`` does not (used by tests and audits)."""
         mine, theirs = self.permissions, parent.permissions

@@ -13,6 +13,7 @@ are emitted by the loop when it acts on a block.)
 
 from __future__ import annotations
 
+import copy
 import threading
 import weakref
 from collections.abc import Iterable
@@ -89,6 +90,12 @@ class ControlInterceptor:
         self.security_context = security_context
         self._states: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
         self._states_lock = threading.Lock()
+
+    def bound_to(self, context: Any) -> ControlInterceptor:
+        """A copy whose runs answer to ``context`` (hooks, guardrails and policy shared)."""
+        twin = copy.copy(self)
+        twin.security_context = context
+        return twin
 
     # -- what the loop asks ---------------------------------------------------------------
     @property

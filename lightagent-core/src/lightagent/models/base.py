@@ -68,6 +68,18 @@ class Usage:
     reasoning_tokens: int = 0
     #: Of ``prompt_tokens``, how many came from the provider's prompt cache.
     cached_tokens: int = 0
+    #: Counts the provider reported below zero (name -> reported value), read as 0.
+    clamped: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # A negative count would refill a budget: it is read as 0, and kept to be recorded.
+        counts = (self.prompt_tokens, self.completion_tokens, self.total_tokens)
+        if min(*counts, self.reasoning_tokens, self.cached_tokens) < 0:
+            for name in _COUNTS:
+                value = getattr(self, name)
+                if value < 0:
+                    self.clamped[name] = value
+                    setattr(self, name, 0)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -99,7 +111,7 @@ class Usage:
         get = value.get if isinstance(value, dict) else lambda k, d=None: getattr(value, k, d)
         prompt = get("prompt_tokens") or get("input_tokens") or 0
         completion = get("completion_tokens") or get("output_tokens") or 0
-        total = get("total_tokens") or (prompt + completion)
+        total = get("total_tokens") or max(prompt, 0) + max(completion, 0)
         reasoning = _detail(get("completion_tokens_details"), "reasoning_tokens")
         cached = (
             _detail(get("prompt_tokens_details"), "cached_tokens")
@@ -107,6 +119,15 @@ class Usage:
             or 0
         )
         return cls(int(prompt), int(completion), int(total), int(reasoning or 0), int(cached or 0))
+
+
+_COUNTS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "reasoning_tokens",
+    "cached_tokens",
+)
 
 
 def _detail(details: Any, key: str) -> Any:

@@ -20,6 +20,7 @@ __all__ = [
     "budget_restore",
     "budget_settle",
     "budget_settle_time",
+    "usage_clamped",
 ]
 
 
@@ -125,3 +126,10 @@ def _consumed(spec: RunSpec, budget: RunBudget, step: str, delta: dict[str, floa
             "budget_consumed",
             {"step": step, "delta": delta, "remaining": budget.remaining()},
         )
+
+
+def usage_clamped(spec: RunSpec, usage: Any, **where: Any) -> None:
+    """Record the counts a provider reported below zero (read as 0: never a refill)."""
+    ctx = spec.ctx
+    if usage is not None and usage.clamped and ctx.active:
+        ctx.emit("usage_clamped", {"reported": usage.clamped, **where})

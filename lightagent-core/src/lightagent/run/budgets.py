@@ -176,8 +176,8 @@ def session_spent(events: Iterable[Any]) -> dict[str, float]:
         delta = (getattr(event, "data", None) or {}).get("delta") or {}
         for key in BUDGET_DIMENSIONS:
             value = delta.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                total[key] += value
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                total[key] += value  # a negative delta (an old log) never refills a budget
     return total
 
 
@@ -224,7 +224,8 @@ class RunBudget:
         input_tokens = math.ceil(len(text) / self._cpt)
         options = request.options or {}
         output = options.get("max_completion_tokens") or options.get("max_tokens") or 0
-        output = int(output) if isinstance(output, (int, float)) else 0
+        # any reply takes at least one token: a spent output budget refuses the request
+        output = max(int(output), 1) if isinstance(output, (int, float)) else 1
         return self._delta(model_calls=1, input_tokens=input_tokens, output_tokens=output)
 
     def _delta(
@@ -248,7 +249,9 @@ class RunBudget:
 
     # -- checks -----------------------------------------------------------------------
     def check(self, delta: Mapping[str, float]) -> None:
-        """Raise :class:`BudgetExceeded` if ``delta`` on top of what is used passes a limit."""
+        """Raise :class:`BudgetExceeded` if ``delta`` on top of what is used passes a limit,
+        or if what is settled already passed one (a reply can spend more than estimated):
+        an exceeded budget refuses every further step."""
         elapsed = time.monotonic() - self.started
         for lim in self.limits:
             used = self.run_used if lim.per == "run" else self.session_used
@@ -258,7 +261,7 @@ class RunBudget:
                 if dimension == "seconds":
                     if have >= limit:  # time cannot be estimated ahead: refuse once spent
                         raise BudgetExceeded(dimension, limit, round(have, 3), scope=lim.per)
-                elif want and have + want > limit:
+                elif have > limit or (want and have + want > limit):
                     raise BudgetExceeded(dimension, limit, have, requested=want, scope=lim.per)
 
     def check_model(self, request: Any) -> dict[str, float]:

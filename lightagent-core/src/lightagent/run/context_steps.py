@@ -18,7 +18,7 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError, ModelError
 from lightagent.models.base import ModelRequest, ModelResponse
-from lightagent.run.budget_steps import budget_check_model, budget_settle
+from lightagent.run.budget_steps import budget_check_model, budget_settle, usage_clamped
 from lightagent.run.budgets import BudgetExceeded
 from lightagent.run.effects import CallModel
 from lightagent.run.spec import RunSpec
@@ -206,6 +206,7 @@ def _summarize(
     text = (response.content or "").strip() if isinstance(response, ModelResponse) else ""
     if not text:
         raise ModelError("LA-MODEL-OUTPUT", "the model gave no summary for context compaction")
+    usage_clamped(spec, response.usage, step="context_summary")
     budget_settle(spec, "context_summary", estimate=estimate, usage=response.usage)
     return text
 

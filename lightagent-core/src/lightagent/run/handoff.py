@@ -2,7 +2,9 @@
 
 A swarm-driven run (``spec.handoff`` holds the swarm's route) offers ``transfer_to_<agent>``
 tools; their definitions carry :data:`HANDOFF_TARGET` in their metadata. When the model
-calls one, the call is not dispatched: ``on_handoff`` is asked (hooks, ``HumanApprovalHook``
+calls one, the call is not dispatched: like any tool call it passes ``tool_guardrail``
+(guardrails, policy and the security gate; refused, it is answered as a denied call and
+the run goes on), then ``on_handoff`` is asked (hooks, ``HumanApprovalHook``
 — they may block it or edit its query or target), the route checks the target (known,
 no cycle, within the hop limit), a ``handoff`` event is recorded, the transcript gets a
 result for every call of the turn, and the run ends. The swarm then starts the target.
@@ -19,6 +21,7 @@ from lightagent.run.effects import Output
 from lightagent.run.phases import ask, blocked_or_replaced
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
+from lightagent.run.tool_round import screen_call
 from lightagent.run.transcript import loads
 
 __all__ = ["HANDOFF_TARGET", "Handoff", "take_handoff"]
@@ -64,6 +67,12 @@ def _target_of(spec: RunSpec, call: ToolCall) -> str | None:
     return target if isinstance(target, str) and target else None
 
 
+def _transfer_tool(spec: RunSpec, target: str) -> str | None:
+    """The name of the run's transfer tool to ``target``, if it offers one."""
+    tools = spec.registry if spec.registry is not None else ()
+    return next((t.name for t in tools if t.metadata.get(HANDOFF_TARGET) == target), None)
+
+
 def _conversation(messages: list[dict[str, Any]], query_message: Any) -> list[dict[str, Any]]:
     """The messages before this run's query, without system messages."""
     end = next((i for i, m in enumerate(messages) if m is query_message), len(messages))
@@ -97,7 +106,18 @@ def take_handoff(
         return None
     call, target = chosen
     ctx = spec.ctx
-    arguments = loads(call.arguments) if call.error is None else {}
+    raw = call.arguments
+    if spec.interceptor is not None:
+        # A transfer is a tool call: its tool_guardrail phase (guardrails, policy, the
+        # security gate) decides on it as on any other, and on_handoff below stands for
+        # before_tool_call. Refused, it is left to the round, which reports the refusal.
+        st.stage = "handoff"
+        screened, denied = yield from screen_call(spec, call, ("tool_guardrail",))
+        if denied is not None:
+            st.refused[call.id] = denied
+            return None
+        raw = screened.arguments
+    arguments = loads(raw) if call.error is None else {}
     reason = arguments.get("reason") if isinstance(arguments, Mapping) else None
     reason = str(reason) if reason is not None else None
     source = ctx.agent_name
@@ -143,6 +163,16 @@ def take_handoff(
             blocked_or_replaced(ctx, out, "on_handoff", "LA-HOOK", None, "query")
         if out.action == "replace" and isinstance(out.payload, Mapping):
             _apply_edit(handoff, out.payload)
+            edited = _transfer_tool(spec, handoff.target_agent)
+            if handoff.target_agent != target and edited is not None:
+                # a new target is a call of another transfer tool: the gate decides on it too
+                redone = ToolCall(call.id, edited, raw)
+                _, denied = yield from screen_call(spec, redone, ("tool_guardrail",))
+                if denied is not None:
+                    text = f"Error [{denied.code}] {denied.message}"
+                    _record_calls(spec, st, calls, call, text, messages)
+                    _event(spec, handoff, "failed", error=denied.to_dict())
+                    raise denied
     st.stage = "handoff"
     refused = route.check(handoff.target_agent)
     if refused is not None:

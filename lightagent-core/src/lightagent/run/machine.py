@@ -29,6 +29,7 @@ from lightagent.run.budget_steps import (
     budget_restore,
     budget_settle,
     budget_settle_time,
+    usage_clamped,
 )
 from lightagent.run.context_steps import fit_context
 from lightagent.run.effects import (
@@ -235,6 +236,7 @@ def run_machine(spec: RunSpec) -> Machine:
                     f"the model returned {type(response).__name__}, not a ModelResponse",
                 )
             if response.usage is not None:
+                usage_clamped(spec, response.usage, request_index=st.model_requests)
                 st.usage = response.usage if st.usage is None else st.usage + response.usage
             if budget is not None:
                 budget_settle(spec, "model_response", estimate=estimate, usage=response.usage)

@@ -21,6 +21,7 @@ class RunState:
         "inbox",
         "model_requests",
         "query_message",
+        "refused",
         "retries",
         "rounds",
         "stage",
@@ -38,6 +39,8 @@ class RunState:
         self.usage: Usage | None = None
         #: The handoff this run ended with (a ``Handoff``), or None.
         self.handoff: Any = None
+        #: Calls refused before their round (call id -> the denial): the round reports them.
+        self.refused: dict[str, Any] = {}
         #: The user message of this run's query (where the run's own turn begins).
         self.query_message: dict[str, Any] | None = None
         #: What the run has read of its session's inbox (an ``InboxScan``), or None.

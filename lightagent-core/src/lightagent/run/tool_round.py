@@ -15,7 +15,7 @@ from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
 from lightagent.run.transcript import loads
 
-__all__ = ["REPAIRABLE", "finished_recorder", "tool_round"]
+__all__ = ["REPAIRABLE", "finished_recorder", "screen_call", "tool_round"]
 
 #: Codes of tool outcomes the model can fix by calling again (they count against max_retry).
 REPAIRABLE = frozenset({"LA-TOOL-ARGS", "LA-TOOL-NOT-FOUND", "LA-JSON"})
@@ -90,58 +90,12 @@ def tool_round(
             )
             results[call.id] = (f"Error [LA-TOOL-ARGS] {bad.message}", bad.to_dict(), 0.0)
             continue
-        if interceptor is not None:
-            denied = None
-            # The seeds' order: guardrails (and policy) first, so before_tool_call hooks and
-            # approval see the arguments a guardrail rewrote.
-            for phase, code, block_event in (
-                ("tool_guardrail", "LA-GUARDRAIL", "guardrail_block"),
-                ("before_tool_call", "LA-HOOK", "hook_block"),
-            ):
-                payload = {
-                    "tool_name": call.name,
-                    "arguments": loads(call.arguments),
-                    "call_id": call.id,
-                }
-                out = yield from ask(phase, payload)
-                if out.action == "block":
-                    reason = out.reason or f"{phase} blocked the call"
-                    block_code = out.metadata.get("code") or code
-                    if active:
-                        data = {
-                            "phase": phase,
-                            "reason": reason,
-                            "tool": call.name,
-                            "call_id": call.id,
-                            "code": block_code,
-                        }
-                        if block_event == "guardrail_block":
-                            data["stage"] = "tool"
-                        ctx.emit(block_event, data)
-                    denied = PolicyError(
-                        block_code,
-                        f"Tool call {call.name} was denied: {strip_code(reason, block_code)}",
-                    )
-                    break
-                if out.action == "replace" and out.payload is not None:
-                    new_args = (
-                        out.payload.get("arguments", out.payload)
-                        if isinstance(out.payload, dict)
-                        else out.payload
-                    )
-                    call = ToolCall(
-                        call.id,
-                        call.name,
-                        new_args if isinstance(new_args, str) else json.dumps(new_args),
-                        call.index,
-                    )
-            if denied is not None:
-                results[call.id] = (
-                    f"Error [{denied.code}] {denied.message}",
-                    denied.to_dict(),
-                    0.0,
-                )
-                continue
+        denied = st.refused.pop(call.id, None)
+        if denied is None and interceptor is not None:
+            call, denied = yield from screen_call(spec, call)
+        if denied is not None:
+            results[call.id] = (f"Error [{denied.code}] {denied.message}", denied.to_dict(), 0.0)
+            continue
         runnable.append(call)
     if runnable:
         check_cancel(ctx)
@@ -174,7 +128,7 @@ def tool_round(
         if err is not None and err.get("code") in REPAIRABLE:
             repairable = True
         if interceptor is not None and err is None:
-            payload = {"tool_name": call.name, "output": output, "call_id": call.id}
+            payload: dict[str, Any] = {"tool_name": call.name, "output": output, "call_id": call.id}
             if call.id in untrusted:
                 payload["untrusted"] = True
             out = yield from ask("after_tool_result", payload)
@@ -252,6 +206,58 @@ def tool_round(
                 f"the model kept sending invalid tool calls ({st.retries} rounds, max_retry={spec.max_retry})",
                 details={"max_retry": spec.max_retry},
             )
+
+
+#: Per tool phase, the code and the event of a block. A call passes them in this order:
+#: guardrails (and policy and the security gate) first, so ``before_tool_call`` hooks and
+#: approval see the arguments a guardrail rewrote.
+_BLOCKS = {
+    "tool_guardrail": ("LA-GUARDRAIL", "guardrail_block"),
+    "before_tool_call": ("LA-HOOK", "hook_block"),
+}
+
+
+def screen_call(
+    spec: RunSpec, call: ToolCall, phases: tuple[str, ...] = tuple(_BLOCKS)
+) -> Generator[Any, Any, tuple[ToolCall, PolicyError | None]]:
+    """Ask the interceptor ``phases`` about one call: the call as they left it (arguments
+    maybe rewritten), and the denial when one blocked it (its block event emitted)."""
+    ctx = spec.ctx
+    for phase in phases:
+        code, block_event = _BLOCKS[phase]
+        payload = {"tool_name": call.name, "arguments": loads(call.arguments), "call_id": call.id}
+        out = yield from ask(phase, payload)
+        if out.action == "block":
+            reason = out.reason or f"{phase} blocked the call"
+            block_code = out.metadata.get("code") or code
+            if ctx.active:
+                data = {
+                    "phase": phase,
+                    "reason": reason,
+                    "tool": call.name,
+                    "call_id": call.id,
+                    "code": block_code,
+                }
+                if block_event == "guardrail_block":
+                    data["stage"] = "tool"
+                ctx.emit(block_event, data)
+            denied = PolicyError(
+                block_code, f"Tool call {call.name} was denied: {strip_code(reason, block_code)}"
+            )
+            return call, denied
+        if out.action == "replace" and out.payload is not None:
+            new_args = (
+                out.payload.get("arguments", out.payload)
+                if isinstance(out.payload, dict)
+                else out.payload
+            )
+            call = ToolCall(
+                call.id,
+                call.name,
+                new_args if isinstance(new_args, str) else json.dumps(new_args),
+                call.index,
+            )
+    return call, None
 
 
 #: How much of unusable raw arguments an error keeps (events and logs stay bounded).

@@ -19,6 +19,7 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Any, cast
 
+from lightagent.control.context import SecurityContext
 from lightagent.errors import ConfigurationError
 from lightagent.results import RunResult, StreamEvent
 from lightagent.run.ids import new_id
@@ -191,6 +192,7 @@ class LightSwarm:
         hop_query: str | None = query
         hop_options = dict(options)
         results: list[RunResult] = []
+        carried: SecurityContext | None = None
         while True:
             hop_options["stream"] = stream
             spec = build_spec(
@@ -201,6 +203,7 @@ class LightSwarm:
                 session_binding=binding,
             )
             spec.handoff = route
+            carried = _narrowed(spec, carried)
             result = yield spec
             if result is not None:
                 results.append(result)
@@ -304,6 +307,36 @@ class LightSwarm:
 
     def __repr__(self) -> str:
         return f"LightSwarm(agents={list(self.agents)!r}, max_handoffs={self.max_handoffs})"
+
+
+def _narrowed(spec: RunSpec, carried: SecurityContext | None) -> SecurityContext | None:
+    """Bind a hop to what its source held (a child of ``carried``, within the agent's own
+    context too); returns the hop's context, which the next hop inherits."""
+    interceptor = spec.interceptor
+    own = getattr(interceptor, "security_context", None) or spec.ctx.metadata.get(
+        "security_context"
+    )
+    own = own if isinstance(own, SecurityContext) else None
+    if carried is None:
+        return own
+    context = carried.child(agent_id=spec.ctx.agent_name)
+    if own is not None:
+        context = context.intersect(own)
+    from lightagent.control.runtime import ControlInterceptor, build_interceptor
+
+    if interceptor is None:
+        spec.interceptor = build_interceptor(security_context=context)
+    elif isinstance(interceptor, ControlInterceptor):
+        spec.interceptor = interceptor.bound_to(context)
+    else:  # fail closed: an interceptor we cannot bind would let the target widen
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"agent {spec.ctx.agent_name!r} has an interceptor that cannot carry the "
+            "security context of the agent handing off to it",
+            hint="Give swarm agents hooks=, guardrails and security_context= instead.",
+            details={"interceptor": type(interceptor).__name__},
+        )
+    return context
 
 
 def _keywords(run_kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,237 @@
+"""Handoffs are tool calls: they pass the security gate, and the target runs under a context
+narrowed from its source's (never wider than either). On the ScriptedModel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from lightagent import LightAgent, LightSwarm, PermissionSet, ScriptedModel, SecurityContext
+
+RAN: list[str] = []
+
+
+def secret() -> str:
+    """Read the secret."""
+    RAN.append("secret")
+    return "the secret"
+
+
+def lookup(city: str) -> str:
+    """Look up `city`."""
+    RAN.append(f"lookup {city}")
+    return f"{city}: sunny"
+
+
+def transfer(to: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": f"transfer_to_{to}", "arguments": {"reason": "their job"}}]}
+
+
+def calls(*names: str) -> dict[str, Any]:
+    args = {"secret": {}, "lookup": {"city": "Paris"}}
+    return {"tool_calls": [{"name": n, "arguments": args[n]} for n in names]}
+
+
+class Recorder:
+    """A function-driven model that keeps every request it answered."""
+
+    def __init__(self, *replies: Any) -> None:
+        self.replies = list(replies)
+        self.requests: list[Any] = []
+        self.model = ScriptedModel(self._answer)
+
+    def _answer(self, request: Any) -> Any:
+        self.requests.append(request)
+        assert self.replies, "unexpected model call"
+        return self.replies.pop(0)
+
+
+def gate_events(result: Any, capability: str) -> list[dict[str, Any]]:
+    return [
+        e["data"]
+        for e in result.trace
+        if e["type"] == "capability.gate" and e["data"]["capability"] == capability
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> None:
+    RAN.clear()
+
+
+@pytest.mark.parametrize(
+    "permissions",
+    [PermissionSet.nothing(), PermissionSet(denied=["tool.transfer_to_*"])],
+    ids=["allows-nothing", "denies-transfers"],
+)
+def test_a_context_that_refuses_the_transfer_keeps_the_conversation(permissions) -> None:
+    a = Recorder(transfer("back"), "I will answer myself.")
+    b = Recorder(calls("secret"), "done")
+    front = LightAgent(
+        name="front", model=a.model, security_context=SecurityContext(permissions=permissions)
+    )
+    back = LightAgent(name="back", model=b.model, tools=[secret])
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    result = swarm.run(front, "tell me the secret", result_format="object", trace=True)
+    assert result.error is None and result.content == "I will answer myself."
+    assert b.requests == [] and RAN == [] and result.handoffs == []
+    (denied,) = gate_events(result, "tool.transfer_to_back")
+    assert denied["decision"] == "deny" and denied["code"] == "LA-POLICY"
+    assert not [e for e in result.trace if e["type"] == "handoff"]
+    # the model heard the refusal as the transfer call's result, as for any denied call
+    refusal = a.requests[1].messages[-1]
+    assert refusal["role"] == "tool" and refusal["content"].startswith("Error [LA-POLICY]")
+    (record,) = result.tool_calls
+    assert record["name"] == "transfer_to_back" and record["error"]["code"] == "LA-POLICY"
+
+
+def test_a_refused_transfer_leaves_the_turns_other_calls_to_run() -> None:
+    both = {"tool_calls": [*calls("lookup")["tool_calls"], *transfer("back")["tool_calls"]]}
+    a = Recorder(both, "Paris is sunny.")
+    context = SecurityContext(permissions=PermissionSet(allowed=["tool.lookup"]))
+    front = LightAgent(name="front", model=a.model, tools=[lookup], security_context=context)
+    back = LightAgent(name="back", model=Recorder().model)
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    assert swarm.run(front, "weather?") == "Paris is sunny."
+    assert RAN == ["lookup Paris"]
+    results = [m for m in a.requests[1].messages if m["role"] == "tool"]
+    assert results[0]["content"] == "Paris: sunny"
+    assert results[1]["content"].startswith("Error [LA-POLICY]")
+
+
+def test_the_target_runs_under_the_sources_context_when_it_has_none() -> None:
+    a = Recorder(transfer("back"))
+    b = Recorder(calls("secret", "lookup"), "done")
+    allowed = ["tool.transfer_to_*", "tool.lookup"]
+    front = LightAgent(
+        name="front",
+        model=a.model,
+        security_context=SecurityContext(
+            agent_id="front", permissions=PermissionSet(allowed=allowed)
+        ),
+    )
+    back = LightAgent(name="back", model=b.model, tools=[secret, lookup])
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    result = swarm.run(front, "q", result_format="object", trace=True)
+    assert result.content == "done" and RAN == ["lookup Paris"]
+    (denied,) = gate_events(result, "tool.secret")
+    assert denied["decision"] == "deny" and denied["agent_id"] == "back"
+    (allowed_call,) = gate_events(result, "tool.lookup")
+    assert allowed_call["decision"] == "allow"
+    assert back.interceptor is None  # the agent itself is not changed
+
+
+def test_the_targets_own_broader_context_is_intersected_with_the_sources() -> None:
+    a = Recorder(transfer("back"))
+    b = Recorder(calls("secret", "lookup"), "done")
+    front = LightAgent(
+        name="front",
+        model=a.model,
+        security_context=SecurityContext(
+            permissions=PermissionSet(allowed=["tool.transfer_to_*", "tool.lookup"])
+        ),
+    )
+    own = SecurityContext(permissions=PermissionSet(denied=["tool.lookup"]), network_allowed=True)
+    seen: list[Any] = []
+
+    def spy(ctx: Any) -> None:
+        if ctx.phase == "before_run":
+            seen.append(ctx.security_context)
+
+    back = LightAgent(
+        name="back", model=b.model, tools=[secret, lookup], security_context=own, hooks=[spy]
+    )
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    result = swarm.run(front, "q", result_format="object", trace=True)
+    assert result.content == "done" and RAN == []  # secret: not the source's; lookup: not its own
+    (bound,) = seen
+    assert bound.is_within(front.interceptor.security_context) and bound.is_within(own)
+    assert (bound.agent_id, bound.network_allowed) == ("back", False)
+    assert [d["decision"] for d in gate_events(result, "tool.secret")] == ["deny"]
+    assert [d["decision"] for d in gate_events(result, "tool.lookup")] == ["deny"]
+    assert back.interceptor.security_context is own  # the agent itself is not changed
+
+
+def test_a_context_carries_down_the_chain() -> None:
+    a, b = Recorder(transfer("back")), Recorder(transfer("third"))
+    c = Recorder(calls("secret"), "done")
+    front = LightAgent(
+        name="front",
+        model=a.model,
+        security_context=SecurityContext(permissions=PermissionSet(allowed=["tool.transfer_to_*"])),
+    )
+    back = LightAgent(name="back", model=b.model, security_context=SecurityContext())
+    third = LightAgent(name="third", model=c.model, tools=[secret])
+    swarm = LightSwarm()
+    swarm.register_agent(front, back, third)
+    result = swarm.run(front, "q", result_format="object", trace=True)
+    assert result.content == "done" and RAN == []
+    (denied,) = gate_events(result, "tool.secret")
+    assert denied["decision"] == "deny" and denied["agent_id"] == "third"
+
+
+def test_an_allowed_handoff_is_an_audited_gate_decision() -> None:
+    a, b = Recorder(transfer("back")), Recorder("done")
+    front = LightAgent(name="front", model=a.model, security_context=SecurityContext())
+    back = LightAgent(name="back", model=b.model)
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    result = swarm.run(front, "q", result_format="object", trace=True)
+    assert result.content == "done" and [h["target_agent"] for h in result.handoffs] == ["back"]
+    (allowed,) = gate_events(result, "tool.transfer_to_back")
+    assert allowed["decision"] == "allow"
+
+
+def test_a_hook_that_redirects_a_handoff_cannot_pass_the_gate_by_it() -> None:
+    from lightagent import HookDecision
+
+    def redirect(ctx: Any) -> Any:
+        if ctx.phase == "on_handoff":
+            return HookDecision.replace({**ctx.payload, "target_agent": "vault"})
+        return None
+
+    a, v = Recorder(transfer("back")), Recorder()
+    context = SecurityContext(permissions=PermissionSet(denied=["tool.transfer_to_vault"]))
+    front = LightAgent(name="front", model=a.model, hooks=[redirect], security_context=context)
+    swarm = LightSwarm()
+    swarm.register_agent(
+        front,
+        LightAgent(name="back", model=Recorder().model),
+        LightAgent(name="vault", model=v.model),
+    )
+    result = swarm.run(front, "q", result_format="object", trace=True)
+    assert result.error["code"] == "LA-POLICY" and v.requests == [] and result.handoffs == []
+    assert [d["decision"] for d in gate_events(result, "tool.transfer_to_vault")] == ["deny"]
+    failed = [e["data"] for e in result.trace if e["type"] == "handoff"]
+    assert [(f["target_agent"], f["status"]) for f in failed] == [("vault", "failed")]
+
+
+def test_a_target_whose_interceptor_cannot_carry_the_context_is_refused() -> None:
+    from lightagent.errors import ConfigurationError
+    from lightagent.interceptors import PhaseOutcome
+
+    class OwnInterceptor:
+        def on_phase_sync(self, run: Any, phase: str, payload: dict[str, Any]) -> Any:
+            return PhaseOutcome()
+
+        async def on_phase(self, run: Any, phase: str, payload: dict[str, Any]) -> Any:
+            return PhaseOutcome()
+
+    b = Recorder(calls("secret"), "done")
+    front = LightAgent(
+        name="front",
+        model=Recorder(transfer("back")).model,
+        security_context=SecurityContext(permissions=PermissionSet(allowed=["tool.transfer_*"])),
+    )
+    back = LightAgent(name="back", model=b.model, tools=[secret])
+    back.interceptor = OwnInterceptor()
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    with pytest.raises(ConfigurationError) as info:
+        swarm.run(front, "q")
+    assert info.value.code == "LA-CONFIG" and info.value.hint
+    assert b.requests == [] and RAN == []
