@@ -1,19 +1,22 @@
 """The retrieval seam: ``search(query, *, limit=5, **filters)``, sync or async.
 
-Results may be objects or dicts; the loop reads ``content`` (or ``text``), ``score``,
+A provider whose ``search`` names an ``owner`` keyword of its own (not through
+``**filters``) is handed who the run acts for (see :func:`names_keyword`); others never
+see it. Results may be objects or dicts; the loop reads ``content`` (or ``text``), ``score``,
 ``citation_id`` (or ``citation``; else ``rag:<chunk_id>`` / the document id),
 ``title``, ``source``, ``document_id`` and ``metadata`` from each.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from lightagent.errors import StorageError
 
-__all__ = ["RetrievalProtocol", "SearchHit", "search_hits"]
+__all__ = ["RetrievalProtocol", "SearchHit", "names_keyword", "search_hits"]
 
 
 @runtime_checkable
@@ -23,6 +26,15 @@ class RetrievalProtocol(Protocol):
     def search(self, query: str, *, limit: int = 5, **filters: Any) -> Any:
         """The ``limit`` best results for ``query``, narrowed by ``filters`` (tenant, owner …)."""
         ...
+
+
+def names_keyword(func: Any, name: str) -> bool:
+    """Whether ``func`` takes the keyword ``name`` by that name (``**kwargs`` does not count)."""
+    try:
+        param = inspect.signature(func).parameters.get(name)
+    except (TypeError, ValueError):
+        return False
+    return param is not None and param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD)
 
 
 @dataclass(frozen=True)
