@@ -42,9 +42,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
 
 
 def _alice_talks(store: Any, session_id: str = "alice-1") -> None:
-    agent = LightAgent(
-        model=ScriptedModel(["Noted."]), session_store=store, security_context=ACME
-    )
+    agent = LightAgent(model=ScriptedModel(["Noted."]), session_store=store, security_context=ACME)
     agent.run("my kiwi code is 4711", session_id=session_id, user_id="alice")
 
 

@@ -430,14 +430,11 @@ class SqlSessionStore(SessionStoreBase):
     ) -> list[SessionInfo]:
         """Sessions, most recently updated first; with ``owner``, only the ones it opened,
         chosen in the query (before ``limit``) from the owner in each first event."""
-        query, args = self._q_list, [limit, offset]
-        if owner is not None:
-            query, scope = self._owned_query(owner)
-            args = [*scope, limit, offset]
+        query, scope = self._owned_query(owner) if owner is not None else (self._q_list, [])
         if not self._readable():
             return []
         with self._read() as cur:
-            cur.execute(query, args)
+            cur.execute(query, (*scope, limit, offset))
             return [_info(row) for row in cur.fetchall()]
 
     def _owned_query(self, owner: Mapping[str, Any]) -> tuple[str, list[str]]:
