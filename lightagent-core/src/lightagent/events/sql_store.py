@@ -447,8 +447,11 @@ class SqlSessionStore(SessionStoreBase):
         args: list[str] = []
         for key in OWNER_FIELDS:  # constant names: no caller text reaches the statement
             value = _owner_field(self._db.dialect, key, "e.payload")
-            where.append(f"{value} = ?" if key in scope else f"{value} IS NULL")
-            args += [scope[key]] if key in scope else []
+            if key in scope:
+                where.append(f"{value} = ?")
+                args.append(scope[key])
+            else:
+                where.append(f"{value} IS NULL")
         columns = ", ".join(f"s.{c}" for c in _INFO.split(", "))
         query = (
             f"SELECT {columns} FROM {s} s JOIN {e} e ON e.session_id = s.session_id "

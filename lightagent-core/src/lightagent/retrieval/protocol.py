@@ -1,10 +1,10 @@
 """The retrieval seam: ``search(query, *, limit=5, **filters)``, sync or async.
 
-A provider whose ``search`` names an ``owner`` keyword of its own (not through
-``**filters``) is handed who the run acts for (see :func:`names_keyword`); others never
-see it. Results may be objects or dicts; the loop reads ``content`` (or ``text``), ``score``,
+Results may be objects or dicts; the loop reads ``content`` (or ``text``), ``score``,
 ``citation_id`` (or ``citation``; else ``rag:<chunk_id>`` / the document id),
-``title``, ``source``, ``document_id`` and ``metadata`` from each.
+``title``, ``source``, ``document_id`` and ``metadata`` from each. A provider whose
+``search`` names an ``owner`` keyword itself (not through ``**filters``) is also handed
+who the run acts for; no other provider ever sees it.
 """
 
 from __future__ import annotations
