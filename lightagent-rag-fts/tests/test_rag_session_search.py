@@ -1,4 +1,8 @@
-"""SessionSearchProvider over real session stores (a SQLite file, JSONL files), fed by agent runs."""
+"""SessionSearchProvider over real session stores (a SQLite file, JSONL files), fed by agent runs.
+
+The matching is checked through the admin view (``require_owner=False``, every session);
+test_rag_session_scope.py checks that a search finds only its owner's sessions.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +26,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
     store.close()
 
 
+def admin(store: Any, **options: Any) -> SessionSearchProvider:
+    return SessionSearchProvider(store, require_owner=False, **options)
+
+
 def _talk(store: Any, session_id: str, query: str, answer: str, user: str = "u1") -> None:
     agent = LightAgent(model=ScriptedModel([answer]), session_store=store)
     agent.run(query, session_id=session_id, user_id=user)
@@ -30,7 +38,7 @@ def _talk(store: Any, session_id: str, query: str, answer: str, user: str = "u1"
 def test_events_are_found_case_insensitively_and_cited(store: Any) -> None:
     _talk(store, "s-1", "How do we RELEASE to production?", "We use Blue-Green releases.")
     _talk(store, "s-2", "What tea do you like?", "Sencha, mostly.")
-    search = SessionSearchProvider(store)
+    search = admin(store)
     hits = search.search("blue-green RELEASES")
     assert hits and hits[0].citation_id.startswith("session:s-1:")
     assert "Blue-Green" in hits[0].content
@@ -43,7 +51,7 @@ def test_events_are_found_case_insensitively_and_cited(store: Any) -> None:
 def test_the_whole_phrase_ranks_above_scattered_words(store: Any) -> None:
     _talk(store, "scattered", "release notes", "the plan is green then blue")
     _talk(store, "phrase", "tell me", "blue green is the plan")
-    hits = SessionSearchProvider(store).search("blue green", limit=5)
+    hits = admin(store).search("blue green", limit=5)
     assert hits[0].document_id == "phrase"
     assert {h.document_id for h in hits} == {"phrase", "scattered"}
 
@@ -51,7 +59,7 @@ def test_the_whole_phrase_ranks_above_scattered_words(store: Any) -> None:
 def test_filters_narrow_to_a_session_a_user_or_an_event_type(store: Any) -> None:
     _talk(store, "a", "kiwi question", "kiwi answer", user="alice")
     _talk(store, "b", "kiwi question", "kiwi answer", user="bob")
-    search = SessionSearchProvider(store)
+    search = admin(store)
     assert {h.document_id for h in search.search("kiwi", limit=20)} == {"a", "b"}
     assert {h.document_id for h in search.search("kiwi", limit=20, session_id="b")} == {"b"}
     assert {h.document_id for h in search.search("kiwi", limit=20, user_id="alice")} == {"a"}
@@ -63,14 +71,14 @@ def test_filters_narrow_to_a_session_a_user_or_an_event_type(store: Any) -> None
 @pytest.mark.parametrize("query", ['"', "AND", "%", "\x00", "x" * 5000, "", "   "])
 def test_odd_queries_are_plain_text(store: Any, query: str) -> None:
     _talk(store, "s", "hello", "world")
-    assert isinstance(SessionSearchProvider(store).search(query), list)
+    assert isinstance(admin(store).search(query), list)
 
 
 def test_the_limit_and_the_scan_are_bounded(store: Any) -> None:
     for i in range(4):
         _talk(store, f"s{i}", "otters everywhere", "otters indeed")
-    assert len(SessionSearchProvider(store).search("otters", limit=3)) == 3
-    bounded = SessionSearchProvider(store, max_sessions=1)
+    assert len(admin(store).search("otters", limit=3)) == 3
+    bounded = admin(store, max_sessions=1)
     assert len({h.document_id for h in bounded.search("otters", limit=20)}) == 1
 
 
@@ -81,7 +89,7 @@ def test_an_agent_searches_its_past_sessions_as_a_tool(store: Any) -> None:
         model=ScriptedModel([{"tool_calls": [call]}, "ok"]),
         retrieval=SessionSearchProvider(store),
     )
-    result = agent.run("find it", result_format="object")
+    result = agent.run("find it", user_id="u1", result_format="object")
     hits = json.loads(result.tool_calls[0]["output"])
     assert hits[0]["citation"].startswith("session:old:")
 

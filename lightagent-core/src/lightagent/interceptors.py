@@ -164,6 +164,8 @@ class RunContext:
     cancellation: Any = None
     #: The tenant the run acts for (the agent's security context, or ``metadata["tenant_id"]``).
     tenant_id: str | None = None
+    #: Who the run acts for, as its session records it (``owner_of`` the agent and user).
+    owner: dict[str, str] | None = None
     observer_errors: list[dict[str, Any]] = field(default_factory=list)
     _seq: int = field(default=0, repr=False)
     #: Set by the async driver: events for observers with ``aon_event`` wait here.

@@ -131,3 +131,44 @@ def test_a_failing_search_is_recorded_and_the_run_goes_on():
     assert result.tool_calls[0]["error"]["code"] == "LA-RETRIEVAL"
     stages = [e["data"]["stage"] for e in result.trace if e["type"] == "error"]
     assert stages[0] == "retrieval"
+
+
+class OwnerScopedSearch:
+    """A provider that names ``owner`` in ``search``: it is handed who the run acts for."""
+
+    def __init__(self):
+        self.calls = []
+
+    def search(self, query, *, limit=5, owner=None, **filters):
+        self.calls.append((owner, filters))
+        return []
+
+
+def test_a_provider_naming_owner_gets_the_run_s_owner_on_both_paths():
+    from lightagent import SecurityContext
+
+    provider = OwnerScopedSearch()
+    call = {"tool_calls": [{"name": "search_knowledge", "arguments": {"query": "x"}}]}
+    model = ScriptedModel([call, "a", call, "b"])
+    agent = LightAgent(
+        model=model,
+        retrieval=provider,
+        retrieval_inject=1,
+        security_context=SecurityContext(tenant_id="acme", project_id="p1"),
+    )
+    agent.run("first", user_id="alice")
+    alice = {"user_id": "alice", "tenant_id": "acme", "project_id": "p1"}
+    # The injected search, then the tool's.
+    assert provider.calls == [(alice, {"tenant_id": "acme"})] * 2
+    asyncio.run(agent.arun("second", user_id="bob"))
+    assert [owner for owner, _ in provider.calls[2:]] == [{**alice, "user_id": "bob"}] * 2
+    bare = OwnerScopedSearch()
+    LightAgent(model=ScriptedModel(["c"]), retrieval=bare, retrieval_inject=1).run("third")
+    assert bare.calls == [({"user_id": "default_user"}, {})]
+    # A search toolset built by hand: the run's owner wins over a configured one.
+    from lightagent.retrieval import SearchToolset
+
+    own = OwnerScopedSearch()
+    toolset = SearchToolset(own, filters={"owner": {"user_id": "someone else"}})
+    LightAgent(model=ScriptedModel([call, "d"]), tools=[toolset]).run("fourth", user_id="eve")
+    assert own.calls == [({"user_id": "eve"}, {})]

@@ -269,3 +269,67 @@ def test_symlinked_reference_out_of_the_skill_is_refused(tmp_path) -> None:
         manager.read_reference("a", "link.md")
     assert err.value.code == "LA-SKILL-PATH"
     assert manager.files("a", "references") == []
+
+
+@pytest.mark.parametrize("folder_name", ["references", "assets", "scripts"])
+def test_a_symlinked_folder_out_of_the_skill_is_refused(tmp_path, folder_name) -> None:
+    root = tmp_path / "skills"
+    folder = skill(root, "a", "a", "Skill A.")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("private", encoding="utf-8")
+    (folder / folder_name).symlink_to(outside, target_is_directory=True)
+    manager = SkillManager([root])
+    read = {
+        "references": manager.read_reference,
+        "assets": manager.read_asset,
+        "scripts": manager.script_path,
+    }[folder_name]
+    with pytest.raises(PolicyError) as err:
+        read("a", "secret.md")
+    assert err.value.code == "LA-SKILL-PATH" and "private" not in str(err.value)
+    assert manager.files("a", folder_name) == []
+
+
+def test_an_asset_file_linked_out_or_dotted_out_is_refused(tmp_path) -> None:
+    root = tmp_path / "skills"
+    folder = skill(root, "a", "a", "Skill A.")
+    (folder / "assets").mkdir()
+    (tmp_path / "outside.bin").write_bytes(b"private")
+    (folder / "assets" / "link.bin").symlink_to(tmp_path / "outside.bin")
+    manager = SkillManager([root])
+    for name in ("link.bin", "../../outside.bin", "../SKILL.md", "/etc/hostname"):
+        with pytest.raises(PolicyError) as err:
+            manager.read_asset("a", name)
+        assert err.value.code == "LA-SKILL-PATH", name
+
+
+def test_a_symlink_within_the_skill_still_reads(tmp_path) -> None:
+    root = tmp_path / "skills"
+    folder = skill(root, "a", "a", "Skill A.")
+    (folder / "docs").mkdir()
+    (folder / "docs" / "guide.md").write_text("the guide", encoding="utf-8")
+    (folder / "references").symlink_to(folder / "docs", target_is_directory=True)
+    (folder / "assets").mkdir()
+    (folder / "assets" / "logo.txt").symlink_to(folder / "docs" / "guide.md")
+    manager = SkillManager([root])
+    assert manager.read_reference("a", "guide.md") == "the guide"
+    assert manager.read_asset("a", "logo.txt") == b"the guide"
+    assert manager.files("a", "references") == ["guide.md"]
+    assert manager.files("a", "assets") == ["logo.txt"]
+
+
+def test_the_skill_tool_refuses_a_symlinked_references_folder(tmp_path) -> None:
+    root = tmp_path / "skills"
+    folder = skill(root, "a", "a", "Skill A.")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("s3cret", encoding="utf-8")
+    (folder / "references").symlink_to(outside, target_is_directory=True)
+    call = {"name": "read_skill_reference", "arguments": {"skill": "a", "reference": "secret.md"}}
+    agent = LightAgent(
+        model=ScriptedModel([{"tool_calls": [call]}, "done"]), skills_directories=[root]
+    )
+    result = agent.run("read it", result_format="object")
+    output = result.tool_calls[0]["output"]
+    assert "LA-SKILL-PATH" in output and "s3cret" not in output

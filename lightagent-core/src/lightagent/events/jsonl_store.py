@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -457,8 +457,10 @@ class JsonlSessionStore(SessionStoreBase):
         first, _ = parse_line(first_line, 1) if first_line else (None, None)
         return info_from_first(session_id, first, last, st.st_mtime)
 
-    def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionInfo]:
-        """Sessions, most recently modified first."""
+    def list_sessions(
+        self, *, limit: int = 100, offset: int = 0, owner: Mapping[str, Any] | None = None
+    ) -> list[SessionInfo]:
+        """Sessions, most recently modified first; with ``owner``, only the ones it opened."""
         files = []
         for path in self.directory.glob("*.jsonl"):
             try:
@@ -466,6 +468,11 @@ class JsonlSessionStore(SessionStoreBase):
             except FileNotFoundError:
                 continue
         files.sort(key=lambda item: item[0], reverse=True)
+        if owner is not None:
+            from lightagent.events.ownership import owned_sessions
+
+            ids = (unquote(path.name[: -len(".jsonl")]) for _, path in files)
+            return owned_sessions(self, ids, owner, limit, offset)
         out = []
         for _, path in files[offset : offset + limit]:
             info = self.get_session(unquote(path.name[: -len(".jsonl")]))

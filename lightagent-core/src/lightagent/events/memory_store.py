@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import (
@@ -83,10 +84,16 @@ class InMemorySessionStore(SessionStoreBase):
         first = self.events(session_id, limit=1)
         return info_from_first(session_id, first[0] if first else None, last, updated)
 
-    def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionInfo]:
-        """Sessions, most recently updated first."""
+    def list_sessions(
+        self, *, limit: int = 100, offset: int = 0, owner: Mapping[str, Any] | None = None
+    ) -> list[SessionInfo]:
+        """Sessions, most recently updated first; with ``owner``, only the ones it opened."""
         with self._lock:
             order = sorted(self._updated, key=lambda s: self._updated[s], reverse=True)
+        if owner is not None:
+            from lightagent.events.ownership import owned_sessions
+
+            return owned_sessions(self, order, owner, limit, offset)
         infos = [self.get_session(s) for s in order[offset : offset + limit]]
         return [i for i in infos if i is not None]
 

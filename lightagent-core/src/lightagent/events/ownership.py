@@ -5,18 +5,29 @@ dict of ``user_id`` and, where the agent has a security context, ``tenant_id`` a
 ``project_id``. The first event is never rewritten, so once read the owner holds for
 the session's life; a caller that saw the session *empty* has checked nothing, and must
 read the owner again when it loses the race to create it.
+
+``list_sessions(owner=...)`` on the built-in stores lists one owner's sessions (the SQL
+store selects them in its query), which session search scopes itself by.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from lightagent.errors import PolicyError
+from lightagent.errors import PolicyError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.run.prepare import owner_of
 
-__all__ = ["check_owner", "opening_event", "owner_of", "recorded_owner"]
+__all__ = [
+    "check_owner",
+    "opening_event",
+    "owned_sessions",
+    "owner_fields",
+    "owner_of",
+    "recorded_owner",
+    "same_owner",
+]
 
 #: The identity fields an owner may carry, in the order a refusal names them.
 OWNER_FIELDS = ("tenant_id", "project_id", "user_id")
@@ -30,6 +41,48 @@ def recorded_owner(first: Sequence[SessionEvent]) -> dict[str, Any] | None:
     return owner if isinstance(owner, dict) else None
 
 
+def _differing(recorded: Mapping[str, Any], caller: Mapping[str, Any]) -> list[str]:
+    return [k for k in sorted(set(recorded) | set(caller)) if recorded.get(k) != caller.get(k)]
+
+
+def same_owner(recorded: Mapping[str, Any] | None, caller: Mapping[str, Any]) -> bool:
+    """Whether ``caller`` is exactly the recorded owner (never when none is recorded)."""
+    return recorded is not None and not _differing(recorded, caller)
+
+
+def owner_fields(owner: Mapping[str, Any]) -> dict[str, str]:
+    """``owner`` as a scope: its identity fields (``LA-VALIDATION`` for any other key)."""
+    unknown = sorted(set(owner) - set(OWNER_FIELDS))
+    if unknown:
+        raise ValidationError(
+            "LA-VALIDATION",
+            f"an owner has only {', '.join(OWNER_FIELDS)}, not {', '.join(map(str, unknown))}",
+            details={"fields": [str(k) for k in unknown]},
+        )
+    return {k: str(v) for k, v in owner.items() if v is not None}
+
+
+def owned_sessions(
+    store: Any, session_ids: Iterable[str], owner: Mapping[str, Any], limit: int, offset: int
+) -> list[Any]:
+    """The ``SessionInfo`` of the sessions among ``session_ids`` (in their order) that
+    ``owner`` opened: ``offset`` of them skipped, at most ``limit``, each first event read."""
+    scope = owner_fields(owner)
+    out: list[Any] = []
+    for session_id in session_ids:
+        if len(out) >= limit:
+            break
+        if not same_owner(recorded_owner(store.events(session_id, limit=1)), scope):
+            continue
+        if offset > 0:
+            offset -= 1
+            continue
+        info = store.get_session(session_id)
+        if info is not None:
+            out.append(info)
+    return out
+
+
 def check_owner(
     session_id: str, recorded: Mapping[str, Any] | None, caller: Mapping[str, Any] | None
 ) -> None:
@@ -41,8 +94,7 @@ def check_owner(
     """
     if recorded is None or caller is None:
         return
-    keys = sorted(set(recorded) | set(caller))
-    differing = [k for k in keys if recorded.get(k) != caller.get(k)]
+    differing = _differing(recorded, caller)
     if not differing:
         return
     which = next((f for f in OWNER_FIELDS if f in differing), differing[0])

@@ -19,7 +19,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -125,6 +125,9 @@ class SqlSessionStore(SessionStoreBase):
             "sequence INTEGER NOT NULL, event_id VARCHAR(64) NOT NULL, "
             "type VARCHAR(100) NOT NULL, timestamp FLOAT, payload TEXT NOT NULL, "
             "PRIMARY KEY (session_id, sequence))",
+            # The owner's user in each first event: a scoped listing reads only its sessions.
+            f"CREATE INDEX IF NOT EXISTS ix_{e}_owner ON {e} "
+            f"(({_owner_field(db.dialect, 'user_id', 'payload')})) WHERE sequence = 1",
         ]
         sql = db.sql
         self._q_last_locked = sql(f"SELECT last_sequence FROM {s} WHERE session_id = ?{lock}")
@@ -422,13 +425,39 @@ class SqlSessionStore(SessionStoreBase):
             row = cur.fetchone()
         return _info(row) if row is not None else None
 
-    def list_sessions(self, *, limit: int = 100, offset: int = 0) -> list[SessionInfo]:
-        """Sessions, most recently updated first."""
+    def list_sessions(
+        self, *, limit: int = 100, offset: int = 0, owner: Mapping[str, Any] | None = None
+    ) -> list[SessionInfo]:
+        """Sessions, most recently updated first; with ``owner``, only the ones it opened,
+        chosen in the query (before ``limit``) from the owner in each first event."""
+        query, scope = self._owned_query(owner) if owner is not None else (self._q_list, [])
         if not self._readable():
             return []
         with self._read() as cur:
-            cur.execute(self._q_list, (limit, offset))
+            cur.execute(query, (*scope, limit, offset))
             return [_info(row) for row in cur.fetchall()]
+
+    def _owned_query(self, owner: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """The listing of ``owner``'s sessions: every owner field equal, or absent on both."""
+        from lightagent.events.ownership import OWNER_FIELDS, owner_fields
+
+        scope = owner_fields(owner)
+        s, e = self._tables
+        where = ["e.sequence = 1", "e.type = 'session.started'"]
+        args: list[str] = []
+        for key in OWNER_FIELDS:  # constant names: no caller text reaches the statement
+            value = _owner_field(self._db.dialect, key, "e.payload")
+            if key in scope:
+                where.append(f"{value} = ?")
+                args.append(scope[key])
+            else:
+                where.append(f"{value} IS NULL")
+        columns = ", ".join(f"s.{c}" for c in _INFO.split(", "))
+        query = (
+            f"SELECT {columns} FROM {s} s JOIN {e} e ON e.session_id = s.session_id "
+            f"WHERE {' AND '.join(where)} ORDER BY s.updated_at DESC, s.session_id LIMIT ? OFFSET ?"
+        )
+        return self._db.sql(query), args
 
     def delete(self, session_id: str) -> bool:
         """Remove the session and its events in one transaction."""
@@ -467,6 +496,13 @@ def _info(row: Any) -> SessionInfo:
         updated_at=updated_at,
         metadata=meta if isinstance(meta, dict) else {},
     )
+
+
+def _owner_field(dialect: str, key: str, payload: str) -> str:
+    """The SQL text of field ``key`` of the owner in an event's JSON ``payload``."""
+    if dialect == "postgresql":
+        return f"({payload}::jsonb #>> '{{data,owner,{key}}}')"
+    return f"json_extract({payload}, '$.data.owner.{key}')"
 
 
 def _corrupt(session_id: str, seq: int, reason: str) -> StorageError:

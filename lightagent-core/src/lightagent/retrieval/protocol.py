@@ -2,18 +2,21 @@
 
 Results may be objects or dicts; the loop reads ``content`` (or ``text``), ``score``,
 ``citation_id`` (or ``citation``; else ``rag:<chunk_id>`` / the document id),
-``title``, ``source``, ``document_id`` and ``metadata`` from each.
+``title``, ``source``, ``document_id`` and ``metadata`` from each. A provider whose
+``search`` names an ``owner`` keyword itself (not through ``**filters``) is also handed
+who the run acts for; no other provider ever sees it.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from lightagent.errors import StorageError
 
-__all__ = ["RetrievalProtocol", "SearchHit", "search_hits"]
+__all__ = ["RetrievalProtocol", "SearchHit", "names_keyword", "search_hits"]
 
 
 @runtime_checkable
@@ -23,6 +26,15 @@ class RetrievalProtocol(Protocol):
     def search(self, query: str, *, limit: int = 5, **filters: Any) -> Any:
         """The ``limit`` best results for ``query``, narrowed by ``filters`` (tenant, owner …)."""
         ...
+
+
+def names_keyword(func: Any, name: str) -> bool:
+    """Whether ``func`` takes the keyword ``name`` by that name (``**kwargs`` does not count)."""
+    try:
+        param = inspect.signature(func).parameters.get(name)
+    except (TypeError, ValueError):
+        return False
+    return param is not None and param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lightagent.errors import LightAgentError, StorageError
-from lightagent.retrieval.protocol import search_hits
+from lightagent.retrieval.protocol import names_keyword, search_hits
 from lightagent.toolsets.protocol import BaseToolset, ToolCallContext, ToolDefinition
 
 __all__ = ["SearchToolset", "context_filters", "run_search"]
@@ -17,8 +17,10 @@ __all__ = ["SearchToolset", "context_filters", "run_search"]
 def context_filters(
     filters: Mapping[str, Any] | Callable[[ToolCallContext | None], Any] | None,
     context: ToolCallContext | None,
+    provider: Any = None,
 ) -> dict[str, Any]:
-    """The search filters for a call: the given ones, plus the caller's tenant when known."""
+    """The search filters for a call: the given ones, plus the caller's tenant when known,
+    and the run's ``owner`` (over any given one) for a provider whose ``search`` names it."""
     if callable(filters):
         out = dict(filters(context) or {})
     else:
@@ -26,6 +28,9 @@ def context_filters(
     tenant = getattr(context, "tenant_id", None)
     if tenant is not None:
         out.setdefault("tenant_id", tenant)
+    owner = getattr(context, "owner", None)
+    if owner is not None and provider is not None and names_keyword(provider.search, "owner"):
+        out["owner"] = dict(owner)
     return out
 
 
@@ -43,7 +48,8 @@ class SearchToolset(BaseToolset):
 
     Results reach the model as JSON with a ``citation`` per passage (``rag:<chunk_id>`` …),
     and are marked as untrusted output. ``filters`` (a dict, or a callable of the call's
-    :class:`ToolCallContext`) narrow every search; the caller's tenant is added when known.
+    :class:`ToolCallContext`) narrow every search; the caller's tenant is added when known,
+    and the run's owner for a provider whose ``search`` names ``owner``.
     """
 
     loop_bound = False
@@ -113,9 +119,10 @@ class SearchToolset(BaseToolset):
         query = str(arguments.get("query") or "")
         limit = arguments.get("limit") or self.limit
         limit = max(1, min(int(limit), self.max_limit))
-        filters = context_filters(self.filters, context)
+        provider = self.provider
+        filters = context_filters(self.filters, context, provider)
         try:
-            raw = await run_search(self.provider, query, limit, filters)
+            raw = await run_search(provider, query, limit, filters)
         except LightAgentError:
             raise
         except Exception as exc:

@@ -118,6 +118,7 @@ def build_spec(
         approval_id=opts.approval_id,
         cancellation=token,
         tenant_id=_tenant(agent, metadata) if agent.interceptor is not None or metadata else None,
+        owner=owner_of(agent, user_id),
     )
     if agent._observers:
         ctx.observers.extend(agent._observers)
@@ -130,7 +131,7 @@ def build_spec(
         session_binding is not None or agent._session_store_spec is not None
     ):
         binding = session_binding or agent.session_binding
-        ctx.observers.append(binding.observer(session_id, rid, owner=owner_of(agent, user_id)))
+        ctx.observers.append(binding.observer(session_id, rid, owner=ctx.owner))
         load_history = history is None and initial_messages is None
 
     memory = agent.memory if agent._memory_spec is not None else None

@@ -200,7 +200,7 @@ def retrieval_context(
 
     ctx = spec.ctx
     st.stage = "retrieval"
-    filters = context_filters(spec.retrieval_filters, ToolCallContext.from_run(ctx))
+    filters = context_filters(spec.retrieval_filters, ToolCallContext.from_run(ctx), spec.retrieval)
     started = time.perf_counter()
     try:
         raw = yield Search(query, spec.retrieval_inject, filters)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -126,16 +127,25 @@ def _tools(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _inside(base: Path, relative: str, what: str) -> Path:
-    """``base / relative``, refused unless it resolves to a file inside ``base``."""
+def _inside(skill_dir: Path, folder: str, relative: str, what: str) -> Path:
+    """The file ``relative`` of the skill's ``folder``, refused unless its name stays in the
+    folder and its real path (every symlink followed, the folder's own included) stays
+    inside the skill's real folder."""
     if not isinstance(relative, str) or not relative or "\x00" in relative:
         raise ValidationError("LA-SKILL-PATH", f"{what} needs a relative file name")
-    root = base.resolve()
+    base = skill_dir / folder
     target = (base / relative).resolve()
-    if target != root and root not in target.parents:
+    root = skill_dir.resolve()
+    named = os.path.normpath(relative)
+    if (
+        os.path.isabs(relative)
+        or named.split(os.sep)[0] == ".."
+        or not base.resolve().is_relative_to(root)
+        or not target.is_relative_to(root)
+    ):
         raise PolicyError(
             "LA-SKILL-PATH",
-            f"{relative!r} is outside the skill's {base.name}/ folder",
+            f"{relative!r} is outside the skill's {folder}/ folder",
             details={"path": relative},
         )
     if not target.is_file():
@@ -322,29 +332,29 @@ class SkillManager:
 
     def files(self, name: str, folder: str) -> list[str]:
         """The files under the skill's ``folder`` (``references``, ``assets``, ``scripts``)."""
-        base = Path(self.get_skill(name).path) / folder
-        if not base.is_dir():
+        skill_dir = Path(self.get_skill(name).path)
+        base, root = skill_dir / folder, skill_dir.resolve()
+        if not base.is_dir() or not base.resolve().is_relative_to(root):
             return []
-        root = base.resolve()
         return sorted(
             str(p.relative_to(base))
             for p in base.rglob("*")
-            if p.is_file() and root in p.resolve().parents
+            if p.is_file() and p.resolve().is_relative_to(root)
         )
 
     def read_reference(self, name: str, reference: str) -> str:
         """A text file of the skill's ``references/`` folder (at most ``max_chars``)."""
-        path = _inside(Path(self.get_skill(name).path) / "references", reference, "reference")
+        path = _inside(Path(self.get_skill(name).path), "references", reference, "reference")
         with path.open(encoding="utf-8", errors="replace") as handle:
             return handle.read(self.max_chars)
 
     def read_asset(self, name: str, asset: str) -> bytes:
         """A file of the skill's ``assets/`` folder, as bytes."""
-        return _inside(Path(self.get_skill(name).path) / "assets", asset, "asset").read_bytes()
+        return _inside(Path(self.get_skill(name).path), "assets", asset, "asset").read_bytes()
 
     def script_path(self, name: str, script: str) -> Path:
         """The path of a script of the skill's ``scripts/`` folder (checked, not run)."""
-        return _inside(Path(self.get_skill(name).path) / "scripts", script, "script")
+        return _inside(Path(self.get_skill(name).path), "scripts", script, "script")
 
     def execute_script(
         self, name: str, script: str, args: Sequence[str] = (), *, timeout: float = 30.0

@@ -88,6 +88,9 @@ class ToolCallContext:
     metadata: dict[str, Any] = field(default_factory=dict)
     #: The run's ``approval_id`` (a toolset that asks for approvals reuses a decided one).
     approval_id: str | None = None
+    #: Who the run acts for, as a session records it: ``user_id``, and the ``tenant_id`` and
+    #: ``project_id`` of the agent's security context (None outside a run).
+    owner: dict[str, str] | None = None
 
     @classmethod
     def from_run(cls, run: Any, *, idempotency_key: str | None = None) -> ToolCallContext:
@@ -107,6 +110,7 @@ class ToolCallContext:
             idempotency_key=idempotency_key,
             metadata={k: v for k, v in metadata.items() if not k.startswith("_")},
             approval_id=getattr(run, "approval_id", None),
+            owner=getattr(run, "owner", None),
         )
 
 
