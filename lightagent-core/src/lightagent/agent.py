@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, cast
 
 from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_jobs import JobMethods
+from lightagent.agent_log import QueuedFileHandler, adrain, drain, log_failure
 from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_runtime import RuntimeMethods
 from lightagent.agent_sessions import SessionMethods
@@ -402,7 +403,9 @@ class LightAgent(
         )
         if spec.stream:
             return self._track(drive_stream(spec), spec)
-        return self._finish(drive(spec), spec)
+        out = self._finish(drive(spec), spec)
+        drain(self.logger)  # the run's log lines are in log_file when it returns
+        return out
 
     async def _adrive(
         self,
@@ -431,10 +434,13 @@ class LightAgent(
         )
         if spec.stream:
             return self._track(adrive_stream(spec), spec)
-        return self._finish(await adrive(spec), spec)
+        out = self._finish(await adrive(spec), spec)
+        await adrain(self.logger)
+        return out
 
     # -- internals --------------------------------------------------------------------
     def _finish(self, result: RunResult, spec: RunSpec) -> Any:
+        log_failure(self.logger, result)  # a str result hides the error: the log shows it
         self._last_session = (spec.ctx.session_id, spec.ctx.user_id)  # the seeds' "current"
         self._last_messages = result.messages  # get_history()
         # As in the seeds, the last run's trace: empty after a run without trace=True.
@@ -451,9 +457,14 @@ class LightAgent(
         # Filled in as the stream runs; empty for a stream without trace=True.
         self._last_trace = spec.ctx.trace if spec.ctx.record else []
         spec.on_result = self._streamed  # get_history() once the stream has ended
-        return stream
+        if not any(isinstance(h, QueuedFileHandler) for h in self.logger.handlers):
+            return stream
+        if hasattr(stream, "__anext__"):
+            return _adrained(stream, self.logger)
+        return _drained(stream, self.logger)
 
     def _streamed(self, result: RunResult) -> None:
+        log_failure(self.logger, result)
         self._last_messages = result.messages
 
     def _base_dispatcher(self) -> Any:
@@ -473,6 +484,23 @@ class LightAgent(
             f"LightAgent(name={self.name!r}, model={getattr(self._model, 'name', self._model_spec)!r}, "
             f"tools={len(self.tools)}, toolsets={len(self.toolsets)})"
         )
+
+
+def _drained(stream: Iterator[Any], logger: logging.Logger) -> Iterator[Any]:
+    """``stream``, ending once its log lines are in ``log_file`` (its return value kept)."""
+    result = yield from stream
+    drain(logger)
+    return result
+
+
+async def _adrained(stream: AsyncIterator[Any], logger: logging.Logger) -> AsyncIterator[Any]:
+    """``stream``, ending once its log lines are in ``log_file`` (waited for off the loop)."""
+    try:
+        async for item in stream:
+            yield item
+    finally:  # a consumer that stops early closes the run's stream too, as without the wrapper
+        await stream.aclose()  # type: ignore[attr-defined]
+    await adrain(logger)
 
 
 def _swarm_call(opts: RunOptions) -> tuple[Any, dict[str, Any]]:
