@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from typing import Any, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, Iterator, Mapping
+from typing import Any, Literal, cast, overload
 
 from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_jobs import JobMethods
@@ -24,7 +24,7 @@ from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
 from lightagent.models.adapt import as_model, is_model
 from lightagent.providers import provider_reference
-from lightagent.results import RunResult
+from lightagent.results import RunResult, StreamEvent
 from lightagent.run.options import (
     UNAVAILABLE,
     check_unavailable,
@@ -315,6 +315,60 @@ class LightAgent(
         return list(self._last_trace)
 
     # -- running ----------------------------------------------------------------------
+    # What a type checker sees: the return type follows ``stream`` and ``result_format``
+    # when they are literals and no ``options=`` object is given (else ``Any``).
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> str: ...
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["object"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> RunResult: ...
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["dict"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> dict[str, Any]: ...
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[True],
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> Iterator[dict[str, Any]]: ...
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[True],
+        result_format: Literal["event"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> Iterator[StreamEvent]: ...
+    @overload
+    def run(self, query: str, *, options: RunOptions | None = ..., **kwargs: Any) -> Any: ...
     def run(self, query: str, *, options: RunOptions | None = None, **kwargs: Any) -> Any:
         """Run one query. Returns a ``str`` by default.
 
@@ -328,10 +382,79 @@ class LightAgent(
         """
         return self._drive(query, options=RunOptions.of(options, kwargs))
 
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> str: ...
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["object"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> RunResult: ...
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["dict"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> dict[str, Any]: ...
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[True],
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> AsyncIterator[dict[str, Any]]: ...
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[True],
+        result_format: Literal["event"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> AsyncIterator[StreamEvent]: ...
+    @overload
+    async def arun(self, query: str, *, options: RunOptions | None = ..., **kwargs: Any) -> Any: ...
     async def arun(self, query: str, *, options: RunOptions | None = None, **kwargs: Any) -> Any:
         """Async :meth:`run` (same options); with ``stream=True`` it returns an async iterator."""
         return await self._adrive(query, options=RunOptions.of(options, kwargs))
 
+    @overload
+    def astream(
+        self,
+        query: str,
+        *,
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> AsyncIterator[dict[str, Any]]: ...
+    @overload
+    def astream(
+        self, query: str, *, result_format: Literal["event"], options: None = ..., **kwargs: Any
+    ) -> AsyncIterator[StreamEvent]: ...
+    @overload
+    def astream(
+        self, query: str, *, options: RunOptions | None = ..., **kwargs: Any
+    ) -> AsyncIterator[Any]: ...
     def astream(
         self, query: str, *, options: RunOptions | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
@@ -486,20 +609,24 @@ class LightAgent(
         )
 
 
-def _drained(stream: Iterator[Any], logger: logging.Logger) -> Iterator[Any]:
+def _drained(
+    stream: Generator[Any, None, Any], logger: logging.Logger
+) -> Generator[Any, None, Any]:
     """``stream``, ending once its log lines are in ``log_file`` (its return value kept)."""
     result = yield from stream
     drain(logger)
     return result
 
 
-async def _adrained(stream: AsyncIterator[Any], logger: logging.Logger) -> AsyncIterator[Any]:
+async def _adrained(
+    stream: AsyncGenerator[Any, None], logger: logging.Logger
+) -> AsyncIterator[Any]:
     """``stream``, ending once its log lines are in ``log_file`` (waited for off the loop)."""
     try:
         async for item in stream:
             yield item
     finally:  # a consumer that stops early closes the run's stream too, as without the wrapper
-        await stream.aclose()  # type: ignore[attr-defined]
+        await stream.aclose()
     await adrain(logger)
 
 
