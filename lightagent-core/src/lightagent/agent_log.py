@@ -61,7 +61,8 @@ class QueuedFileHandler(QueueHandler):
         """
         reached = threading.Event()
         with self._lock_start:  # close() cannot stop the thread between the put and the wait
-            if self._listener is None:
+            thread = getattr(self._listener, "_thread", None)
+            if thread is None or not thread.is_alive():  # never started, closed, or a forked child
                 return
             marker = logging.makeLogRecord({"msg": "", "levelno": logging.CRITICAL})
             marker.lightagent_flush = reached
