@@ -348,7 +348,11 @@ def test_sigstopped_worker_is_fenced_out_on_wake(postgres_url: str, tmp_path: Pa
         a = _cli(*common, "--worker-id", "A", env=env)
         procs.append(a)
         deadline = time.monotonic() + 60
-        while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+        # A line counts once it ends with its newline: a write caught half-way is not read.
+        while not (marker.exists() and marker.read_text().endswith("\n")):
+            assert time.monotonic() < deadline and a.poll() is None, (
+                "worker A never started the task"
+            )
             time.sleep(0.05)
         assert marker.read_text().split() == [str(a.pid), "1"], "worker A never started the task"
         os.kill(a.pid, signal.SIGSTOP)

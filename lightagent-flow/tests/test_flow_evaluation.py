@@ -74,7 +74,7 @@ def test_flow_session_on_the_trace_page(tmp_path, recorder) -> None:
     assert result.success
     timeline = build_timeline(store.events("flow-page"))
     kinds = {(s["kind"], s["label"]) for s in timeline["spans"]}
-    assert ("flow", "flow") in kinds
+    assert ("flow", "flow flow-page") in kinds  # named by its run id
     assert {("step", "step research"), ("step", "step write")} <= kinds
     assert all(s["status"] == "ok" for s in timeline["spans"])
     # The recorded flow run is re-scored from the session, without running anything.

@@ -213,3 +213,15 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+
+# Type checkers read these instead of the lazy ``__getattr__`` (which they see as ``Any``), so
+# ``LightAgent.run``'s overloads reach user code. Only they evaluate the block (mypy and
+# pyright take any name ``TYPE_CHECKING`` as true), so importing stays as cheap as above.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from lightagent.agent import LightAgent as LightAgent
+    from lightagent.cancellation import CancellationToken as CancellationToken
+    from lightagent.models.scripted import ScriptedModel as ScriptedModel
+    from lightagent.results import RunResult as RunResult
+    from lightagent.results import StreamEvent as StreamEvent
+    from lightagent.run.run_options import RunOptions as RunOptions

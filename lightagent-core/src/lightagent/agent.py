@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, Iterator, Mapping
+from typing import Any, Literal, cast, overload
 
 from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_jobs import JobMethods
+from lightagent.agent_log import QueuedFileHandler, adrain, drain, log_failure
 from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_runtime import RuntimeMethods
 from lightagent.agent_sessions import SessionMethods
@@ -23,7 +24,7 @@ from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
 from lightagent.models.adapt import as_model, is_model
 from lightagent.providers import provider_reference
-from lightagent.results import RunResult
+from lightagent.results import RunResult, StreamEvent
 from lightagent.run.options import (
     UNAVAILABLE,
     check_unavailable,
@@ -314,6 +315,60 @@ class LightAgent(
         return list(self._last_trace)
 
     # -- running ----------------------------------------------------------------------
+    # What a type checker sees: the return type follows ``stream`` and ``result_format``
+    # when they are literals and no ``options=`` object is given (else ``Any``).
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> str: ...
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["object"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> RunResult: ...
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["dict"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> dict[str, Any]: ...
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[True],
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> Iterator[dict[str, Any]]: ...
+    @overload
+    def run(
+        self,
+        query: str,
+        *,
+        stream: Literal[True],
+        result_format: Literal["event"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> Iterator[StreamEvent]: ...
+    @overload
+    def run(self, query: str, *, options: RunOptions | None = ..., **kwargs: Any) -> Any: ...
     def run(self, query: str, *, options: RunOptions | None = None, **kwargs: Any) -> Any:
         """Run one query. Returns a ``str`` by default.
 
@@ -327,10 +382,79 @@ class LightAgent(
         """
         return self._drive(query, options=RunOptions.of(options, kwargs))
 
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> str: ...
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["object"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> RunResult: ...
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[False] = ...,
+        result_format: Literal["dict"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> dict[str, Any]: ...
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[True],
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> AsyncIterator[dict[str, Any]]: ...
+    @overload
+    async def arun(
+        self,
+        query: str,
+        *,
+        stream: Literal[True],
+        result_format: Literal["event"],
+        options: None = ...,
+        **kwargs: Any,
+    ) -> AsyncIterator[StreamEvent]: ...
+    @overload
+    async def arun(self, query: str, *, options: RunOptions | None = ..., **kwargs: Any) -> Any: ...
     async def arun(self, query: str, *, options: RunOptions | None = None, **kwargs: Any) -> Any:
         """Async :meth:`run` (same options); with ``stream=True`` it returns an async iterator."""
         return await self._adrive(query, options=RunOptions.of(options, kwargs))
 
+    @overload
+    def astream(
+        self,
+        query: str,
+        *,
+        result_format: Literal["str"] = ...,
+        options: None = ...,
+        **kwargs: Any,
+    ) -> AsyncIterator[dict[str, Any]]: ...
+    @overload
+    def astream(
+        self, query: str, *, result_format: Literal["event"], options: None = ..., **kwargs: Any
+    ) -> AsyncIterator[StreamEvent]: ...
+    @overload
+    def astream(
+        self, query: str, *, options: RunOptions | None = ..., **kwargs: Any
+    ) -> AsyncIterator[Any]: ...
     def astream(
         self, query: str, *, options: RunOptions | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
@@ -402,7 +526,9 @@ class LightAgent(
         )
         if spec.stream:
             return self._track(drive_stream(spec), spec)
-        return self._finish(drive(spec), spec)
+        out = self._finish(drive(spec), spec)
+        drain(self.logger)  # the run's log lines are in log_file when it returns
+        return out
 
     async def _adrive(
         self,
@@ -431,10 +557,13 @@ class LightAgent(
         )
         if spec.stream:
             return self._track(adrive_stream(spec), spec)
-        return self._finish(await adrive(spec), spec)
+        out = self._finish(await adrive(spec), spec)
+        await adrain(self.logger)
+        return out
 
     # -- internals --------------------------------------------------------------------
     def _finish(self, result: RunResult, spec: RunSpec) -> Any:
+        log_failure(self.logger, result)  # a str result hides the error: the log shows it
         self._last_session = (spec.ctx.session_id, spec.ctx.user_id)  # the seeds' "current"
         self._last_messages = result.messages  # get_history()
         # As in the seeds, the last run's trace: empty after a run without trace=True.
@@ -451,9 +580,14 @@ class LightAgent(
         # Filled in as the stream runs; empty for a stream without trace=True.
         self._last_trace = spec.ctx.trace if spec.ctx.record else []
         spec.on_result = self._streamed  # get_history() once the stream has ended
-        return stream
+        if not any(isinstance(h, QueuedFileHandler) for h in self.logger.handlers):
+            return stream
+        if hasattr(stream, "__anext__"):
+            return _adrained(stream, self.logger)
+        return _drained(stream, self.logger)
 
     def _streamed(self, result: RunResult) -> None:
+        log_failure(self.logger, result)
         self._last_messages = result.messages
 
     def _base_dispatcher(self) -> Any:
@@ -473,6 +607,27 @@ class LightAgent(
             f"LightAgent(name={self.name!r}, model={getattr(self._model, 'name', self._model_spec)!r}, "
             f"tools={len(self.tools)}, toolsets={len(self.toolsets)})"
         )
+
+
+def _drained(
+    stream: Generator[Any, None, Any], logger: logging.Logger
+) -> Generator[Any, None, Any]:
+    """``stream``, ending once its log lines are in ``log_file`` (its return value kept)."""
+    result = yield from stream
+    drain(logger)
+    return result
+
+
+async def _adrained(
+    stream: AsyncGenerator[Any, None], logger: logging.Logger
+) -> AsyncIterator[Any]:
+    """``stream``, ending once its log lines are in ``log_file`` (waited for off the loop)."""
+    try:
+        async for item in stream:
+            yield item
+    finally:  # a consumer that stops early closes the run's stream too, as without the wrapper
+        await stream.aclose()
+    await adrain(logger)
 
 
 def _swarm_call(opts: RunOptions) -> tuple[Any, dict[str, Any]]:

@@ -155,11 +155,12 @@ class CompatMethods:
 class LogObserver:
     """Writes a run's trace events to the agent's logger (``log_file=`` / ``debug=``).
 
-    Run start and end at INFO, errors and blocks at WARNING, the rest at DEBUG; the data is
+    Run start and end at INFO, blocks at WARNING, the rest at DEBUG (a failed run's one
+    WARNING is the agent's own, :func:`lightagent.agent_log.log_failure`); the data is
     passed through :func:`lightagent.redact` and the file handler's redacting filter.
     """
 
-    _WARN = ("error", "hook_block", "guardrail_block", "exporter_error")
+    _WARN = ("hook_block", "guardrail_block", "exporter_error")
 
     def __init__(self, logger: logging.Logger) -> None:
         self.logger = logger

@@ -51,7 +51,7 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-BUDGET", "budget", "A budget was exhausted.", "Raise the limit the message names (a timeout, max_tool_iterations, max_retry) or lower the work."),
     ("LA-MAX-ITERATIONS", "budget", "The tool loop reached max_tool_iterations.", "Raise max_tool_iterations or simplify the task."),
     ("LA-NO-PROGRESS", "budget", "The run stopped making progress (the same tool call and result again, or rounds with nothing new).", "Give the tool what it needs to return something new, or raise ProgressPolicy(max_repeated_tool_calls=)."),
-    ("LA-CANCELLED", "budget", "The run was cancelled.", "A CancellationToken was triggered; start a new run."),
+    ("LA-CANCELLED", "budget", "The run was cancelled.", "A CancellationToken was triggered; start a new run, or agent.resume(run_id, session_id=...) to go on with it (needs a session_store)."),
     ("LA-SESSION", "storage", "The session store failed.", "The message names the cause (its code and text): fix that, then resume the run."),
     ("LA-STORAGE", "storage", "A store operation failed.", "Check the store path or URL and its permissions."),
     ("LA-RESUME-ACTIVE", "storage", "Another resume of the run is in progress.", "Wait for that resume, or pass lease_seconds=0 if it is known to have died."),

@@ -19,7 +19,13 @@ from lightagent.errors import ValidationError
 from lightagent.events.trace import summarize_trace
 from lightagent.redaction import redact_or_marker
 
-__all__ = ["build_timeline", "load_events", "render_trace_page", "write_trace_page"]
+__all__ = [
+    "build_timeline",
+    "count_events",
+    "load_events",
+    "render_trace_page",
+    "write_trace_page",
+]
 
 # (opening type, closing types, kind, key of the pairing id in data)
 _PAIRS: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
@@ -146,8 +152,13 @@ def _kind(kind: str) -> str:
 
 
 def _label(kind: str, data: Mapping[str, Any], event: Mapping[str, Any]) -> str:
+    """A row's name: runs by agent, flows by run id, steps and tasks by name; the model
+    (or provider) names a run only when nothing else does."""
     if kind == "run":
-        return f"run {data.get('model') or event.get('agent_id') or ''}".strip()
+        name = data.get("agent") or event.get("agent_id") or data.get("model")
+        return f"run {name or data.get('provider') or ''}".strip()
+    if kind == "flow":
+        return f"flow {data.get('name') or data.get('run_id') or event.get('run_id') or ''}".strip()
     if kind == "model":
         return f"model {data.get('model') or ''} #{data.get('request_index', '')}".strip()
     if kind == "tool":
@@ -159,6 +170,29 @@ def _label(kind: str, data: Mapping[str, Any], event: Mapping[str, Any]) -> str:
     return kind
 
 
+def _arguments(value: Any, limit: int = 48) -> str:
+    """A tool call's arguments in one short line (``key=value, …``), redacted first."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    value = redact_or_marker(value)
+    if isinstance(value, Mapping):
+        text = ", ".join(
+            f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in value.items()
+        )
+    else:
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def count_events(events: Iterable[Any]) -> int:
+    """How many events a trace holds: the one count the page's header and
+    ``lightagent trace view`` both show (every event of the log, drawn or not)."""
+    return sum(1 for _ in events)
+
+
 def _ms(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -166,9 +200,10 @@ def _ms(value: Any) -> float | None:
 def build_timeline(events: Iterable[Any], *, title: str | None = None) -> dict[str, Any]:
     """Spans and instants of a trace (trace dicts or session events), times in ms from the start."""
     # The seeds' lifecycle companions (``companion_of``) repeat an event already drawn.
+    everything = _normalize(events)
     items = [
         e
-        for e in _normalize(events)
+        for e in everything
         if e.get("type") not in _SKIP and "companion_of" not in (e.get("data") or {})
     ]
     stamps = [float(e["timestamp"]) for e in items if _ms(e.get("timestamp")) is not None]
@@ -176,6 +211,7 @@ def build_timeline(events: Iterable[Any], *, title: str | None = None) -> dict[s
     spans: list[dict[str, Any]] = []
     marks: list[dict[str, Any]] = []
     open_spans: dict[tuple[str, str, str], dict[str, Any]] = {}
+    calls: dict[tuple[str, str], int] = {}  # (run, tool) -> calls so far: "#n" tells them apart
     span: dict[str, Any] | None
     for index, event in enumerate(items):
         etype = str(event.get("type") or "")
@@ -187,7 +223,9 @@ def build_timeline(events: Iterable[Any], *, title: str | None = None) -> dict[s
             kind, key = _OPENERS[etype]
             span = {
                 "kind": kind,
-                "label": _label(kind, data, event),
+                "label": _tool_label(calls, run, data)
+                if kind == "tool"
+                else _label(kind, data, event),
                 "start_ms": round(at, 3),
                 "end_ms": None,
                 "status": "open",
@@ -204,7 +242,10 @@ def build_timeline(events: Iterable[Any], *, title: str | None = None) -> dict[s
             ident = (kind, run, str(data.get(key, "")) if key else "")
             span = open_spans.pop(ident, None)
             if span is None:  # a close without its open (a resumed run): a span ending here
-                span = {"kind": kind, "label": _label(kind, data, event), "start_ms": at,
+                label = (
+                    _tool_label(calls, run, data) if kind == "tool" else _label(kind, data, event)
+                )
+                span = {"kind": kind, "label": label, "start_ms": at,
                         "run_id": run, "open": {}, "order": index}  # fmt: skip
                 spans.append(span)
             span["close"] = data
@@ -238,8 +279,17 @@ def build_timeline(events: Iterable[Any], *, title: str | None = None) -> dict[s
         "summary": summary.to_dict(),
         "spans": sorted(spans, key=lambda s: (s["start_ms"], s["order"])),
         "marks": marks,
-        "event_count": len(items),
+        "event_count": count_events(everything),
     }
+
+
+def _tool_label(calls: dict[tuple[str, str], int], run: str, data: Mapping[str, Any]) -> str:
+    """``tool NAME #n (arguments)``: the n-th call of that tool in its run."""
+    name = str(data.get("name"))
+    number = calls[(run, name)] = calls.get((run, name), 0) + 1
+    arguments = data.get("arguments")
+    summary = f" ({_arguments(arguments)})" if arguments not in (None, "", {}) else ""
+    return f"tool {name} #{number}{summary}"
 
 
 def render_trace_page(events: Iterable[Any], *, title: str | None = None) -> str:
@@ -284,7 +334,7 @@ def run_trace(args: Any) -> int:
     events, session_id = load_events(store, args.ref)
     title = args.title or (args.ref if session_id == args.ref else f"{args.ref} ({session_id})")
     path = write_trace_page(events, args.output, title=f"trace {title}")
-    print(f"wrote {path} ({len(events)} events)")
+    print(f"wrote {path} ({count_events(events)} events)")
     return 0
 
 
@@ -302,17 +352,21 @@ header h1{font-size:16px;margin:0 0 6px}
 .legend label{cursor:pointer}
 .sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
 #rows{padding:0 20px 30px}
-.row{display:grid;grid-template-columns:260px 1fr 90px;align-items:center;border-bottom:1px solid #e3e6eb;cursor:pointer;min-height:24px}
+.row{display:grid;grid-template-columns:320px 1fr 90px;align-items:center;border-bottom:1px solid #e3e6eb;cursor:pointer;min-height:24px}
 .row:hover{background:#eef1f5}
 .d1 .name{padding-left:14px}.d2 .name{padding-left:28px}
 .name{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding-right:8px}
-.track{position:relative;height:16px}
+.track{position:relative;height:16px;background-image:linear-gradient(to right,#e3e6eb 1px,transparent 1px);background-size:var(--grid,100%) 100%}
+.axis{position:sticky;top:0;z-index:1;background:#f6f7f9;cursor:default;color:#55607a;font-size:11px;border-bottom:1px solid #b9c0cc}
+.axis:hover{background:#f6f7f9}
+.axis .track{height:18px}
+.tick{position:absolute;top:2px;border-left:1px solid #8a93a6;padding-left:3px;height:14px;white-space:nowrap;font-variant-numeric:tabular-nums}
 .bar{position:absolute;top:2px;height:12px;border-radius:3px;min-width:2px}
 .mark{position:absolute;top:1px;width:10px;height:14px;margin-left:-5px;transform:rotate(45deg) scale(.7)}
 .dur{text-align:right;font-variant-numeric:tabular-nums;color:#55607a}
 .failed .name{color:#b3261e;font-weight:600}
 .failed .bar{outline:2px solid #b3261e}
-pre{margin:4px 0 8px 260px;padding:8px;background:#fff;border:1px solid #e3e6eb;border-radius:4px;white-space:pre-wrap;word-break:break-word;max-height:360px;overflow:auto;font-size:12px}
+pre{margin:4px 0 8px 320px;padding:8px;background:#fff;border:1px solid #e3e6eb;border-radius:4px;white-space:pre-wrap;word-break:break-word;max-height:360px;overflow:auto;font-size:12px}
 .k-run{background:#56627a}.k-flow{background:#6b5b95}.k-model{background:#3b82f6}.k-tool{background:#10b981}
 .k-step{background:#8b5cf6}.k-task{background:#f59e0b}.k-memory{background:#06b6d4}.k-handoff{background:#ec4899}
 .k-approval{background:#eab308}.k-policy{background:#f97316}.k-error{background:#dc2626}.k-retry{background:#a855f7}
@@ -368,16 +422,39 @@ pre{margin:4px 0 8px 260px;padding:8px;background:#fff;border:1px solid #e3e6eb;
   rows.sort(function (a, b) { return a.start - b.start; });
   var kinds = {};
   rows.forEach(function (r) { kinds[r.kind] = (kinds[r.kind] || 0) + 1; });
+  // The time axis: even steps of 1, 2 or 5 x 10^n ms from the first event, about six of
+  // them; the same steps draw faint lines behind every row.
+  var raw = total / 6, unit = Math.pow(10, Math.floor(Math.log10(raw))), step = unit * 10;
+  [1, 2, 5].some(function (m) { if (raw <= m * unit) { step = m * unit; return true; } return false; });
+  document.getElementById("rows").style.setProperty("--grid", (100 * step / total) + "%");
+  function axis() {
+    var row = el("div", "row axis");
+    row.appendChild(el("div", "name", "time from start"));
+    var track = el("div", "track");
+    for (var i = 0; i * step <= total + 1e-9; i++) {
+      var at = Number((i * step).toPrecision(12));
+      var tick = el("div", "tick", at >= 1000 ? +(at / 1000).toPrecision(4) + " s" : +at.toPrecision(4) + " ms");
+      tick.style.left = (100 * at / total) + "%";
+      tick.setAttribute("data-ms", String(at));
+      track.appendChild(tick);
+    }
+    row.appendChild(track);
+    row.appendChild(el("div", "dur", "duration"));
+    return row;
+  }
   function draw() {
     var box = document.getElementById("rows");
     box.textContent = "";
+    box.appendChild(axis());
     rows.forEach(function (r) {
       if (hidden[r.kind]) return;
       var depth = {run: 0, flow: 0, step: 1, task: 1, model: 1}[r.kind];
       if (depth === undefined) depth = r.kind === "tool" ? 2 : 1;
       var row = el("div", "row d" + depth + (r.failed ? " failed" : ""));
       row.setAttribute("data-kind", r.kind);
-      row.appendChild(el("div", "name", r.name));
+      var name = el("div", "name", r.name);
+      name.title = r.name;  // the whole label when the column cuts it
+      row.appendChild(name);
       var track = el("div", "track");
       var left = (100 * r.start / total);
       if (r.end === null) {

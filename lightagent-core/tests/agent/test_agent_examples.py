@@ -1,4 +1,4 @@
-"""examples/hello_world.py, tool_example.py and streaming.py run, offline and against the loopback server."""
+"""examples/hello_world.py, tool_example.py, streaming.py and typed_results.py run, offline and against the loopback server."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def run_example(name: str, env_extra: dict[str, str]) -> str:
     return proc.stdout
 
 
-@pytest.mark.parametrize("name", ["hello_world.py", "tool_example.py", "streaming.py"])
+@pytest.mark.parametrize(
+    "name", ["hello_world.py", "tool_example.py", "streaming.py", "typed_results.py"]
+)
 def test_examples_run_offline(name: str) -> None:
     assert run_example(name, {}).strip()
 

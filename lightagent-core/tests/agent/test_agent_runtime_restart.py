@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 from lightagent import BudgetLimits, LightAgent
@@ -22,7 +21,7 @@ from lightagent.events.sql_store import SqliteSessionStore
 
 CHILD = textwrap.dedent(
     r"""
-    import asyncio, sys, threading, time
+    import asyncio, os, sys, threading, time
     from pathlib import Path
     from lightagent import BudgetLimits, LightAgent
     from lightagent.events.sql_store import SqliteSessionStore
@@ -33,7 +32,14 @@ CHILD = textwrap.dedent(
     def record_note(text: str) -> str:
         '''Record a note (a side effect; this one never returns).'''
         holder["rt"].inbox.enqueue("followup", "second note", message_id="m2")
-        Path(marker).write_text("in the tool")
+        # The side effect lands whole or not at all (written aside, synced, then renamed);
+        # only then does the parent hear that it may kill.
+        with open(marker + ".tmp", "w") as handle:
+            handle.write("in the tool")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(marker + ".tmp", marker)
+        print("in-tool", flush=True)
         time.sleep(600)  # killed here
         return "noted"
 
@@ -99,11 +105,10 @@ def test_sigkill_mid_run_then_a_new_process_restores_everything(loopback_server,
         text=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while not marker.exists():
-            assert proc.poll() is None, proc.communicate()[1][-3000:]
-            assert time.monotonic() < deadline, "the child never reached its tool"
-            time.sleep(0.02)
+        line = proc.stdout.readline()  # the child's word: the marker is written whole
+        if line.strip() != "in-tool":
+            out, err = proc.communicate(timeout=60)
+            raise AssertionError(f"the child never reached its tool: {line}{out}{err[-3000:]}")
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=60)
         assert proc.returncode == -signal.SIGKILL

@@ -3,6 +3,7 @@ headless Chromium with no network and no console errors."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -37,6 +38,7 @@ def _record(server, db: Path) -> str:
         {"content": "Paris is sunny.", "usage": {"prompt_tokens": 50, "completion_tokens": 5}},
     )
     agent = LightAgent(
+        name="weather",
         model="gpt-4.1",
         api_key=SECRET,
         base_url=server.base_url,
@@ -152,7 +154,7 @@ def test_page_renders_in_headless_chromium(loopback_server, tmp_path) -> None:
     rows = re.findall(r'class="row d\d( failed)?" data-kind="(\w+)"', dom.stdout)
     assert len(rows) == 6  # run, 2 model calls, 2 tool calls, 1 error
     assert (" failed", "tool") in rows and (" failed", "error") in rows
-    assert 'data-rendered="6"' in dom.stdout and "tool lookup" in dom.stdout
+    assert 'data-rendered="6"' in dom.stdout and "tool lookup #2" in dom.stdout
     shot = tmp_path / "page.png"
     taken = _browser(f"--screenshot={shot}", out.as_uri(), tmp=tmp_path)
     assert taken.returncode == 0 and _console(taken.stderr) == []
@@ -199,3 +201,109 @@ def test_view_and_rescore_a_session_in_postgresql(loopback_server, postgres_url,
     )  # fmt: skip
     report.assert_all_passed()
     store.close()
+
+
+def _page_data(page: str) -> dict:
+    found = re.search(r'id="trace-data" type="application/json">(.*?)</script>', page, re.S)
+    assert found
+    return json.loads(found.group(1))
+
+
+def test_the_header_and_the_cli_count_the_same_events(loopback_server, tmp_path, capsys) -> None:
+    db = tmp_path / "s.db"
+    _record(loopback_server, db)
+    out = tmp_path / "page.html"
+    assert (
+        main(["trace", "view", "s-page", "--store", f"sqlite:///{db}", "--output", str(out)]) == 0
+    )
+    said = re.search(r"\((\d+) events\)", capsys.readouterr().out)
+    assert said, "the CLI names no event count"
+    store = SqliteSessionStore(db)
+    stored = len(store.events("s-page"))
+    store.close()
+    assert int(said.group(1)) == _page_data(out.read_text())["event_count"] == stored
+
+
+def test_rows_are_named_by_agent_and_repeated_tool_calls_differ(loopback_server, tmp_path) -> None:
+    db = tmp_path / "s.db"
+    _record(loopback_server, db)
+    store = SqliteSessionStore(db)
+    labels = [s["label"] for s in build_timeline(store.events("s-page"))["spans"]]
+    store.close()
+    assert labels[0] == "run weather"  # the agent's name, not the provider's
+    tools = [label for label in labels if label.startswith("tool ")]
+    assert tools == ["tool lookup #1 (city=Paris)", "tool lookup #2 (city=nowhere)"]
+    # A trace from RunResult.trace carries the agent's name too.
+    loopback_server.reply("hi")
+    agent = LightAgent(
+        name="greeter", model="gpt-4.1", api_key="k", base_url=loopback_server.base_url
+    )
+    trace = agent.run("hello", trace=True, result_format="object").trace
+    assert build_timeline(trace)["spans"][0]["label"] == "run greeter"
+    # Without any name the model is the fallback.
+    anonymous = [dict(e, data={k: v for k, v in e["data"].items() if k != "agent"}) for e in trace]
+    assert build_timeline(anonymous)["spans"][0]["label"] == "run gpt-4.1"
+
+
+def test_a_tool_label_summarizes_its_arguments_short_and_redacted() -> None:
+    from lightagent.trace_page import render_trace_page
+
+    long_value = "x" * 200
+    trace = [
+        {"type": "tool_call", "timestamp": 1.0, "run_id": "r",
+         "data": {"call_id": "a", "name": "login", "arguments": {"user": "ada", "password": "hunter2"}}},
+        {"type": "tool_result", "timestamp": 1.1, "run_id": "r", "data": {"call_id": "a", "name": "login"}},
+        {"type": "tool_call", "timestamp": 1.2, "run_id": "r",
+         "data": {"call_id": "b", "name": "login", "arguments": f'{{"token": "{SECRET}", "note": "{long_value}"}}'}},
+        {"type": "tool_result", "timestamp": 1.3, "run_id": "r", "data": {"call_id": "b", "name": "login"}},
+    ]  # fmt: skip
+    first, second = [s["label"] for s in build_timeline(trace)["spans"]]
+    assert first == "tool login #1 (user=ada, password=[redacted])"
+    assert second.startswith("tool login #2 (token=[redacted], note=xxx") and len(second) < 80
+    page = render_trace_page(trace)
+    assert "hunter2" not in page and SECRET not in page
+
+
+def test_flow_rows_are_named_by_the_flow_run_and_its_steps(tmp_path) -> None:
+    lightagent_flow = pytest.importorskip("lightagent_flow")
+    from lightagent import ScriptedModel
+
+    store = SqliteSessionStore(tmp_path / "f.db")
+    agent = LightAgent(name="researcher", model=ScriptedModel(["found"]))
+    flow = lightagent_flow.LightFlow(session_store=store).step("research", agent=agent)
+    flow.run("Analyze ACME", run_id="report-001", session_id="f")
+    labels = [s["label"] for s in build_timeline(store.events("f"))["spans"]]
+    store.close()
+    assert "flow report-001" in labels and "step research" in labels
+
+
+@pytest.mark.slow
+def test_the_page_has_a_time_axis_in_chromium(loopback_server, tmp_path) -> None:
+    db = tmp_path / "s.db"
+    _record(loopback_server, db)
+    out = tmp_path / "page.html"
+    store = SqliteSessionStore(db)
+    events = store.events("s-page")
+    out.write_text(render_trace_page(events, title="trace s-page"))
+    total = build_timeline(events)["total_ms"]
+    store.close()
+    dom = _browser("--dump-dom", out.as_uri(), tmp=tmp_path)
+    assert dom.returncode == 0 and _console(dom.stderr) == []
+    assert 'class="row axis"' in dom.stdout
+    ticks = [
+        (
+            re.search(r"left: ([\d.]+)%", tag).group(1),
+            re.search(r'data-ms="([\d.]+)"', tag).group(1),
+        )
+        for tag in re.findall(r'<div class="tick"[^>]*>', dom.stdout)
+    ]
+    assert len(ticks) >= 3, dom.stdout[:3000]
+    positions = [float(p) for p, _ in ticks]
+    values = [float(v) for _, v in ticks]
+    assert values[0] == 0 and positions[0] == 0 and positions == sorted(positions)
+    step = values[1] - values[0]
+    assert all(abs((b - a) - step) < 1e-6 for a, b in itertools.pairwise(values))  # an even scale
+    assert all(
+        abs(p - 100 * v / total) < 0.01 for p, v in zip(positions, values, strict=True)
+    )  # true to time
+    assert values[-1] <= total

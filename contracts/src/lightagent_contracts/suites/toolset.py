@@ -163,7 +163,7 @@ class ToolsetContract(ContractSuite):
             {"name": _exposed(toolset, name), "arguments": arguments}
             for name, arguments, _ in toolset_examples
         ]
-        replies = [{"tool_calls": calls}, "done"] if calls else ["done"]
+        replies: list[Any] = [{"tool_calls": calls}, "done"] if calls else ["done"]
         model = ScriptedModel(replies)
         agent = LightAgent(model=model, tools=[toolset])
         try:

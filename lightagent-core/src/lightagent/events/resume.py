@@ -88,13 +88,9 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
     started = next((e for e in mine if e.type == "turn.started"), None)
     user_id = started.data.get("user_id") if started is not None else None
     run_key = started.data.get("idempotency_key") if started is not None else None
-    if turn.status in ("completed", "failed"):
+    if turn.status in ("completed", "failed") and not _stopped(mine):
         final = next((e for e in reversed(mine) if e.type == "assistant.completed"), None)
-        end = next(
-            e
-            for e in reversed(mine)
-            if e.type in ("run.completed", "run.failed", "turn.completed", "turn.failed")
-        )
+        end = next(e for e in reversed(mine) if e.type in _ENDS)
         return ResumePlan(
             run_id,
             session_id,
@@ -161,6 +157,18 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
         else:
             plan.pending.append(call_id)
     return plan
+
+
+def _stopped(events: Sequence[SessionEvent]) -> bool:
+    """Whether the run's last end is ``LA-CANCELLED``: stopped by its token (or a pause), not
+    finished, so a resume goes on from where it stopped instead of returning no answer."""
+    end = next((e for e in reversed(events) if e.type in _ENDS), None)
+    error = end.data.get("error") if end is not None and end.type in _FAILS else None
+    return isinstance(error, dict) and error.get("code") == "LA-CANCELLED"
+
+
+_FAILS = ("run.failed", "turn.failed")
+_ENDS = ("run.completed", "turn.completed", *_FAILS)
 
 
 def _settle(

@@ -89,6 +89,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 "run_start",
                 {
                     "query": query,
+                    "agent": ctx.agent_name,
                     "user_id": ctx.user_id,
                     "stream": spec.stream,
                     "result_format": spec.result_format,
