@@ -365,3 +365,22 @@ def test_every_dag_command_takes_a_relative_sqlite_url(tmp_path: Path) -> None:
     missing = cli("status", "rel", "--store", "sqlite:///typo.sqlite3")
     assert missing.returncode == 2 and "LA-STORAGE-NOT-FOUND" in missing.stderr, missing.stderr
     assert not (tmp_path / "typo.sqlite3").exists()
+
+
+def test_status_into_a_pipe_closed_before_any_output_exits_quietly(tmp_path: Path) -> None:
+    db, _ = _submit(tmp_path, "piped", 3)
+    read, write = os.pipe()
+    os.close(read)  # `… | head` whose reader has already gone: every write is EPIPE
+    try:
+        for extra in ([], ["--json"]):
+            out = subprocess.run(
+                [*CLI, "dag", "status", "piped", "--store", db, *extra],
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+                env=_env(),
+            )
+            assert out.stderr == "" and out.returncode == 141, (extra, out.stderr)
+    finally:
+        os.close(write)
