@@ -77,7 +77,12 @@ class ConnectorManifest(BaseModel):
         for key in ("tools", "hooks", "skills", "memory_adapters"):
             if key in data:
                 data[key] = _component_names(key, data[key], problems)
-        super().__init__(**data)
+        from pydantic import ValidationError as PydanticError
+
+        try:
+            super().__init__(**data)
+        except PydanticError as exc:
+            raise _invalid(exc) from None
         self._component_problems = tuple(problems)
 
     @property
@@ -142,17 +147,7 @@ class ConnectorManifest(BaseModel):
         try:
             return cls.model_validate(value)
         except PydanticError as exc:
-            problems = [
-                {"field": ".".join(str(p) for p in err["loc"]), "error": err["msg"]}
-                for err in exc.errors()
-            ]
-            text = "; ".join(f"{p['field']}: {p['error']}" for p in problems)
-            raise ValidationError(
-                "LA-VALIDATION",
-                f"invalid connector manifest: {text}",
-                hint="Fix the manifest fields named; see docs/writing-plugins.md.",
-                details={"problems": problems},
-            ) from None
+            raise _invalid(exc) from None
 
     def declared(self) -> dict[str, tuple[str, ...]]:
         """Every declared name by registry kind (tools under ``"tool"``, hooks under ``"hook"`` …)."""
@@ -169,6 +164,21 @@ class ConnectorManifest(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict of the fields."""
         return self.model_dump(mode="json")
+
+
+def _invalid(exc: Any) -> ValidationError:
+    """``LA-VALIDATION`` naming every field pydantic refused."""
+    problems = [
+        {"field": ".".join(str(p) for p in err["loc"]), "error": err["msg"]}
+        for err in exc.errors()
+    ]
+    text = "; ".join(f"{p['field']}: {p['error']}" for p in problems)
+    return ValidationError(
+        "LA-VALIDATION",
+        f"invalid connector manifest: {text}",
+        hint="Fix the fields named; `lightagent new-plugin NAME` (pip install lightagent-contracts) writes a manifest that passes.",
+        details={"problems": problems},
+    )
 
 
 _PHASE_METHODS = ("on_phase", "on_phase_sync", "before_run", "after_run", "before_tool_call")

@@ -131,7 +131,6 @@ def _apply_sandbox(
         report.add(
             "LAV023",
             f"the import ran {result.elapsed:.1f}s and was stopped at the {timeout:g}s limit",
-            hint="Defer slow work (network, model loading, big files) until the provider is first used.",
         )
         return
     if result.data is None:
@@ -166,7 +165,6 @@ def _apply_sandbox(
             report.add(
                 "LAV024",
                 f"importing {record['module']} took {record['seconds']:.2f}s (budget {import_budget:g}s)",
-                hint="Import heavy dependencies inside functions, not at module level.",
             )
         rss_mb = record.get("rss_kb", 0) / 1024
         if rss_mb > memory_budget_mb:
@@ -190,6 +188,7 @@ def _apply_sandbox(
                     raw["message"],
                     rel(raw.get("location", "")),
                     level=raw.get("level"),
+                    hint=raw.get("hint", ""),
                 )
             )
         for kind, names in plugin.get("registered", {}).items():
@@ -200,11 +199,12 @@ def _apply_sandbox(
     if not explained:
         for module, host in host_failures:
             report.add("LAV035", f"{module}: {host['status']}: {host['error']}")
-    if manifest is None:
+    if manifest is None and result.data.get("plugins"):
+        # Only a plugin that loaded can be asked for its manifest; a failed import is its
+        # own finding above and needs no "returns no manifest" after it.
         report.add(
             "LAV010",
             "the plugin returns no manifest",
-            hint="Implement lightagent_manifest() returning ConnectorManifest(name=..., version=...).",
         )
     elif manifest:
         report.manifest = manifest
@@ -265,7 +265,6 @@ def _check_manifest(
                 "LAV094",
                 f"skill {skill!r}: no {skill}/SKILL.md in the project or package",
                 where,
-                hint="Ship each skill as a folder holding SKILL.md (and scripts/, references/, assets/).",
             )
     for doc in manifest.get("docs", []):
         if doc.startswith(("http://", "https://")):
