@@ -70,6 +70,11 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
     "LAV050": ("error", "a tool schema is invalid"),
     "LAV051": ("error", "two tools share a name"),
     "LAV052": ("warning", "a tool has no description"),
+    "LAV053": (
+        "error",
+        "an inline tool's module evaluates code, starts processes, unpickles, calls native code or imports dynamically",
+    ),
+    "LAV054": ("error", "an inline tool has no source file, so its code cannot be checked"),
     # MCP settings
     "LAV060": ("error", "MCP server settings are malformed"),
     # credentials
@@ -141,6 +146,8 @@ _HINTS: dict[str, str] = {
     "LAV050": "Describe parameters with a JSON-schema object (@tool builds one from type hints).",
     "LAV051": "Give each tool its own name (@tool(name=...)).",
     "LAV052": "Give the tool a docstring or description=; the model reads it.",
+    "LAV053": "Keep the tool's module free of subprocess, os.system, eval, pickle and ctypes, or ship it as a plugin (`lightagent new-plugin NAME`) where the sandboxed import checks it.",
+    "LAV054": "Define the tool with def in a .py file (a module or package), not in exec() or an interactive session.",
     "LAV060": "Follow the mcpServers shape: `command` and `args` for stdio, or `url` (and `headers`) for HTTP.",
     "LAV070": 'Read it from the environment instead: "${API_TOKEN}", "Bearer ${API_TOKEN}".',
     "LAV080": "Do not evaluate text as code; parse it (json, ast.literal_eval).",

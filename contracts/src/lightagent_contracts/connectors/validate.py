@@ -14,6 +14,7 @@ from lightagent.manifest import ConnectorManifest
 
 from lightagent_contracts.connectors.credentials import check_credentials_in_mapping
 from lightagent_contracts.connectors.findings import FINDING_CODES, Finding, Level, ValidationReport
+from lightagent_contracts.connectors.inline import check_inline_tools
 from lightagent_contracts.connectors.mcp_settings import check_mcp_servers
 from lightagent_contracts.connectors.metadata import check_extras, check_metadata
 from lightagent_contracts.connectors.project import ProjectInfo, load_project
@@ -73,6 +74,7 @@ def validate_connector(
         root = Path(base_path) if base_path is not None else None
         info = ProjectInfo(target=target.name, kind="manifest", root=root)
         _check_manifest(report, info, target.to_dict(), core_version)
+        report.findings.extend(check_inline_tools(target.components, root))
         for problem in target.component_problems:
             report.add(
                 "LAV015",
@@ -238,6 +240,9 @@ def _check_manifest(
             f"manifest version {manifest['version']} differs from distribution {info.version}",
             where,
         )
+    tools = list(manifest.get("tools", ()))
+    for name in sorted({n for n in tools if tools.count(n) > 1}):
+        report.add("LAV051", f"two tools in the manifest are named {name!r}", where)
     if not manifest.get("description", "").strip():
         report.add("LAV013", "the manifest has no description", where)
     core = manifest.get("core_requires")
