@@ -142,8 +142,9 @@ async def _within(awaitable: Any, timeout: float | None) -> Any:
     future = asyncio.ensure_future(awaitable)
     try:
         done, _ = await asyncio.wait({future}, timeout=timeout)
-    except asyncio.CancelledError:
+    except asyncio.CancelledError:  # the flow was cancelled: the step unwinds first
         future.cancel()
+        await asyncio.wait({future})
         raise
     if not done:
         future.cancel()
