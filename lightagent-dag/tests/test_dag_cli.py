@@ -327,3 +327,60 @@ def test_status_of_a_database_without_a_dag_store_leaves_it_alone(tmp_path: Path
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     assert tables == {"notes"}
     assert other.read_bytes() == before
+
+
+def test_every_dag_command_takes_a_relative_sqlite_url(tmp_path: Path) -> None:
+    _submit(tmp_path, "rel", 2)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CLI, "dag", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_env(),
+            cwd=tmp_path,
+        )
+
+    for store in ("sqlite:///dag.sqlite3", "dag.sqlite3"):
+        worker = cli(
+            "worker",
+            "--store",
+            store,
+            "--app",
+            "dag_test_app:configure",
+            "--artifacts",
+            "art",
+            "--run",
+            "rel",
+            "--until-idle",
+            "--poll",
+            "0.02",
+        )
+        assert worker.returncode == 0, worker.stderr
+        for extra in ([], ["--json"], ["--watch", "--interval", "0.05", "--timeout", "30"]):
+            out = cli("status", "rel", "--store", store, *extra)
+            assert out.returncode == 0 and "Traceback" not in out.stderr, (store, extra, out.stderr)
+            assert "succeeded" in out.stdout, (store, extra, out.stdout)
+    missing = cli("status", "rel", "--store", "sqlite:///typo.sqlite3")
+    assert missing.returncode == 2 and "LA-STORAGE-NOT-FOUND" in missing.stderr, missing.stderr
+    assert not (tmp_path / "typo.sqlite3").exists()
+
+
+def test_status_into_a_pipe_closed_before_any_output_exits_quietly(tmp_path: Path) -> None:
+    db, _ = _submit(tmp_path, "piped", 3)
+    read, write = os.pipe()
+    os.close(read)  # `… | head` whose reader has already gone: every write is EPIPE
+    try:
+        for extra in ([], ["--json"]):
+            out = subprocess.run(
+                [*CLI, "dag", "status", "piped", "--store", db, *extra],
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+                env=_env(),
+            )
+            assert out.stderr == "" and out.returncode == 141, (extra, out.stderr)
+    finally:
+        os.close(write)

@@ -262,3 +262,56 @@ def test_concurrent_runs_on_one_flow_do_not_share_state(concurrent_runs: int) ->
 
     results = asyncio.run(main())
     assert [r.content for r in results] == [f"Q{i}!" for i in range(concurrent_runs)]
+
+
+@pytest.mark.parametrize("timeout", [None, 5])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_step_raising_timeouterror_is_an_ordinary_failure_and_is_retried(
+    kind: str, timeout: float | None
+) -> None:
+    calls: list[int] = []
+
+    def sync_step(query: str) -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise TimeoutError("the upstream API took too long")
+        return "second time"
+
+    async def async_step(query: str) -> str:
+        return sync_step(query)
+
+    agent = sync_step if kind == "sync" else async_step
+    flow = LightFlow(retry_backoff=0).step("s", agent=agent, timeout=timeout, max_retry=2)
+    result = flow.run("q", trace=True)
+    step = result.steps["s"]
+    assert step.status == "success" and step.content == "second time"
+    assert step.attempts == 2 and not step.timed_out and step.timeout_mode is None
+    retry = [e["data"]["error"] for e in result.trace if e["type"] == "step_retry"]
+    assert len(retry) == 1 and "the upstream API took too long" in retry[0]
+    assert "LA-FLOW-TIMEOUT" not in retry[0] and "did not finish" not in retry[0]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_step_that_always_raises_timeouterror_fails_with_its_own_message(kind: str) -> None:
+    def sync_step(query: str) -> str:
+        raise TimeoutError("socket read timed out")
+
+    async def async_step(query: str) -> str:
+        return sync_step(query)
+
+    agent = sync_step if kind == "sync" else async_step
+    result = LightFlow(retry_backoff=0).step("s", agent=agent, max_retry=3).run("q")
+    step = result.steps["s"]
+    assert step.status == "failed" and step.attempts == 3 and not step.timed_out
+    assert step.error_code == "LA-408"  # a timeout, classified as any raised exception is
+    assert "socket read timed out" in step.error and "within 0s" not in step.error
+
+
+def test_the_flow_timeout_names_the_configured_limit() -> None:
+    async def hangs(query: str) -> str:
+        await asyncio.sleep(30)
+        return "late"
+
+    result = LightFlow().step("slow", agent=hangs, timeout=0.05).run("q")
+    step = result.steps["slow"]
+    assert step.error_code == "LA-FLOW-TIMEOUT" and "within 0.05s" in step.error

@@ -40,3 +40,27 @@ def test_the_session_defaults_to_the_run_id() -> None:
         "step_end",
         "flow_end",
     ]
+
+
+def test_session_store_accepts_what_lightagent_accepts(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'sessions.db'}"
+    result = LightFlow(session_store=url).step("a", agent=lambda q: "A").run("q", run_id="ev-3")
+    assert result.success
+    assert not [e for e in result.trace or [] if e["type"] == "session_append_failed"]
+    logged = events_mod.SqlSessionStore(url).events("ev-3")
+    assert [e.type for e in logged] == ["flow_start", "step_start", "step_end", "flow_end"]
+
+    named = LightFlow(session_store=("sqlite", {"path": str(tmp_path / "named.db")}))
+    named.step("a", agent=lambda q: "A").run("q", run_id="ev-4")
+    assert len(events_mod.SqliteSessionStore(tmp_path / "named.db").events("ev-4")) == 4
+
+
+@pytest.mark.parametrize(
+    "spec", ["no-such-store", "jsonl-but-not-a-url://x", 42, object(), {"provider": 3}]
+)
+def test_a_session_store_the_flow_cannot_use_is_refused(spec: object) -> None:
+    from lightagent.errors import LightAgentError
+
+    with pytest.raises(LightAgentError) as info:
+        LightFlow(session_store=spec)
+    assert info.value.code == "LA-CONFIG" and info.value.hint

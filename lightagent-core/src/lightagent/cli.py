@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -204,7 +205,7 @@ def _guarded(command: _Command) -> Handler:
 
         try:
             return int(command.handler(args) or 0)
-        except (LightAgentError, KeyboardInterrupt):
+        except (LightAgentError, KeyboardInterrupt, BrokenPipeError):
             raise
         except Exception as exc:
             print(
@@ -247,12 +248,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:
             parser.print_help()
             return 0
-        return int(handler(args) or 0)
+        code = int(handler(args) or 0)
+        sys.stdout.flush()  # a reader that left early shows here, not at interpreter exit
+        return code
     except LightAgentError as exc:
         print(f"lightagent: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_left()
+
+
+def _reader_left() -> int:
+    """``lightagent … | head``: end quietly with the status of a tool stopped by SIGPIPE."""
+    # What is still buffered goes nowhere, so the flush at exit cannot fail again (the
+    # suppress: stdout is no file descriptor when main() runs in-process, under capture).
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 128 + 13  # 13 is SIGPIPE (signal.SIGPIPE does not exist on Windows)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -55,6 +55,7 @@ class ConnectorManifest(BaseModel):
     # The seeds' manifests carry component objects; their names become the fields above and
     # what an inspection (never a call) found wrong with them is kept for the validator.
     _component_problems: tuple[dict[str, str], ...] = PrivateAttr(default=())
+    _components: tuple[tuple[str, str, Any], ...] = PrivateAttr(default=())
 
     def __init__(self, *args: Any, **data: Any) -> None:
         """Keywords, or the seeds' form: ``name`` and ``version`` (and ``description``)
@@ -74,17 +75,30 @@ class ConnectorManifest(BaseModel):
                 )
             data[key] = value
         problems: list[dict[str, str]] = []
+        components: list[tuple[str, str, Any]] = []
         for key in ("tools", "hooks", "skills", "memory_adapters"):
             if key in data:
-                data[key] = _component_names(key, data[key], problems)
-        super().__init__(**data)
+                data[key] = _component_names(key, data[key], problems, components)
+        from pydantic import ValidationError as PydanticError
+
+        try:
+            super().__init__(**data)
+        except PydanticError as exc:
+            raise _invalid(exc) from None
         self._component_problems = tuple(problems)
+        self._components = tuple(components)
 
     @property
     def component_problems(self) -> tuple[dict[str, str], ...]:
         """``{field, component, message}`` for each component object that lacks what its
         kind needs (found by inspection only; empty for a manifest of names)."""
         return self._component_problems
+
+    @property
+    def components(self) -> tuple[tuple[str, str, Any], ...]:
+        """``(field, name, object)`` for each component given as an object, so a validator
+        can read its source (empty for a manifest of names; never serialised)."""
+        return self._components
 
     @field_validator(
         "tools", "skills", "hooks", "memory_adapters", "commands", "docs", mode="before"
@@ -142,17 +156,7 @@ class ConnectorManifest(BaseModel):
         try:
             return cls.model_validate(value)
         except PydanticError as exc:
-            problems = [
-                {"field": ".".join(str(p) for p in err["loc"]), "error": err["msg"]}
-                for err in exc.errors()
-            ]
-            text = "; ".join(f"{p['field']}: {p['error']}" for p in problems)
-            raise ValidationError(
-                "LA-VALIDATION",
-                f"invalid connector manifest: {text}",
-                hint="Fix the manifest fields named; see docs/writing-plugins.md.",
-                details={"problems": problems},
-            ) from None
+            raise _invalid(exc) from None
 
     def declared(self) -> dict[str, tuple[str, ...]]:
         """Every declared name by registry kind (tools under ``"tool"``, hooks under ``"hook"`` …)."""
@@ -171,6 +175,20 @@ class ConnectorManifest(BaseModel):
         return self.model_dump(mode="json")
 
 
+def _invalid(exc: Any) -> ValidationError:
+    """``LA-VALIDATION`` naming every field pydantic refused."""
+    problems = [
+        {"field": ".".join(str(p) for p in err["loc"]), "error": err["msg"]} for err in exc.errors()
+    ]
+    text = "; ".join(f"{p['field']}: {p['error']}" for p in problems)
+    return ValidationError(
+        "LA-VALIDATION",
+        f"invalid connector manifest: {text}",
+        hint="Fix the fields named; `lightagent new-plugin NAME` (pip install lightagent-contracts) writes a manifest that passes.",
+        details={"problems": problems},
+    )
+
+
 _PHASE_METHODS = ("on_phase", "on_phase_sync", "before_run", "after_run", "before_tool_call")
 
 
@@ -185,7 +203,9 @@ def _component_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _component_names(key: str, value: Any, problems: list[dict[str, str]]) -> Any:
+def _component_names(
+    key: str, value: Any, problems: list[dict[str, str]], components: list[tuple[str, str, Any]]
+) -> Any:
     """Names for ``value`` (a list of names or objects, or a ``{name: object}`` dict)."""
     if isinstance(value, str) or value is None:
         return value
@@ -197,6 +217,7 @@ def _component_names(key: str, value: Any, problems: list[dict[str, str]]) -> An
             continue
         name = given if isinstance(given, str) else _component_name(item)
         names.append(name)
+        components.append((key, name, item))
         problem = _inspect(key, item)
         if problem:
             problems.append({"field": key, "component": name, "message": problem})

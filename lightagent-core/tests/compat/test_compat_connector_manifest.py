@@ -74,3 +74,13 @@ def test_validate_connector_accepts_base_path(tmp_path) -> None:
         ConnectorManifest("weather", "0.1.0", description="d", tools=[untagged]), base_path=tmp_path
     )
     assert "LAV015" in {f.code for f in bad.findings}
+
+
+def test_a_bad_manifest_built_directly_is_a_typed_error() -> None:
+    from lightagent.errors import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        ConnectorManifest("weather", "one", tools=[get_weather])
+    assert info.value.code == "LA-VALIDATION" and info.value.hint
+    assert {p["field"] for p in info.value.details["problems"]} == {"version"}
+    assert "docs/" not in info.value.hint  # an author installing from an index has no docs/

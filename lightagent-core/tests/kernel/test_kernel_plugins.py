@@ -222,3 +222,24 @@ def test_python_dash_m_lightagent_is_the_same_cli(fake_site) -> None:
     assert outputs[0] == outputs[1]
     assert outputs[0][1].strip() == "HELLO"
     assert "usage: lightagent" in outputs[0][3]
+
+
+@pytest.mark.parametrize("args", [("plugins", "--json", "--all"), ("shout",)])
+def test_output_into_a_pipe_whose_reader_left_ends_quietly(fake_site, args) -> None:
+    fake_site.add("lightagent-shout", GOOD)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("LIGHTAGENT_")}
+    environ["PYTHONPATH"] = str(fake_site.root)
+    read, write = os.pipe()
+    os.close(read)  # `lightagent … | head` after head has gone: every write is EPIPE
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "lightagent.cli", *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environ,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert proc.stderr == "" and proc.returncode == 141, proc.stderr

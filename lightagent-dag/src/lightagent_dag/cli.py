@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import importlib
 import json
-import os
 import signal
 import sys
 from typing import Any
@@ -210,11 +209,7 @@ def run_dag(args: argparse.Namespace) -> int:
     command = getattr(args, "dag_command", None)
     try:
         if command == "status":
-            try:
-                return _status(args)
-            except BrokenPipeError:  # `lightagent dag status … | head`
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                return 0
+            return _status(args)  # `… | head`: lightagent.cli.main ends quietly
         if command == "worker":
             if args.until_idle and not args.run:
                 raise DAGError("LA-CONFIG", "--until-idle needs --run RUN_ID")

@@ -43,8 +43,9 @@ class LightFlow:
     ``store`` keeps run records (``JsonLightFlowStore``, ``SqlLightFlowStore``; an
     in-memory store when ``None``). ``hooks`` are flow hooks (see :mod:`lightagent_flow.hooks`).
     ``observers`` receive every flow trace event (``on_event(event)`` or a callable).
-    ``session_store`` (a ``lightagent`` ``SessionStore``) gets the flow trace events
-    appended to session ``session_id`` (default: the run id). ``progress`` draws a live
+    ``session_store`` takes what ``LightAgent(session_store=)`` takes (a ``SessionStore``,
+    a registered name, ``"sqlite:///x.db"`` …) and gets the flow trace events appended to
+    session ``session_id`` (default: the run id). ``progress`` draws a live
     line of finished steps on a terminal (None: only when stderr is a TTY; see
     ``lightagent.ProgressLine``).
     """
@@ -81,7 +82,7 @@ class LightFlow:
         self.retry_backoff_max = float(retry_backoff_max)
         self.max_concurrency = max_concurrency
         self.observers = list(observers or ())
-        self.session_store = session_store
+        self.session_store = None if session_store is None else _session_store(session_store)
         self.progress = progress
         self._steps: list[LightFlowStep] = []
         self._active: dict[str, FlowRun] = {}
@@ -540,3 +541,17 @@ class _StepCounter:
         if event.get("type") == "step_end":
             data = event.get("data") or {}
             self.line.advance(note=f"{data.get('step')}: {data.get('status')}")
+
+
+def _session_store(spec: Any) -> Any:
+    """The store for ``session_store=``, resolved as ``LightAgent`` resolves it; ``LA-CONFIG`` when unusable."""
+    from lightagent.run.options import resolve_store
+
+    store = resolve_store(spec)
+    if not callable(getattr(store, "append", None)):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"session_store= got a {type(store).__name__}, not a session store (no append method)",
+            hint='Pass a SessionStore, a registered name such as "sqlite" or a URL such as "sqlite:///sessions.db".',
+        )
+    return store

@@ -129,6 +129,30 @@ def _output(result: Any) -> AgentOutput:
     return AgentOutput(to_jsonable(content), trace if isinstance(trace, list) else None)
 
 
+class _Overdue(Exception):
+    """The step outlived its limit (kept apart from a ``TimeoutError`` the step raises itself)."""
+
+
+async def _within(awaitable: Any, timeout: float | None) -> Any:
+    """``awaitable``'s result, or :class:`_Overdue` once ``timeout`` seconds pass (it is cancelled).
+
+    Not ``asyncio.wait_for``: from Python 3.11 its timeout *is* the built-in ``TimeoutError``,
+    so a step that raises one itself would read as the flow's own limit.
+    """
+    future = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({future}, timeout=timeout)
+    except asyncio.CancelledError:  # the flow was cancelled: the step unwinds first
+        future.cancel()
+        await asyncio.wait({future})
+        raise
+    if not done:
+        future.cancel()
+        await asyncio.wait({future})  # a task unwinds; an executor future is marked at once
+        raise _Overdue
+    return future.result()
+
+
 def _timeout_error(timeout: float, mode: str) -> BudgetError:
     return BudgetError(
         "LA-FLOW-TIMEOUT",
@@ -153,22 +177,20 @@ async def call_agent(
     """
     fn, is_async = _target(agent)
     kwargs = _kwargs_for(fn, offered)
+    mode = "cancelled" if is_async else "abandoned"
     try:
         if is_async:
-            try:
-                result = await asyncio.wait_for(fn(query, **kwargs), timeout)
-            except asyncio.TimeoutError:
-                raise _timeout_error(timeout or 0, "cancelled") from None
+            result = await _within(fn(query, **kwargs), timeout)
         else:
             loop = asyncio.get_running_loop()
             future = loop.run_in_executor(executor, functools.partial(fn, query, **kwargs))
-            try:
-                result = await asyncio.wait_for(future, timeout)
-            except asyncio.TimeoutError:
-                raise _timeout_error(timeout or 0, "abandoned") from None
+            result = await _within(future, timeout)
             if inspect.isawaitable(result):
-                result = await asyncio.wait_for(result, timeout)
+                mode = "cancelled"
+                result = await _within(result, timeout)
         return _output(result)
+    except _Overdue:
+        raise _timeout_error(timeout or 0, mode) from None
     except LightAgentError:
         raise
     except asyncio.CancelledError:

@@ -13,6 +13,7 @@ __all__ = [
     "check_credentials_in_mapping",
     "is_placeholder",
     "literal_credential",
+    "literal_setting_secret",
 ]
 
 CREDENTIAL_KEY = re.compile(
@@ -42,13 +43,45 @@ _PLACEHOLDER_HINTS = (
 def is_placeholder(value: str) -> bool:
     """True for values that are clearly not a real secret (``${VAR}``, ``<key>``, ``your_key``…)."""
     text = value.strip()
-    if len(text) < 8 or " " in text:
-        return True
+    return len(text) < 8 or " " in text or _reference(text)
+
+
+def _reference(text: str) -> bool:
+    # Marked as a placeholder, or an environment-variable name (OPENAI_API_KEY).
     lowered = text.lower()
-    if any(h in lowered for h in _PLACEHOLDER_HINTS):
+    return any(h in lowered for h in _PLACEHOLDER_HINTS) or bool(
+        re.fullmatch(r"[A-Z][A-Z0-9_]*", text)
+    )
+
+
+_AUTH_SCHEME = re.compile(r"(?i)^(bearer|basic|token|digest)\s+(\S.*)$")
+_URL_PASSWORD = re.compile(r"://[^/\s:@]+:([^/\s@]+)@")
+# A key that names where a secret is, not the secret (PASSWORD_FILE=/run/secrets/db).
+_POINTER_KEY = re.compile(r"(?i)[_-](file|path|dir|env|var|name)$")
+
+
+def literal_setting_secret(key: str, value: Any) -> bool:
+    """The stricter rule for MCP ``headers`` and ``env``, which should hold ``${ENV_VAR}``
+    references: any non-reference value of a credential key (however short), any
+    ``Bearer …``/``Basic …`` value, a password in a URL, or a provider key shape."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if TOKEN_SHAPES.search(text):
         return True
-    # An environment-variable name (OPENAI_API_KEY) is a reference, not a secret.
-    return bool(re.fullmatch(r"[A-Z][A-Z0-9_]*", text))
+    if "${" in text:
+        return False
+    if re.match(r"(sk|gh[pousr]|hf|xox[abpr])[-_]\w{3,}", text):
+        return True
+    scheme = _AUTH_SCHEME.match(text)
+    if scheme:
+        return not _reference(scheme.group(2))
+    password = _URL_PASSWORD.search(text)
+    if password:
+        return not _reference(password.group(1))
+    if (CREDENTIAL_KEY.search(key) or key.lower() == "cookie") and not _POINTER_KEY.search(key):
+        return bool(text) and not _reference(text)
+    return False
 
 
 def literal_credential(key: str, value: Any) -> bool:

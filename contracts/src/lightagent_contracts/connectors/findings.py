@@ -70,6 +70,11 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
     "LAV050": ("error", "a tool schema is invalid"),
     "LAV051": ("error", "two tools share a name"),
     "LAV052": ("warning", "a tool has no description"),
+    "LAV053": (
+        "error",
+        "an inline tool's module evaluates code, starts processes, unpickles, calls native code or imports dynamically",
+    ),
+    "LAV054": ("error", "an inline tool has no source file, so its code cannot be checked"),
     # MCP settings
     "LAV060": ("error", "MCP server settings are malformed"),
     # credentials
@@ -101,6 +106,70 @@ FINDING_CODES: dict[str, tuple[Level, str]] = {
     "LAV097": ("info", "a documentation URL (not checked offline)"),
 }
 
+# Code -> what an author can do about it, when the check has nothing more particular to say.
+# Hints name commands and packages an author has, never a path inside lightagent's repository.
+_HINTS: dict[str, str] = {
+    "LAV001": "Pass a project directory (with pyproject.toml) or a distribution name shown by `pip list`.",
+    "LAV002": 'Add [project.entry-points.lightagent] "<dist-name>" = "<package>.plugin".',
+    "LAV003": "Declare exactly one entry point in group `lightagent`, named after the distribution.",
+    "LAV004": "Add lightagent-core with a compatible range to the dependencies.",
+    "LAV005": "Widen the lightagent-core range, or install a core version it admits.",
+    "LAV006": "Fix pyproject.toml so that `pip install -e .` accepts it.",
+    "LAV007": "Point the entry point at a module of the project (package.plugin).",
+    "LAV010": "Implement lightagent_manifest() returning ConnectorManifest(name=..., version=...).",
+    "LAV011": "Fix the fields named; `lightagent new-plugin NAME` writes a manifest that passes.",
+    "LAV012": "Use the distribution's name and version (importlib.metadata.version) in the manifest.",
+    "LAV013": "Give the manifest a one-line description=.",
+    "LAV014": "Widen core_requires, or install a core version it admits.",
+    "LAV015": "Give each tool a tool_info dict (or @tool), each hook a phase method, each memory adapter store() and retrieve().",
+    "LAV020": "Fix the import error, or declare the missing package in the project's dependencies.",
+    "LAV021": "Open connections when a tool or provider is first used, not at import.",
+    "LAV022": "Write files when a tool or provider is first used, under a folder the user chooses.",
+    "LAV023": "Defer slow work (network, model loading, big files) until the provider is first used.",
+    "LAV024": "Import heavy dependencies inside functions, not at module level.",
+    "LAV025": "Load large data or models when first used, not at import.",
+    "LAV026": "Start processes only when a tool runs, never at import.",
+    "LAV027": "Import the library inside the functions that use it.",
+    "LAV028": "Run the validator again; `--static-only` checks without importing the plugin.",
+    "LAV030": "Use a hook of lightagent.hookspecs, or declare your own with register_hookspecs.",
+    "LAV031": "Take only the arguments the hookspec names (usually `register`).",
+    "LAV032": "Hooks only register objects; move other work into the objects they register.",
+    "LAV033": "Implement at least one register_* hook with @hookimpl.",
+    "LAV034": "Call register(name, provider) with a name string and the provider.",
+    "LAV035": "Rename what clashes with the core or another plugin; `lightagent plugins` shows the error.",
+    "LAV036": "Add the distribution that now defines the hook to the dependencies.",
+    "LAV040": "Give the object the methods its kind's protocol needs.",
+    "LAV041": "Use a unique name of letters, digits, '-', '_' or '.'.",
+    "LAV042": "Register it, or remove it from the manifest.",
+    "LAV043": "Declare it in the manifest, or stop registering it.",
+    "LAV044": "Use a unique command name and callables for handler and configure.",
+    "LAV050": "Describe parameters with a JSON-schema object (@tool builds one from type hints).",
+    "LAV051": "Give each tool its own name (@tool(name=...)).",
+    "LAV052": "Give the tool a docstring or description=; the model reads it.",
+    "LAV053": "Keep the tool's module free of subprocess, os.system, eval, pickle and ctypes, or ship it as a plugin (`lightagent new-plugin NAME`) where the sandboxed import checks it.",
+    "LAV054": "Define the tool with def in a .py file (a module or package), not in exec() or an interactive session.",
+    "LAV060": "Follow the mcpServers shape: `command` and `args` for stdio, or `url` (and `headers`) for HTTP.",
+    "LAV070": 'Read it from the environment instead: "${API_TOKEN}", "Bearer ${API_TOKEN}".',
+    "LAV080": "Do not evaluate text as code; parse it (json, ast.literal_eval).",
+    "LAV081": "Start processes only where the user asked for it, or mark the line `# lightagent: allow LAV081`.",
+    "LAV082": "Avoid the shell: pass subprocess a list of arguments, or mark the line `# lightagent: allow LAV082`.",
+    "LAV083": "Read data with json (or another format that cannot run code).",
+    "LAV084": "Prefer a pure-Python library, or mark the line `# lightagent: allow LAV084`.",
+    "LAV085": "Import modules by name at the top of the file.",
+    "LAV086": "No action needed; network use is listed for reviewers.",
+    "LAV087": "Split the file, or keep generated data out of the package.",
+    "LAV088": "Fix the syntax error (`python -m py_compile FILE`).",
+    "LAV089": "Replace the symlink with the file it points to, or remove it.",
+    "LAV090": 'Write each requirement as pip does, e.g. "httpx>=0.27".',
+    "LAV091": "Widen the requirement, or upgrade the installed package.",
+    "LAV092": "Declare the extra in [project.optional-dependencies], or drop it from the manifest.",
+    "LAV093": "No action needed; `pip install '<dist>[extra]'` checks it.",
+    "LAV094": "Ship each skill as a folder holding SKILL.md (and scripts/, references/, assets/).",
+    "LAV095": 'Set readme = "README.md" in pyproject.toml.',
+    "LAV096": "Ship the file in the project, or give an https:// URL.",
+    "LAV097": "No action needed; URLs are not fetched offline.",
+}
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -122,9 +191,9 @@ class Finding:
         level: Level | None = None,
         hint: str = "",
     ) -> Finding:
-        """A finding with the code's default level unless ``level`` is given."""
+        """A finding with the code's default level and hint unless ``level``/``hint`` is given."""
         default, _ = FINDING_CODES[code]
-        return cls(code, level or default, message, location, hint)
+        return cls(code, level or default, message, location, hint or _HINTS.get(code, ""))
 
     def to_dict(self) -> dict[str, str]:
         """A JSON-safe dict."""
@@ -200,7 +269,10 @@ class ValidationReport:
 
     def format_text(self) -> str:
         """A human report: one line per finding, then a verdict line."""
-        lines = [f.format() for f in sorted(self.findings, key=_order)]
+        lines = [
+            f.format() + (f"\n    hint: {f.hint}" if f.hint else "")
+            for f in sorted(self.findings, key=_order)
+        ]
         name = self.distribution or self.target
         verdict = "PASS" if self.passed else "FAIL"
         timing = f", import {self.import_seconds:.2f}s" if self.import_seconds is not None else ""

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lightagent_contracts.connectors.credentials import check_credentials_in_mapping
+from lightagent_contracts.connectors.credentials import (
+    check_credentials_in_mapping,
+    literal_setting_secret,
+)
 from lightagent_contracts.connectors.findings import Finding
 
 __all__ = ["check_mcp_servers"]
@@ -30,7 +33,8 @@ _TRANSPORTS = {"stdio", "sse", "streamable-http", "streamable_http", "http"}
 
 
 def check_mcp_servers(servers: Any, location: str) -> list[Finding]:
-    """LAV060 for malformed ``mcpServers`` entries (accepts the outer or the inner dict)."""
+    """LAV060 for malformed ``mcpServers`` entries, LAV070 for literal secrets (accepts the outer
+    or the inner dict)."""
     if isinstance(servers, dict) and set(servers) == {"mcpServers"}:
         servers = servers["mcpServers"]
     if not isinstance(servers, dict):
@@ -77,5 +81,26 @@ def check_mcp_servers(servers: Any, location: str) -> list[Finding]:
         unknown = sorted(set(cfg) - _MCP_KEYS)
         if unknown:
             bad(name, f"unknown keys {unknown}", level="warning")
-        out.extend(check_credentials_in_mapping(cfg, location, f"mcpServers.{name}"))
+        # env and headers should hold ${ENV_VAR} references: a stricter rule there.
+        rest = {k: v for k, v in cfg.items() if k not in ("env", "headers")}
+        out.extend(check_credentials_in_mapping(rest, location, f"mcpServers.{name}"))
+        for key in ("env", "headers"):
+            settings = cfg.get(key)
+            for item, value in settings.items() if isinstance(settings, dict) else ():
+                if literal_setting_secret(str(item), value):
+                    out.append(
+                        Finding.make(
+                            "LAV070",
+                            f"`mcpServers.{name}.{key}.{item}` holds a literal secret",
+                            location,
+                            hint=f'Write a reference such as "${{{_env_name(name, item)}}}" '
+                            f'(for a header "Bearer ${{{_env_name(name, "token")}}}") and set that '
+                            "variable where the agent runs.",
+                        )
+                    )
     return out
+
+
+def _env_name(server: str, item: str) -> str:
+    """An environment variable name to suggest: SERVER_ITEM in capitals."""
+    return re.sub(r"[^A-Z0-9]+", "_", f"{server}_{item}".upper()).strip("_")

@@ -50,9 +50,9 @@ def _location(obj: Any) -> str:
 
 
 def _finding(
-    code: str, message: str, location: str = "", level: str | None = None
+    code: str, message: str, location: str = "", level: str | None = None, hint: str = ""
 ) -> dict[str, Any]:
-    return {"code": code, "message": message, "location": location, "level": level}
+    return {"code": code, "message": message, "location": location, "level": level, "hint": hint}
 
 
 def _spec_args(plugin: Any = None) -> dict[str, list[str]]:
@@ -417,6 +417,7 @@ def inspect_plugin(plugin: Any, *, plugin_name: str) -> dict[str, Any]:
     """Check ``plugin``'s hookimpls, call its hooks with recorders and check what it registers."""
     import pluggy
     from lightagent import hookspecs
+    from lightagent.errors import ValidationError
     from lightagent.manifest import ConnectorManifest
 
     specs = _spec_args(plugin)
@@ -472,19 +473,19 @@ def inspect_plugin(plugin: Any, *, plugin_name: str) -> dict[str, Any]:
         call_args = {a: target for a in args}
         try:
             result = func(**call_args)
-        except Exception as exc:
-            out["findings"].append(
-                _finding("LAV032", f"{hook} raised {type(exc).__name__}: {exc}", where)
-            )
-            continue
-        if hook == "lightagent_manifest":
-            try:
+            if hook == "lightagent_manifest":
                 manifest = (
                     ConnectorManifest.from_any(result).to_dict() if result is not None else None
                 )
-            except Exception as exc:
-                out["findings"].append(_finding("LAV011", str(exc), where))
-                manifest = False
+        except Exception as exc:
+            if hook == "lightagent_manifest":
+                manifest = False  # reported below, never again as "returns no manifest"
+            if hook == "lightagent_manifest" and isinstance(exc, ValidationError):
+                out["findings"].append(_finding("LAV011", exc.message, where, hint=exc.hint or ""))
+            else:
+                out["findings"].append(
+                    _finding("LAV032", f"{hook} raised {type(exc).__name__}: {exc}", where)
+                )
     if not out["hooks"]:
         out["findings"].append(
             _finding("LAV033", f"{plugin_name} implements no lightagent hook", _location(plugin))

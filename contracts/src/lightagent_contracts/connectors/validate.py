@@ -14,6 +14,7 @@ from lightagent.manifest import ConnectorManifest
 
 from lightagent_contracts.connectors.credentials import check_credentials_in_mapping
 from lightagent_contracts.connectors.findings import FINDING_CODES, Finding, Level, ValidationReport
+from lightagent_contracts.connectors.inline import check_inline_tools
 from lightagent_contracts.connectors.mcp_settings import check_mcp_servers
 from lightagent_contracts.connectors.metadata import check_extras, check_metadata
 from lightagent_contracts.connectors.project import ProjectInfo, load_project
@@ -73,6 +74,7 @@ def validate_connector(
         root = Path(base_path) if base_path is not None else None
         info = ProjectInfo(target=target.name, kind="manifest", root=root)
         _check_manifest(report, info, target.to_dict(), core_version)
+        report.findings.extend(check_inline_tools(target.components, root))
         for problem in target.component_problems:
             report.add(
                 "LAV015",
@@ -131,7 +133,6 @@ def _apply_sandbox(
         report.add(
             "LAV023",
             f"the import ran {result.elapsed:.1f}s and was stopped at the {timeout:g}s limit",
-            hint="Defer slow work (network, model loading, big files) until the provider is first used.",
         )
         return
     if result.data is None:
@@ -166,7 +167,6 @@ def _apply_sandbox(
             report.add(
                 "LAV024",
                 f"importing {record['module']} took {record['seconds']:.2f}s (budget {import_budget:g}s)",
-                hint="Import heavy dependencies inside functions, not at module level.",
             )
         rss_mb = record.get("rss_kb", 0) / 1024
         if rss_mb > memory_budget_mb:
@@ -190,6 +190,7 @@ def _apply_sandbox(
                     raw["message"],
                     rel(raw.get("location", "")),
                     level=raw.get("level"),
+                    hint=raw.get("hint", ""),
                 )
             )
         for kind, names in plugin.get("registered", {}).items():
@@ -200,11 +201,12 @@ def _apply_sandbox(
     if not explained:
         for module, host in host_failures:
             report.add("LAV035", f"{module}: {host['status']}: {host['error']}")
-    if manifest is None:
+    if manifest is None and result.data.get("plugins"):
+        # Only a plugin that loaded can be asked for its manifest; a failed import is its
+        # own finding above and needs no "returns no manifest" after it.
         report.add(
             "LAV010",
             "the plugin returns no manifest",
-            hint="Implement lightagent_manifest() returning ConnectorManifest(name=..., version=...).",
         )
     elif manifest:
         report.manifest = manifest
@@ -238,6 +240,9 @@ def _check_manifest(
             f"manifest version {manifest['version']} differs from distribution {info.version}",
             where,
         )
+    tools = list(manifest.get("tools", ()))
+    for name in sorted({n for n in tools if tools.count(n) > 1}):
+        report.add("LAV051", f"two tools in the manifest are named {name!r}", where)
     if not manifest.get("description", "").strip():
         report.add("LAV013", "the manifest has no description", where)
     core = manifest.get("core_requires")
@@ -265,7 +270,6 @@ def _check_manifest(
                 "LAV094",
                 f"skill {skill!r}: no {skill}/SKILL.md in the project or package",
                 where,
-                hint="Ship each skill as a folder holding SKILL.md (and scripts/, references/, assets/).",
             )
     for doc in manifest.get("docs", []):
         if doc.startswith(("http://", "https://")):

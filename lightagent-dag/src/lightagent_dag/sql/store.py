@@ -459,7 +459,9 @@ def _sqlite_has_table(file: Path, table: str) -> bool:
     import sqlite3
 
     try:
-        with contextlib.closing(sqlite3.connect(f"{file.as_uri()}?mode=ro", uri=True)) as db:
+        # absolute(): a file URI cannot be relative, and sqlite:///dag.db names one in the cwd
+        uri = f"{file.absolute().as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
             row = db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
     except sqlite3.DatabaseError as exc:
         raise StorageError(
