@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from lightagent.utf8 import clean_text
+
 __all__ = [
     "REDACTED",
     "REDACTION_FAILED",
@@ -170,17 +172,21 @@ def jsonable(value: Any, _depth: int = 0) -> Any:
 
 
 def redact(value: Any, *, replacement: str = REDACTED) -> Any:
-    """A JSON-safe, redacted deep copy of ``value``; raises if ``value`` cannot be walked."""
+    """A JSON-safe, redacted deep copy of ``value``; raises if ``value`` cannot be walked.
+
+    Its strings are valid UTF-8: a lone surrogate becomes U+FFFD (:mod:`lightagent.utf8`).
+    """
     return _walk(jsonable(value), replacement)
 
 
 def _walk(value: Any, replacement: str) -> Any:
     if isinstance(value, str):
-        out = redact_text(value)
+        out = redact_text(clean_text(value))
         return out if replacement == REDACTED else out.replace(REDACTED, replacement)
     if isinstance(value, dict):
         result: dict[str, Any] = {}
         for key, item in value.items():
+            key = clean_text(key)
             if is_secret_key(key) and item not in (None, "", [], {}):
                 result[key] = replacement
             else:
