@@ -157,6 +157,7 @@ class _Server:
             )
         except BadRequest as exc:
             return _error(400, exc.message, exc.code, param=exc.param)
+        assert agent is not None  # parse_request refused a body without a model
         if chat.session_id is not None and getattr(agent, "session_binding", None) is None:
             return _error(
                 400,
@@ -264,7 +265,7 @@ def _error_of(item: Any) -> dict[str, Any]:
     if item is _END:
         return {"code": "LA-UNKNOWN", "message": "the run ended without an answer"}
     data = item.data or {}
-    details = data.get("details") if isinstance(data.get("details"), dict) else {}
+    details = data["details"] if isinstance(data.get("details"), dict) else {}
     return {
         "code": data.get("code"),
         "message": details.get("message") or data.get("error"),
