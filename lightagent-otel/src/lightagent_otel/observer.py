@@ -12,7 +12,6 @@ Span times are the events' own timestamps, so a slow exporter never stretches a 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import weakref
@@ -350,10 +349,10 @@ class SpanObserver(WorkflowSpans):
         attrs = {}
         for key in _EVENT_FIELDS:
             value = data.get(key) if isinstance(data, Mapping) else None
-            if isinstance(value, (str, int, float, bool)):
+            if isinstance(value, (int, float, bool)):
                 attrs[f"lightagent.{key}"] = value
-            elif value is not None:
-                attrs[f"lightagent.{key}"] = json.dumps(value, default=str)[:500]
+            elif value is not None:  # a reason quotes what was refused: redacted
+                attrs[f"lightagent.{key}"] = as_json(value, 500)
         span.add_event(str(event.get("type")), attrs, timestamp=ns(event))
 
     # -- for tests and shutdown --------------------------------------------------------
