@@ -346,7 +346,7 @@ class SpanObserver(WorkflowSpans):
         span = target.span if target is not None else self.workflow_span(event)
         if span is None:
             return
-        attrs = {}
+        attrs: dict[str, str | int | float | bool] = {}
         for key in _EVENT_FIELDS:
             value = data.get(key) if isinstance(data, Mapping) else None
             if isinstance(value, (int, float, bool)):
