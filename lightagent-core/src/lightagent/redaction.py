@@ -4,7 +4,7 @@ Two nets: keys whose *name* looks like a credential, whatever its case and separ
 (``openai_api_key``, ``X-Api-Key``, ``accessToken``, ``CLIENT_SECRET``, ``id.token`` …),
 and string *values* that look like keys or tokens wherever they appear (``sk-…``,
 ``Bearer …``, ``ghp_…``, ``AKIA…``, ``xox…``, JWTs, PEM blocks, ``password=…``,
-passwords in URLs). Redaction fails closed: :func:`redact_or_marker` returns
+passwords and key-like query parameters in URLs). Redaction fails closed: :func:`redact_or_marker` returns
 :data:`REDACTION_FAILED` instead of the value when anything goes wrong.
 """
 
@@ -77,6 +77,13 @@ _VALUE_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(_START + r"hf_[A-Za-z0-9]{20,}"), REDACTED),
     # user:password@ in URLs.
     (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@", re.I), r"\1" + REDACTED + "@"),
+    # Key-like URL query parameters: ?key=, &api-key=, ?subscription-key=, ?sig=, ?auth=.
+    (
+        re.compile(
+            r"([?&][\w.-]*?(?:key|sig|signature|auth)=)(?!\[redacted\])[^&#\s\"'<>]{4,}", re.I
+        ),
+        r"\1" + REDACTED,
+    ),
     # key=value / key: value in free text for credential words.
     (
         re.compile(
@@ -113,6 +120,8 @@ _TRIGGERS = (
     "hf_",
     "://",
     "key",
+    "sig=",
+    "auth=",
     "secret",
     "passw",
     "credential",
