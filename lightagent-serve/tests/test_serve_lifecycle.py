@@ -232,6 +232,54 @@ def test_the_body_limit_comes_from_the_environment(loopback_server, tmp_path) ->
         assert proc.wait(60) == 0
 
 
+BROKEN_APP = """
+class Broken:
+    name = "support"
+
+    async def arun(self, query, **options):
+        raise RuntimeError("kaput (Authorization: Bearer sk-live0123456789abcdefXYZ)")
+
+    async def astream(self, query, **options):
+        raise RuntimeError("kaput (Authorization: Bearer sk-live0123456789abcdefXYZ)")
+        yield
+
+support = Broken()
+"""
+
+
+def test_the_server_s_log_lines_are_redacted(tmp_path) -> None:
+    (tmp_path / "broken_app.py").write_text(textwrap.dedent(BROKEN_APP))
+    env = {**os.environ, "LIGHTAGENT_SERVE_API_KEY": KEY}
+    command = [sys.executable, "-m", "lightagent.cli", "serve", "broken_app:support"]
+    proc = subprocess.Popen(
+        [*command, "--port", "0", "--app-dir", str(tmp_path), "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert "serving support" in line, line + proc.stderr.read()
+        for stream in (False, True):
+            response = httpx.post(
+                f"{line.split()[2]}/chat/completions",
+                json={
+                    "model": "support",
+                    "messages": [{"role": "user", "content": "hi"}],
+                    "stream": stream,
+                },
+                headers={"Authorization": f"Bearer {KEY}"},
+            )
+            assert response.status_code == 500
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+    err = proc.stderr.read()
+    assert "Bearer [redacted]" in err and "Traceback" in err
+    assert "sk-live0123456789abcdefXYZ" not in err
+
+
 def test_serve_reports_an_app_it_cannot_load(tmp_path, capsys) -> None:
     code = main(["serve", "no_such_module:agent", "--api-key", KEY, "--app-dir", str(tmp_path)])
     assert code == 2

@@ -303,3 +303,30 @@ def test_no_usage_chunk_unless_asked(serve) -> None:
     )
     assert all(c.choices for c in chunks)
     assert all(c.usage is None for c in chunks)
+
+
+# -- log lines ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_crash_s_log_lines_are_redacted(serve, caplog, stream) -> None:
+    class Broken:
+        name = "support"
+
+        async def arun(self, query, **options):
+            raise RuntimeError(f"kaput (Authorization: Bearer {LEAK})")
+
+        async def astream(self, query, **options):
+            raise RuntimeError(f"kaput (Authorization: Bearer {LEAK})")
+            yield  # an async generator
+
+    served = serve(Broken())
+    with caplog.at_level(logging.ERROR, logger="lightagent.serve"):
+        response = httpx.post(
+            f"{served.base_url}/chat/completions", json={**HELLO, "stream": stream}, headers=AUTH
+        )
+    assert response.status_code == 500
+    assert LEAK not in response.text
+    records = [r for r in caplog.records if r.name == "lightagent.serve"]
+    assert records and all(r.exc_text for r in records)  # the traceback is kept, redacted
+    assert LEAK not in caplog.text and "Bearer [redacted]" in caplog.text

@@ -21,6 +21,7 @@ from typing import Any
 
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError, LightAgentError
+from lightagent.events.log_redaction import RedactingFilter
 from lightagent.utf8 import utf8
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -43,6 +44,9 @@ from lightagent_serve.errors import error_body, http_status
 __all__ = ["create_app"]
 
 log = logging.getLogger("lightagent.serve")
+# Its tracebacks quote what failed (a request header, a tool's arguments): redacted at the
+# source, whatever handlers the application installs.
+log.addFilter(RedactingFilter())
 _END = object()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import logging
 import os
 import signal
 import socket
@@ -125,6 +126,12 @@ def run_serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         timeout_graceful_shutdown=args.graceful_timeout,
         lifespan="on",
+    )
+    from lightagent.events.log_redaction import install_log_redaction
+
+    # uvicorn logs the tracebacks of requests that failed: through redaction too.
+    install_log_redaction(
+        h for name in ("", "uvicorn", "uvicorn.error") for h in logging.getLogger(name).handlers
     )
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
