@@ -257,6 +257,18 @@ def test_a_lone_surrogate_in_a_request_is_served(loopback_server, serve, tmp_pat
     assert "a\ufffdb" in stored and "echo: \ufffd!" in stored
 
 
+def test_a_user_with_a_lone_surrogate_is_400(serve) -> None:
+    served = serve(LightAgent(name="support", model=ScriptedModel(default="hi")))
+    response = httpx.post(
+        f"{served.base_url}/chat/completions",
+        content=json.dumps({**HELLO, "user": "ann\ud800"}).encode(),
+        headers={**AUTH, "Content-Type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["param"] == "user"
+    assert response.json()["error"]["code"] == "LA-VALIDATION"
+
+
 # -- the usage chunk ------------------------------------------------------------------
 
 

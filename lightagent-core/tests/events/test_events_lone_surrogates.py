@@ -10,6 +10,7 @@ import uuid
 import pytest
 from lightagent import JsonlSessionStore, LightAgent, SqliteSessionStore, SqlSessionStore, tool
 from lightagent.digest import canonical_digest
+from lightagent.errors import ValidationError
 from lightagent.models.arguments import load_arguments, normalize_arguments
 from lightagent.run.ids import idempotency_key
 from lightagent.utf8 import clean_text, utf8
@@ -106,3 +107,16 @@ def test_a_user_message_with_a_lone_surrogate_is_sent_and_stored(
     text = json.dumps([e.data for e in after], ensure_ascii=False)
     assert "and \ufffd this?" in text
     text.encode("utf-8")
+
+
+def test_an_owner_with_a_lone_surrogate_is_refused(tmp_path) -> None:
+    # Stored as U+FFFD, "ann\ud800" and "ann\udc00" would own each other's sessions.
+    from lightagent import ScriptedModel
+
+    store = SqliteSessionStore(tmp_path / "s.sqlite3")
+    agent = LightAgent(name="a", model=ScriptedModel(default="hi"), session_store=store)
+    with pytest.raises(ValidationError) as info:
+        agent.run("q", session_id="s-1", user_id="ann\ud800")
+    assert info.value.code == "LA-VALIDATION" and info.value.details["field"] == "user_id"
+    assert store.events("s-1") == []
+    assert agent.run("q", session_id="s-1", user_id="ann\ufffd") == "hi"  # valid text is fine

@@ -173,8 +173,8 @@ def parse_request(body: Any, *, instructions: str | None, session_id: str | None
     user = body.get("user")
     if user is not None and (not isinstance(user, str) or not 0 < len(user) <= MAX_USER):
         raise BadRequest(f"user must be a string of 1 to {MAX_USER} characters", "user")
-    if user is not None:
-        user = clean_text(user)  # as the session store keeps it (the owner check compares)
+    if user is not None and clean_text(user) != user:  # U+FFFD would merge two users
+        raise BadRequest("user holds a lone surrogate, which is not valid text", "user")
     if session_id is not None and not _SESSION_ID.match(session_id):
         raise BadRequest(
             "the session id must be 1-128 letters, digits or _ . : @ -", "X-Session-Id"
