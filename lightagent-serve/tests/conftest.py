@@ -18,8 +18,8 @@ KEY = "serve-test-key-0123456789"
 class Served:
     """``create_app(agents)`` on uvicorn in a thread; ``base_url`` is the OpenAI base URL."""
 
-    def __init__(self, agents: Any, *, api_key: str | None = KEY) -> None:
-        self.app = create_app(agents, api_key=api_key, drain_timeout=5)
+    def __init__(self, agents: Any, *, api_key: str | None = KEY, **options: Any) -> None:
+        self.app = create_app(agents, api_key=api_key, drain_timeout=5, **options)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         sock.listen(256)

@@ -105,9 +105,11 @@ support = LightAgent(name="support", model="gpt-4.1", api_key="upstream",
 """
 
 
-def _start(tmp_path: Path, upstream: str, *args: str, key: str | None = KEY) -> subprocess.Popen:
+def _start(
+    tmp_path: Path, upstream: str, *args: str, key: str | None = KEY, **env_vars: str
+) -> subprocess.Popen:
     (tmp_path / "served_app.py").write_text(textwrap.dedent(APP))
-    env = {**os.environ, "UPSTREAM_URL": upstream}
+    env = {**os.environ, "UPSTREAM_URL": upstream, **env_vars}
     env.pop("LIGHTAGENT_SERVE_API_KEY", None)
     if key is not None:
         env["LIGHTAGENT_SERVE_API_KEY"] = key
@@ -187,6 +189,95 @@ def test_serve_refuses_to_start_without_a_key(tmp_path, capsys, monkeypatch) -> 
     assert main([*args, "--no-auth", "--host", "0.0.0.0"]) == 2
     assert "loopback host only" in capsys.readouterr().err
     assert main([*args, "--no-auth", "--api-key", "k"]) == 2
+
+
+def test_serve_takes_a_blank_key_for_no_key(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("LIGHTAGENT_SERVE_API_KEY", "  ")
+    (tmp_path / "served_app.py").write_text(textwrap.dedent(APP))
+    args = ["serve", "served_app:support", "--app-dir", str(tmp_path), "--port", "0"]
+    assert main(args) == 2
+    assert "an API key is required" in capsys.readouterr().err
+    monkeypatch.delenv("LIGHTAGENT_SERVE_API_KEY")
+    assert main([*args, "--api-key", " \t "]) == 2
+    assert "an API key is required" in capsys.readouterr().err
+
+
+def test_serve_refuses_a_bad_body_limit(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("UPSTREAM_URL", "http://127.0.0.1:9/v1")
+    (tmp_path / "served_app.py").write_text(textwrap.dedent(APP))
+    args = ["serve", "served_app:support", "--app-dir", str(tmp_path), "--api-key", KEY]
+    assert main([*args, "--max-body-bytes", "0"]) == 2
+    assert "LA-CONFIG" in capsys.readouterr().err
+    monkeypatch.setenv("LIGHTAGENT_SERVE_MAX_BODY_BYTES", "lots")
+    assert main(args) == 2
+    assert "LIGHTAGENT_SERVE_MAX_BODY_BYTES must be a number" in capsys.readouterr().err
+
+
+def test_the_body_limit_comes_from_the_environment(loopback_server, tmp_path) -> None:
+    proc = _start(tmp_path, loopback_server.base_url, LIGHTAGENT_SERVE_MAX_BODY_BYTES="2000")
+    try:
+        line = proc.stdout.readline()
+        assert "serving support" in line, line + proc.stderr.read()
+        body = {"model": "support", "messages": [{"role": "user", "content": "x" * 3000}]}
+        response = httpx.post(
+            f"{line.split()[2]}/chat/completions",
+            json=body,
+            headers={"Authorization": f"Bearer {KEY}"},
+        )
+        assert response.status_code == 413
+        assert response.json()["error"]["code"] == "LA-REQUEST-TOO-LARGE"
+        assert loopback_server.requests == []
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+
+
+BROKEN_APP = """
+class Broken:
+    name = "support"
+
+    async def arun(self, query, **options):
+        raise RuntimeError("kaput (Authorization: Bearer sk-live0123456789abcdefXYZ)")
+
+    async def astream(self, query, **options):
+        raise RuntimeError("kaput (Authorization: Bearer sk-live0123456789abcdefXYZ)")
+        yield
+
+support = Broken()
+"""
+
+
+def test_the_server_s_log_lines_are_redacted(tmp_path) -> None:
+    (tmp_path / "broken_app.py").write_text(textwrap.dedent(BROKEN_APP))
+    env = {**os.environ, "LIGHTAGENT_SERVE_API_KEY": KEY}
+    command = [sys.executable, "-m", "lightagent.cli", "serve", "broken_app:support"]
+    proc = subprocess.Popen(
+        [*command, "--port", "0", "--app-dir", str(tmp_path), "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert "serving support" in line, line + proc.stderr.read()
+        for stream in (False, True):
+            response = httpx.post(
+                f"{line.split()[2]}/chat/completions",
+                json={
+                    "model": "support",
+                    "messages": [{"role": "user", "content": "hi"}],
+                    "stream": stream,
+                },
+                headers={"Authorization": f"Bearer {KEY}"},
+            )
+            assert response.status_code == 500
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+    err = proc.stderr.read()
+    assert "Bearer [redacted]" in err and "Traceback" in err
+    assert "sk-live0123456789abcdefXYZ" not in err
 
 
 def test_serve_reports_an_app_it_cannot_load(tmp_path, capsys) -> None:

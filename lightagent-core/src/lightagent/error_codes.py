@@ -24,6 +24,7 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-JSON", "validation", "A value is not valid JSON.", "Send a JSON object that matches the schema."),
     ("LA-VALIDATION", "validation", "A value does not match its schema.", "Fix the fields named in details."),
     ("LA-CONFIG", "validation", "The configuration is invalid.", "Fix the argument named in the message."),
+    ("LA-REQUEST-TOO-LARGE", "validation", "The request body is larger than the server accepts.", "Send a smaller body, or raise the server's limit (lightagent serve --max-body-bytes)."),
     ("LA-TOOL", "tool", "A tool call failed.", "Check the tool name and arguments; the error is in details."),
     ("LA-TOOL-NOT-FOUND", "tool", "The model called a tool that is not available.", "Register the tool or pass it with tools=."),
     ("LA-TOOL-ARGS", "tool", "The tool arguments do not match its schema.", "The model is told the schema error and may retry."),

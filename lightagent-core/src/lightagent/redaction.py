@@ -4,7 +4,7 @@ Two nets: keys whose *name* looks like a credential, whatever its case and separ
 (``openai_api_key``, ``X-Api-Key``, ``accessToken``, ``CLIENT_SECRET``, ``id.token`` …),
 and string *values* that look like keys or tokens wherever they appear (``sk-…``,
 ``Bearer …``, ``ghp_…``, ``AKIA…``, ``xox…``, JWTs, PEM blocks, ``password=…``,
-passwords in URLs). Redaction fails closed: :func:`redact_or_marker` returns
+passwords and key-like query parameters in URLs). Redaction fails closed: :func:`redact_or_marker` returns
 :data:`REDACTION_FAILED` instead of the value when anything goes wrong.
 """
 
@@ -17,6 +17,8 @@ import math
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from lightagent.utf8 import clean_text
 
 __all__ = [
     "REDACTED",
@@ -75,6 +77,13 @@ _VALUE_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(_START + r"hf_[A-Za-z0-9]{20,}"), REDACTED),
     # user:password@ in URLs.
     (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@", re.I), r"\1" + REDACTED + "@"),
+    # Key-like URL query parameters: ?key=, &api-key=, ?subscription-key=, ?sig=, ?auth=.
+    (
+        re.compile(
+            r"([?&][\w.-]*?(?:key|sig|signature|auth)=)(?!\[redacted\])[^&#\s\"'<>]{4,}", re.I
+        ),
+        r"\1" + REDACTED,
+    ),
     # key=value / key: value in free text for credential words.
     (
         re.compile(
@@ -111,6 +120,8 @@ _TRIGGERS = (
     "hf_",
     "://",
     "key",
+    "sig=",
+    "auth=",
     "secret",
     "passw",
     "credential",
@@ -170,17 +181,21 @@ def jsonable(value: Any, _depth: int = 0) -> Any:
 
 
 def redact(value: Any, *, replacement: str = REDACTED) -> Any:
-    """A JSON-safe, redacted deep copy of ``value``; raises if ``value`` cannot be walked."""
+    """A JSON-safe, redacted deep copy of ``value``; raises if ``value`` cannot be walked.
+
+    Its strings are valid UTF-8: a lone surrogate becomes U+FFFD (:mod:`lightagent.utf8`).
+    """
     return _walk(jsonable(value), replacement)
 
 
 def _walk(value: Any, replacement: str) -> Any:
     if isinstance(value, str):
-        out = redact_text(value)
+        out = redact_text(clean_text(value))
         return out if replacement == REDACTED else out.replace(REDACTED, replacement)
     if isinstance(value, dict):
         result: dict[str, Any] = {}
         for key, item in value.items():
+            key = clean_text(key)
             if is_secret_key(key) and item not in (None, "", [], {}):
                 result[key] = replacement
             else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 
@@ -79,3 +80,27 @@ def test_a_filter_that_cannot_redact_fails_closed() -> None:
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "%s", (Boom(),), None)
     RedactingFilter().filter(record)
     assert record.getMessage() == "[redaction-failed]"
+
+
+def test_a_lone_surrogate_in_a_log_line_is_written_as_u_fffd(tmp_path) -> None:
+    path = tmp_path / "run.log"
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.addFilter(RedactingFilter())
+    logger = logging.getLogger("lightagent.test.surrogates")
+    logger.addHandler(handler)
+    logger.propagate = False
+    errors = io.StringIO()
+    raise_exceptions, logging.raiseExceptions = logging.raiseExceptions, True
+    try:
+        with contextlib.redirect_stderr(errors):
+            try:
+                raise ValueError("bad \udc00 value")
+            except ValueError:
+                logger.exception("query %s failed", "a\ud800b")
+    finally:
+        logging.raiseExceptions = raise_exceptions
+        logger.removeHandler(handler)
+        handler.close()
+    assert "Logging error" not in errors.getvalue()
+    text = path.read_text(encoding="utf-8")
+    assert "query a\ufffdb failed" in text and "bad \ufffd value" in text

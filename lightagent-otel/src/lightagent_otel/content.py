@@ -20,13 +20,13 @@ ENV_CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 MAX_CHARS = 32_000
 
 
-def as_json(value: Any) -> str:
-    """``value`` redacted and serialized as JSON text (cut at :data:`MAX_CHARS`)."""
+def as_json(value: Any, limit: int = MAX_CHARS) -> str:
+    """``value`` redacted and serialized as JSON text (a string as itself), cut at ``limit``."""
     from lightagent.redaction import redact_or_marker
 
     clean = redact_or_marker(value)
     text = clean if isinstance(clean, str) else json.dumps(clean, ensure_ascii=False, default=str)
-    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _text_parts(content: Any) -> list[dict[str, Any]]:

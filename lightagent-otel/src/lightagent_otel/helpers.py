@@ -11,6 +11,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
 from lightagent_otel import attributes as A
+from lightagent_otel.content import as_json
 
 __all__ = ["clean", "detach_if_current", "fail", "ns"]
 
@@ -27,19 +28,23 @@ def clean(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def fail(span: Span, error: Any, at: int | None = None) -> None:
-    """Mark ``span`` failed: status, ``error.type`` (the ``LA-…`` code) and an exception event."""
+    """Mark ``span`` failed: status, ``error.type`` (the ``LA-…`` code) and an exception event.
+
+    The message passes the event log's redaction first (content capture or not: error text
+    quotes whatever failed, a request header or a tool's arguments included).
+    """
     if isinstance(error, Mapping):
         code = str(error.get("code") or "LA-UNKNOWN")
-        message = str(error.get("message") or code)
+        message = as_json(str(error.get("message") or code), 2000)
         kind = str(error.get("type") or "LightAgentError")
     else:
         text = str(error)
         code = text[1 : text.index("]")] if text.startswith("[LA-") and "]" in text else "error"
-        message, kind = text, "LightAgentError"
+        message, kind = as_json(text, 2000), "LightAgentError"
     span.set_attribute(A.ERROR_TYPE, code)
     span.add_event(
         "exception",
-        {"exception.type": kind, "exception.message": message[:2000], "lightagent.code": code},
+        {"exception.type": kind, "exception.message": message, "lightagent.code": code},
         timestamp=at,
     )
     span.set_status(Status(StatusCode.ERROR, f"[{code}] {message}"[:500]))

@@ -12,7 +12,6 @@ Span times are the events' own timestamps, so a slow exporter never stretches a 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import weakref
@@ -347,13 +346,13 @@ class SpanObserver(WorkflowSpans):
         span = target.span if target is not None else self.workflow_span(event)
         if span is None:
             return
-        attrs = {}
+        attrs: dict[str, str | int | float | bool] = {}
         for key in _EVENT_FIELDS:
             value = data.get(key) if isinstance(data, Mapping) else None
-            if isinstance(value, (str, int, float, bool)):
+            if isinstance(value, (int, float, bool)):
                 attrs[f"lightagent.{key}"] = value
-            elif value is not None:
-                attrs[f"lightagent.{key}"] = json.dumps(value, default=str)[:500]
+            elif value is not None:  # a reason quotes what was refused: redacted
+                attrs[f"lightagent.{key}"] = as_json(value, 500)
         span.add_event(str(event.get("type")), attrs, timestamp=ns(event))
 
     # -- for tests and shutdown --------------------------------------------------------

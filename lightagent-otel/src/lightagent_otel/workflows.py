@@ -172,7 +172,9 @@ class WorkflowSpans:
             attrs = clean(
                 {
                     "lightagent.attempt": data.get("attempt"),
-                    "lightagent.error": str(data["error"])[:500] if data.get("error") else None,
+                    "lightagent.error": as_json(str(data["error"]), 500)
+                    if data.get("error")
+                    else None,
                 }
             )
             span.add_event(str(event.get("type")), attrs, timestamp=ns(event))
@@ -214,7 +216,7 @@ class WorkflowSpans:
         scope = self._scopes.get(("flow", str(event.get("run_id"))))
         if scope is not None:
             reason = (event.get("data") or {}).get("reason")
-            attrs = {"lightagent.reason": str(reason)} if reason else {}
+            attrs = {"lightagent.reason": as_json(str(reason), 500)} if reason else {}
             scope.span.add_event(str(event.get("type")), attrs, timestamp=ns(event))
 
     def _flow_end(self, source: Any, event: dict[str, Any]) -> None:

@@ -20,19 +20,23 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from lightagent.cancellation import CancellationToken
-from lightagent.errors import LightAgentError
+from lightagent.errors import ConfigurationError, LightAgentError
+from lightagent.events.log_redaction import RedactingFilter
+from lightagent.utf8 import utf8
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from lightagent_serve.chat import (
+    MAX_BODY_BYTES,
     SESSION_HEADER,
     BadRequest,
     ChatRequest,
     chunk,
     completion,
+    parse_body,
     parse_request,
 )
 from lightagent_serve.errors import error_body, http_status
@@ -40,11 +44,29 @@ from lightagent_serve.errors import error_body, http_status
 __all__ = ["create_app"]
 
 log = logging.getLogger("lightagent.serve")
+# Its tracebacks quote what failed (a request header, a tool's arguments): redacted at the
+# source, whatever handlers the application installs.
+log.addFilter(RedactingFilter())
 _END = object()
 
 
+def _json(content: Any) -> bytes:
+    # A lone surrogate (a model may answer one) is sent as U+FFFD, never a 500.
+    return utf8(json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+
+
+class _JSONResponse(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return _json(content)
+
+
+class _TooLarge(Exception):
+    pass
+
+
 def _error(status: int, message: str, code: str | None = None, **extra: Any) -> JSONResponse:
-    return JSONResponse(error_body(message, status=status, code=code, **extra), status_code=status)
+    body = error_body(message, status=status, code=code, **extra)
+    return _JSONResponse(body, status_code=status)
 
 
 def _instructions(agent: Any) -> str | None:
@@ -65,9 +87,10 @@ def _run_error(error: Mapping[str, Any]) -> JSONResponse:
 class _Server:
     """The app's state: the agents by model name, the key, and the streams still running."""
 
-    def __init__(self, agents: Mapping[str, Any], api_key: str | None) -> None:
+    def __init__(self, agents: Mapping[str, Any], api_key: str | None, max_body: int) -> None:
         self.agents = dict(agents)
         self.api_key = api_key
+        self.max_body = max_body
         self.created = int(time.time())
         self.runs: set[asyncio.Task[Any]] = set()
 
@@ -77,8 +100,11 @@ class _Server:
             return None
         header = request.headers.get("authorization", "")
         scheme, _, given = header.partition(" ")
-        if scheme.lower() == "bearer" and hmac.compare_digest(
-            given.strip().encode(), self.api_key.encode()
+        given = given.strip()
+        if (
+            scheme.lower() == "bearer"
+            and given
+            and hmac.compare_digest(utf8(given), utf8(self.api_key))
         ):
             return None
         return _error(401, "Incorrect API key provided.", "invalid_api_key")
@@ -92,16 +118,36 @@ class _Server:
             {"id": name, "object": "model", "created": self.created, "owned_by": "lightagent"}
             for name in self.agents
         ]
-        return JSONResponse({"object": "list", "data": data})
+        return _JSONResponse({"object": "list", "data": data})
+
+    async def _body(self, request: Request) -> bytes:
+        """The body, read up to :attr:`max_body` bytes (:class:`_TooLarge` past that)."""
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.max_body:
+            raise _TooLarge  # refused before a byte of it is read
+        parts: list[bytes] = []
+        size = 0
+        async for part in request.stream():
+            size += len(part)
+            if size > self.max_body:  # chunked, or a Content-Length that lied
+                raise _TooLarge
+            parts.append(part)
+        return b"".join(parts)
 
     async def chat(self, request: Request) -> Response:
         denied = self.unauthorized(request)
         if denied is not None:
             return denied
         try:
-            body = json.loads(await request.body() or b"null")
-        except ValueError:
-            return _error(400, "the request body is not valid JSON", "LA-JSON")
+            body = parse_body(await self._body(request))
+        except _TooLarge:
+            message = f"the request body is larger than {self.max_body} bytes (the limit)"
+            return _error(413, message, "LA-REQUEST-TOO-LARGE")
+        except ClientDisconnect:
+            log.info("the client disconnected before its request body arrived")
+            return Response(status_code=499)  # nobody reads it: the connection is gone
+        except BadRequest as exc:
+            return _error(400, exc.message, exc.code)
         model = body.get("model") if isinstance(body, dict) else None
         agent = self.agents.get(model) if isinstance(model, str) else None
         if isinstance(model, str) and model and agent is None:
@@ -114,7 +160,8 @@ class _Server:
                 session_id=request.headers.get(SESSION_HEADER),
             )
         except BadRequest as exc:
-            return _error(400, exc.message, "LA-VALIDATION", param=exc.param)
+            return _error(400, exc.message, exc.code, param=exc.param)
+        assert agent is not None  # parse_request refused a body without a model
         if chat.session_id is not None and getattr(agent, "session_binding", None) is None:
             return _error(
                 400,
@@ -139,7 +186,7 @@ class _Server:
         payload = completion(
             ident, chat.model, result.content, result.usage, result.reasoning_content
         )
-        return JSONResponse(payload, headers=_ids(result.run_id, result.trace_id))
+        return _JSONResponse(payload, headers=_ids(result.run_id, result.trace_id))
 
     @staticmethod
     def _options(chat: ChatRequest, token: CancellationToken) -> dict[str, Any]:
@@ -222,7 +269,7 @@ def _error_of(item: Any) -> dict[str, Any]:
     if item is _END:
         return {"code": "LA-UNKNOWN", "message": "the run ended without an answer"}
     data = item.data or {}
-    details = data.get("details") if isinstance(data.get("details"), dict) else {}
+    details = data["details"] if isinstance(data.get("details"), dict) else {}
     return {
         "code": data.get("code"),
         "message": details.get("message") or data.get("error"),
@@ -240,11 +287,7 @@ def _ids(run_id: str | None, trace_id: str | None) -> dict[str, str]:
 
 
 def _data(payload: Any) -> bytes:
-    return (
-        b"data: "
-        + json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-        + b"\n\n"
-    )
+    return b"data: " + _json(payload) + b"\n\n"
 
 
 async def _sse(
@@ -277,8 +320,9 @@ async def _sse(
                 result = item.data or {}
                 if not result.get("error"):
                     yield _data(chunk(ident, chat.model, created, {}, finish="stop"))
-                    if chat.include_usage:
-                        yield _data(chunk(ident, chat.model, created, usage=result.get("usage")))
+                    if chat.include_usage:  # last, with no choices, as OpenAI sends it
+                        usage = result.get("usage") or {}
+                        yield _data(chunk(ident, chat.model, created, usage=usage))
             item = await queue.get()
         yield b"data: [DONE]\n\n"
         finished = True
@@ -301,15 +345,37 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(
-    agents: Mapping[str, Any], *, api_key: str | None, drain_timeout: float = 30.0
+    agents: Mapping[str, Any],
+    *,
+    api_key: str | None,
+    drain_timeout: float = 30.0,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Starlette:
     """The ASGI app serving ``agents`` (model name -> agent) behind the OpenAI Chat Completions API.
 
     ``api_key=None`` turns authentication off (``lightagent serve --no-auth``, loopback
-    only). At shutdown the app waits up to ``drain_timeout`` s for streamed runs whose
+    only); an empty key is refused with ``LA-CONFIG``. Bodies over ``max_body_bytes`` get
+    413. At shutdown the app waits up to ``drain_timeout`` s for streamed runs whose
     clients went away.
     """
-    server = _Server(agents, api_key)
+    if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            "api_key is empty: every client would be let in",
+            hint="Pass the key clients must send, or api_key=None to serve without one "
+            "(loopback only).",
+        )
+    if (
+        not isinstance(max_body_bytes, int)
+        or isinstance(max_body_bytes, bool)
+        or max_body_bytes <= 0
+    ):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"max_body_bytes must be a positive int, got {max_body_bytes!r}",
+            hint=f"The default is {MAX_BODY_BYTES} (16 MiB).",
+        )
+    server = _Server(agents, api_key, max_body_bytes)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

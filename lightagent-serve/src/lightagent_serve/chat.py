@@ -8,13 +8,26 @@ come first. Tools sent by the client are refused (the agent runs its own tools).
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SESSION_HEADER", "BadRequest", "ChatRequest", "chunk", "completion", "parse_request"]
+from lightagent.utf8 import clean_text
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_DEPTH",
+    "SESSION_HEADER",
+    "BadRequest",
+    "ChatRequest",
+    "chunk",
+    "completion",
+    "parse_body",
+    "parse_request",
+]
 
 #: The request header that names the session a request continues.
 SESSION_HEADER = "X-Session-Id"
@@ -33,15 +46,48 @@ MODEL_OPTIONS = (
 )
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
 MAX_USER = 256
+#: The largest request body accepted by default (16 MiB: a long history with room to spare).
+MAX_BODY_BYTES = 16 * 1024 * 1024
+#: Bodies nested deeper than this (objects and arrays; the body itself is 1) are refused.
+MAX_DEPTH = 64
 
 
 class BadRequest(Exception):
-    """A request the server refuses with 400; ``param`` names the field."""
+    """A request the server refuses with 400; ``param`` names the field, ``code`` the error."""
 
-    def __init__(self, message: str, param: str | None = None) -> None:
+    def __init__(self, message: str, param: str | None = None, code: str = "LA-VALIDATION") -> None:
         super().__init__(message)
         self.message = message
         self.param = param
+        self.code = code
+
+
+def _too_deep(value: Any) -> bool:
+    # Iterative: a recursive walk would fail on exactly the values it looks for.
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
+def parse_body(raw: bytes) -> Any:
+    """The JSON value of a request body; :class:`BadRequest` (``LA-JSON``) when it is not
+    JSON or nests deeper than :data:`MAX_DEPTH`."""
+    deep = BadRequest(f"the request body nests more than {MAX_DEPTH} levels", code="LA-JSON")
+    try:
+        value = json.loads(raw or b"null")
+    except RecursionError:
+        raise deep from None
+    except ValueError:
+        raise BadRequest("the request body is not valid JSON", code="LA-JSON") from None
+    if isinstance(value, (dict, list)) and _too_deep(value):
+        raise deep
+    return value
 
 
 @dataclass
@@ -60,12 +106,12 @@ class ChatRequest:
 
 def _text(content: Any, where: str) -> str:
     if isinstance(content, str):
-        return content
+        return clean_text(content)
     if isinstance(content, list) and all(
         isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)
         for p in content
     ):
-        return "".join(p["text"] for p in content)
+        return clean_text("".join(p["text"] for p in content))
     raise BadRequest(f"{where} must be a string or a list of text parts", "messages")
 
 
@@ -127,6 +173,8 @@ def parse_request(body: Any, *, instructions: str | None, session_id: str | None
     user = body.get("user")
     if user is not None and (not isinstance(user, str) or not 0 < len(user) <= MAX_USER):
         raise BadRequest(f"user must be a string of 1 to {MAX_USER} characters", "user")
+    if user is not None and clean_text(user) != user:  # U+FFFD would merge two users
+        raise BadRequest("user holds a lone surrogate, which is not valid text", "user")
     if session_id is not None and not _SESSION_ID.match(session_id):
         raise BadRequest(
             "the session id must be 1-128 letters, digits or _ . : @ -", "X-Session-Id"

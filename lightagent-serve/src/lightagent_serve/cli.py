@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import logging
 import os
 import signal
 import socket
@@ -11,11 +12,13 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["ENV_API_KEY", "configure_serve", "run_serve"]
+__all__ = ["ENV_API_KEY", "ENV_MAX_BODY_BYTES", "configure_serve", "run_serve"]
 
 #: Where the key comes from when ``--api-key`` is not given (preferred: a command line is
 #: visible to every user of the machine).
 ENV_API_KEY = "LIGHTAGENT_SERVE_API_KEY"
+#: Where the body limit comes from when ``--max-body-bytes`` is not given.
+ENV_MAX_BODY_BYTES = "LIGHTAGENT_SERVE_MAX_BODY_BYTES"
 
 
 def configure_serve(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +46,13 @@ def configure_serve(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=30.0,
         help="seconds in-flight requests get to finish after SIGTERM (30)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=None,
+        help=f"largest request body accepted; larger ones get 413 (default: ${ENV_MAX_BODY_BYTES} "
+        "or 16 MiB)",
     )
     parser.add_argument("--log-level", default="info", help="uvicorn's log level (info)")
 
@@ -73,7 +83,8 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT; in-flight requests finish first. Returns the exit code."""
-    key = args.api_key or os.environ.get(ENV_API_KEY) or None
+    # A key of blanks is no key: refused below unless --no-auth, never "any token".
+    key = (args.api_key or os.environ.get(ENV_API_KEY) or "").strip() or None
     if key is not None and args.no_auth:
         return _fail("--no-auth and an API key exclude each other")
     if key is None and not args.no_auth:
@@ -83,16 +94,28 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     if args.no_auth and not _is_loopback(args.host):
         return _fail(f"--no-auth is refused on {args.host}: it is allowed on a loopback host only")
+    limit = args.max_body_bytes
+    if limit is None:
+        given = os.environ.get(ENV_MAX_BODY_BYTES, "").strip()
+        if given and not given.isdigit():
+            return _fail(f"{ENV_MAX_BODY_BYTES} must be a number of bytes, got {given!r}")
+        limit = int(given) if given else None
     try:
         import uvicorn
 
         from lightagent_serve.app import create_app
     except ImportError as exc:  # pragma: no cover - the distribution requires both
         return _fail(f"{exc}; install it with: pip install 'lightagent-core[serve]'")
+    from lightagent_serve.chat import MAX_BODY_BYTES
     from lightagent_serve.loader import load_agents
 
     agents = load_agents(args.app, app_dir=args.app_dir)
-    app = create_app(agents, api_key=key, drain_timeout=args.graceful_timeout)
+    app = create_app(
+        agents,
+        api_key=key,
+        drain_timeout=args.graceful_timeout,
+        max_body_bytes=MAX_BODY_BYTES if limit is None else limit,
+    )
     try:
         sock = _bind(args.host, args.port)
     except OSError as exc:
@@ -103,6 +126,12 @@ def run_serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         timeout_graceful_shutdown=args.graceful_timeout,
         lifespan="on",
+    )
+    from lightagent.events.log_redaction import install_log_redaction
+
+    # uvicorn logs the tracebacks of requests that failed: through redaction too.
+    install_log_redaction(
+        h for name in ("", "uvicorn", "uvicorn.error") for h in logging.getLogger(name).handlers
     )
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host

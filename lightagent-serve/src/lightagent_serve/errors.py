@@ -4,12 +4,15 @@ A client of an OpenAI-compatible API reads ``{"error": {message, type, param, co
 and the status; the official SDK turns the status into its exception class (400
 ``BadRequestError``, 401 ``AuthenticationError``, 404 ``NotFoundError``, 429
 ``RateLimitError``, 5xx ``InternalServerError`` …). Run errors keep their ``LA-…`` code
-in ``code`` so a client can act on it.
+in ``code`` so a client can act on it. Message and extras pass the event log's redaction
+(:func:`lightagent.redact`) first: a model error that quotes a key never hands it out.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from lightagent.redaction import redact, redact_text
 
 __all__ = ["error_body", "error_type", "http_status"]
 
@@ -18,6 +21,7 @@ _BY_CODE = {
     "LA-CONFIG": 400,
     "LA-VALIDATION": 400,
     "LA-JSON": 400,
+    "LA-REQUEST-TOO-LARGE": 413,
     "LA-SESSION-OWNER": 403,
     "LA-CANCELLED": 499,  # the client went away (nginx's "client closed request")
     "LA-429": 429,  # upstream rate limit: the client should back off too
@@ -57,7 +61,8 @@ def error_type(status: int) -> str:
 def error_body(
     message: str, *, status: int, code: str | None = None, param: str | None = None, **extra: Any
 ) -> dict[str, Any]:
-    """``{"error": {message, type, param, code, ...}}``."""
-    error = {"message": message, "type": error_type(status), "param": param, "code": code}
-    error.update({k: v for k, v in extra.items() if v is not None})
+    """``{"error": {message, type, param, code, ...}}``, credentials redacted."""
+    error = {"message": redact_text(message), "type": error_type(status), "param": param}
+    error["code"] = code
+    error.update(redact({k: v for k, v in extra.items() if v is not None}))
     return {"error": error}

@@ -184,6 +184,26 @@ class SessionStoreContract(ContractSuite):
         assert store.export(sid, path) == 3
         assert path.read_text(encoding="utf-8") == buffer.getvalue()
 
+    def test_lone_surrogates_are_stored_as_replacement_characters(self, store: Any) -> None:
+        sid = _sid()
+        store.append(sid, [{"type": "turn.started", "data": {"query": "before é"}}])
+        stored = store.append(
+            sid,
+            [
+                {
+                    "type": "tool.requested",
+                    "data": {"arguments": {"q": "\ud800x", "k\udc00": ["\udfff", "😀"]}},
+                }
+            ],
+        )
+        clean = {"arguments": {"q": "\ufffdx", "k\ufffd": ["\ufffd", "😀"]}}
+        assert stored[0].data == clean
+        events = store.events(sid)
+        assert [e.data for e in events] == [{"query": "before é"}, clean]  # nothing lost
+        buffer = io.StringIO()
+        assert store.export(sid, buffer) == 2
+        buffer.getvalue().encode("utf-8")  # valid UTF-8 all through
+
     # -- redaction -----------------------------------------------------------------
 
     def test_secrets_are_redacted_before_persisting(self, store: Any) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError
 from lightagent.events.projector import SUMMARY_PREFIX, trim_messages
+from lightagent.utf8 import utf8
 
 __all__ = ["SUMMARY_PREFIX", "CompactionResult", "ContextBudget", "ContextCompactor"]
 
@@ -98,7 +99,7 @@ class ContextCompactor:
         for message in messages:
             content = message.get("content")
             if message.get("role") == "tool" and isinstance(content, str) and len(content) > limit:
-                digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
+                digest = hashlib.sha256(utf8(content)).hexdigest()
                 reference = f"tool-result:sha256:{digest}"
                 preview = content[: limit // 2]
                 out.append(

@@ -10,16 +10,18 @@ import logging
 from collections.abc import Iterable
 
 from lightagent.redaction import REDACTION_FAILED, redact_text
+from lightagent.utf8 import clean_text
 
 __all__ = ["RedactingFilter", "install_log_redaction"]
 
 
 class RedactingFilter(logging.Filter):
-    """Rewrites each record's message with credential-looking text replaced; fails closed."""
+    """Rewrites each record's message with credential-looking text replaced (and lone
+    surrogates as U+FFFD, so a UTF-8 log file can take it); fails closed."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
-            message = redact_text(record.getMessage())
+            message = redact_text(clean_text(record.getMessage()))
         except Exception:
             message = REDACTION_FAILED
         record.msg, record.args = message, None
@@ -34,7 +36,7 @@ class RedactingFilter(logging.Filter):
             text = getattr(record, field, None)
             if text:
                 try:
-                    setattr(record, field, redact_text(text))
+                    setattr(record, field, redact_text(clean_text(text)))
                 except Exception:
                     setattr(record, field, REDACTION_FAILED)
         return True

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any
 
 from lightagent.models.wire import loads
+from lightagent.utf8 import clean_text
 
 __all__ = [
     "MAX_ARGUMENT_CHARS",
@@ -28,6 +30,8 @@ MAX_ARGUMENT_DEPTH = 64
 MAX_ARGUMENT_CHARS = 1_000_000
 
 _EMPTY = "{}"
+#: The JSON escape of a surrogate (``\ud800``): a lone one decodes to text UTF-8 cannot hold.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 class ArgumentLimitError(json.JSONDecodeError):
@@ -80,14 +84,26 @@ def _depth_problem(text: str, value: Any) -> str | None:
     return None
 
 
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
 def load_arguments(text: str) -> Any:
     """``json.loads(text)`` within the argument limits; raises :class:`ArgumentLimitError`.
 
     Over :data:`MAX_ARGUMENT_CHARS` characters or :data:`MAX_ARGUMENT_DEPTH` levels of
     nesting is refused; text that is not JSON raises ``json.JSONDecodeError`` as usual.
+    A lone surrogate (raw or escaped) arrives as U+FFFD, as it is hashed and stored.
     """
     if len(text) > MAX_ARGUMENT_CHARS:
         raise ArgumentLimitError(_size_problem(text) or "", text)
+    text = clean_text(text)
     try:
         value = loads(text)
     except RecursionError:
@@ -100,6 +116,8 @@ def load_arguments(text: str) -> Any:
         and _too_deep(value, MAX_ARGUMENT_DEPTH)
     ):
         raise ArgumentLimitError(_DEEP, text)
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return _clean(value)  # the escapes may be pairs (emoji): cleaning keeps those
     return value
 
 

@@ -113,7 +113,9 @@ class ClientMixin:
             return key
         if not self.profile.requires_api_key or is_local_url(self.base_url):
             return _NO_KEY
-        where = self.base_url or "https://api.openai.com/v1"
+        from lightagent.redaction import redact_text
+
+        where = redact_text(self.base_url or "https://api.openai.com/v1")  # an error is shown
         names = ", ".join((*self.profile.api_key_env, "OPENAI_API_KEY"))
         raise ModelError(
             "LA-401",

@@ -92,9 +92,10 @@ class OpenAIModel(ClientMixin):
         self._route: tuple[Any, Any, Any] = (None, None, None)
 
     def __repr__(self) -> str:
-        return (
-            f"OpenAIModel({self.name!r}, base_url={self.base_url!r}, profile={self.profile.name!r})"
-        )
+        from lightagent.redaction import redact_text
+
+        base = redact_text(self.base_url) if self.base_url else None  # user:KEY@, ?api-key=
+        return f"OpenAIModel({self.name!r}, base_url={base!r}, profile={self.profile.name!r})"
 
     # -- request building ------------------------------------------------------------
     def _names(self, request: ModelRequest) -> frozenset[str]:

@@ -19,6 +19,8 @@ import json
 from json.scanner import make_scanner
 from typing import Any
 
+from lightagent.utf8 import utf8
+
 __all__ = ["body_kwargs", "loads", "read_json"]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -43,9 +45,10 @@ def body_kwargs(client: Any, body: dict[str, Any]) -> dict[str, Any]:
         takes = _TAKES_CONTENT[kind] = _takes_content(client.post)
     if takes:
         try:
-            return {"content": _ENCODER.encode(body).encode()}
-        except (TypeError, ValueError):  # UnicodeEncodeError (a lone surrogate) included
-            pass
+            text = _ENCODER.encode(body)
+        except (TypeError, ValueError):
+            return {"body": body}
+        return {"content": utf8(text)}  # a lone surrogate is sent as U+FFFD
     return {"body": body}
 
 

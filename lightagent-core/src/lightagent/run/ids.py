@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from lightagent.models.arguments import load_arguments
+from lightagent.utf8 import utf8
 
 __all__ = ["idempotency_key", "new_id"]
 
@@ -54,4 +55,4 @@ def idempotency_key(run_id: str, index: int, name: str, arguments: Any) -> str:
     canonical = _CANONICAL.encode(value)
     # Each part followed by a unit separator, hashed in one piece.
     text = f"{run_id}\x1f{index}\x1f{name}\x1f{canonical}\x1f"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8(text)).hexdigest()

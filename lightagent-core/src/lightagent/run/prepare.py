@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lightagent.errors import ConfigurationError
+from lightagent.errors import ConfigurationError, ValidationError
 from lightagent.interceptors import RunContext, global_observers
 from lightagent.run.ids import new_id
 from lightagent.run.options import check_result_format, positive_int, resolve_tool
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
 from lightagent.toolsets.protocol import is_toolset
+from lightagent.utf8 import clean_text
 
 __all__ = ["build_spec", "owner_of"]
 
@@ -234,4 +235,12 @@ def owner_of(agent: Any, user_id: Any) -> dict[str, str]:
         value = getattr(security, key, None)
         if value:
             owner[key] = str(value)
+    for key, value in owner.items():
+        if clean_text(value) != value:  # stored as U+FFFD, two owners would become one
+            raise ValidationError(
+                "LA-VALIDATION",
+                f"{key} holds a lone surrogate, which is not valid text",
+                hint="Identities that own a session must be valid UTF-8 text.",
+                details={"field": key},
+            )
     return owner

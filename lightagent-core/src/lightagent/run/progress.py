@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lightagent.errors import BudgetError, ConfigurationError
+from lightagent.utf8 import utf8
 
 __all__ = ["ProgressPolicy", "ProgressState", "as_progress_policy", "progress_after_round"]
 
@@ -132,7 +133,7 @@ def _digest(name: str, arguments: str, output: str) -> str:
     except (TypeError, ValueError):
         pass
     text = json.dumps([name, arguments, output], ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8(text)).hexdigest()
 
 
 def progress_after_round(spec: Any, calls: Iterable[Any], messages: list[dict[str, Any]]) -> None:

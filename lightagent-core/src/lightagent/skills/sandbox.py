@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from lightagent.errors import ApprovalError, ConfigurationError, ToolError
 from lightagent.toolsets.protocol import BaseToolset, ToolCallContext, ToolDefinition
+from lightagent.utf8 import utf8
 
 __all__ = [
     "PythonSandboxToolset",
@@ -208,7 +209,7 @@ class PythonSandboxToolset(BaseToolset):
         import hashlib
 
         code = str(arguments.get("code") or "")
-        bound = {"code": code, "code_sha256": hashlib.sha256(code.encode()).hexdigest()}
+        bound = {"code": code, "code_sha256": hashlib.sha256(utf8(code)).hexdigest()}
         approved = await approve_execution(
             self.approval, name, bound, context, "model-written Python code"
         )

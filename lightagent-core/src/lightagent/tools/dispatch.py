@@ -42,6 +42,7 @@ from lightagent.tools.calling import (
 from lightagent.tools.decorator import Tool
 from lightagent.tools.output import error_text, wrap_exception
 from lightagent.tools.registry import ToolRegistry
+from lightagent.utf8 import utf8
 
 __all__ = ["AsyncToolDispatcher", "OnOutcome", "ToolOutcome", "missing_tool"]
 
@@ -110,7 +111,7 @@ def _as_call(call: Any, index: int) -> ToolCall:
 
 def _fallback_key(call: ToolCall) -> str:
     text = f"{call.id}\x00{call.name}\x00{call.arguments}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8(text)).hexdigest()
 
 
 @dataclass

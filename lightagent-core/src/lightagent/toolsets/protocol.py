@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from lightagent.utf8 import utf8
+
 __all__ = [
     "BaseToolset",
     "ToolCallContext",
@@ -55,7 +57,7 @@ class ToolDefinition:
             ensure_ascii=False,
             default=str,
         )
-        return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+        return "sha256:" + hashlib.sha256(utf8(body)).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe form (with the hash)."""
