@@ -160,3 +160,12 @@ def test_module_without_the_named_tool(tools_dir):
     with pytest.raises(ToolError) as info:
         loader.load_tool("math_tools")  # two tools, none named math_tools
     assert "use load_tools" in info.value.message
+
+
+def test_a_folder_whose_name_is_not_utf8_loads(tmp_path):
+    # Linux folder names are bytes; Python hands such a name over with surrogate escapes.
+    folder = os.fsdecode(bytes(tmp_path) + b"/tools-\xff")
+    os.mkdir(folder)
+    with open(os.path.join(folder, "shout.py"), "w", encoding="utf-8") as f:
+        f.write('def shout(text: str) -> str:\n    "Shout."\n    return text.upper()\n')
+    assert ToolLoader(folder).load_tool("shout")(text="hi") == "HI"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import re
 import sys
 import threading
@@ -73,7 +74,7 @@ class ToolLoader:
             cached = self._modules.get(path)
             if cached is not None and cached[0] == mtime:
                 return cached[1]
-            digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+            digest = hashlib.sha256(os.fsencode(path)).hexdigest()[:12]
             module_name = f"lightagent_loaded_tools_{digest}.{name}"
             try:
                 spec = importlib.util.spec_from_file_location(module_name, path)
