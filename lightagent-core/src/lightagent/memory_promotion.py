@@ -78,6 +78,7 @@ class _Store:
     data: Any
     user_id: str
     metadata: dict[str, Any]
+    tenant_id: str | None = None
 
 
 @dataclass
@@ -367,7 +368,7 @@ def _complete(
         text = decision.value if decision.action == "rewrite" else candidate.data
         metadata = candidate.write_metadata(decision)
         try:
-            result = yield _Store(text, candidate.memory_user_id, metadata)
+            result = yield _Store(text, candidate.memory_user_id, metadata, candidate.tenant_id)
             stored = True
         except Exception as exc:  # the decision stands; the write is reported unfinished
             stored = False
@@ -474,11 +475,6 @@ async def drive_async(job: PromotionJob) -> MemoryPromotionDecision:
 
 
 def _store_call(memory: Any, effect: _Store) -> tuple[Any, ...]:
-    import functools
+    from lightagent.memory.protocol import store_call
 
-    from lightagent.memory.protocol import accepts_keyword
-
-    store = memory.store
-    if accepts_keyword(store, "metadata"):
-        return (functools.partial(store, metadata=effect.metadata), effect.data, effect.user_id)
-    return (store, effect.data, effect.user_id)
+    return store_call(memory, effect.data, effect.user_id, effect.metadata, effect.tenant_id)

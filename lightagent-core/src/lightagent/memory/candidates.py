@@ -172,6 +172,8 @@ class MemoryCandidate:
     metadata: dict[str, Any] = field(default_factory=dict)
     session_id: str | None = None
     created_at: float = field(default_factory=time.time)
+    #: The tenant of the run that proposed it: the promoted memory is that tenant's.
+    tenant_id: str | None = None
 
     def to_dict(self, *, include_data: bool = True) -> dict[str, Any]:
         """A JSON-safe dict (without ``data`` when ``include_data`` is False)."""
@@ -200,6 +202,7 @@ class MemoryCandidate:
             "confidence": self.confidence,
             "trust_level": self.trust_level,
             "user_id": self.memory_user_id,
+            "tenant_id": self.tenant_id,
             "candidate_id": self.candidate_id,
             "memory_id": self.candidate_id,
             "promotion_status": "promoted",

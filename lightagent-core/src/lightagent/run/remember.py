@@ -23,9 +23,9 @@ from lightagent.memory.candidates import (
     MemoryPromotionDecision,
     coerce_decision,
 )
-from lightagent.memory.scope import MemoryScope, agent_memory_user_id, is_internal
+from lightagent.memory.scope import MemoryScope, is_internal, run_tenant
 from lightagent.run.effects import StoreMemory
-from lightagent.run.memory_steps import ask_memory, backend_user, memory_failed
+from lightagent.run.memory_steps import agent_target, ask_memory, backend_user, memory_failed
 from lightagent.run.phases import payload_value
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
@@ -82,6 +82,7 @@ def _provenance(spec: RunSpec, scope: MemoryScope, memory_user_id: str) -> dict[
         "session_id": ctx.session_id,
         "user_id": memory_user_id,
         "namespace": namespace,
+        "tenant_id": run_tenant(ctx),
     }
     return {k: v for k, v in fields.items() if v is not None}
 
@@ -99,17 +100,9 @@ def write_turn(
             data if isinstance(data, str) else None, answer, st.executed, st.thought
         )
         if note is not None:
-            agent_target = _agent_target(spec)
+            own = agent_target(spec)
             scope = MemoryScope(**learning_scope(spec.ctx.agent_name))
-            yield from _write(
-                spec, st, note, _provenance(spec, scope, agent_target), agent_target, None
-            )
-
-
-def _agent_target(spec: RunSpec) -> str:
-    own = getattr(spec.memory_filter, "agent_user_id", None)
-    name = spec.ctx.agent_name
-    return str(own(name)) if callable(own) else agent_memory_user_id(name)
+            yield from _write(spec, st, note, _provenance(spec, scope, own), own, None)
 
 
 def _admit(spec: RunSpec, data: Any, target: str, metadata: dict[str, Any]) -> Any:
@@ -161,8 +154,10 @@ def _write(
             if isinstance(payload, dict):
                 data = payload.get("data", data)
                 if isinstance(payload.get("metadata"), dict):
-                    # a hook may relabel provenance, never the owner it is written for
-                    metadata = {**payload["metadata"], "user_id": target}
+                    # a hook may relabel provenance, never the owner or tenant it is written for
+                    pinned = {"user_id": target, "tenant_id": run_tenant(ctx)}
+                    relabelled = {**payload["metadata"], **pinned}
+                    metadata = {k: v for k, v in relabelled.items() if v is not None}
             else:
                 data = payload
     try:
@@ -246,7 +241,16 @@ def _propose(
 ) -> Generator[Any, Any, None]:
     """Make the internal write a candidate and let the hooks and the policy decide it now."""
     ctx = spec.ctx
-    known = {"source", "scope", "agent_name", "trace_id", "parent_trace_id", "run_id", "user_id"}
+    known = {
+        "source",
+        "scope",
+        "agent_name",
+        "trace_id",
+        "parent_trace_id",
+        "run_id",
+        "user_id",
+        "tenant_id",
+    }
     candidate = MemoryCandidate(
         data=data,
         memory_user_id=target,
@@ -262,6 +266,7 @@ def _propose(
         trust_level=metadata.get("trust_level"),
         metadata={k: v for k, v in metadata.items() if k not in known},
         session_id=ctx.session_id,
+        tenant_id=run_tenant(ctx),
     )
     st.stage = "memory_promote"
     decision, blocked = yield from _decide(spec, candidate)
