@@ -7,7 +7,8 @@ and passes every filter the policy sets: sources, scopes, agents, trust levels,
 confidence, expiry, and promotion (internal evidence must be promoted and injectable).
 A write is refused when it is empty, too short or too long, looks like a credential,
 matches a rejected pattern, repeats a known memory, exceeds the per-run limit, or fails
-the admission callback. A callback that raises refuses; its reason names only the
+the admission callback. A callback that raises, or answers nothing that reads as a
+decision (``None`` included), refuses; the reason of one that raises names only the
 exception type (the message may hold the text).
 """
 
@@ -117,9 +118,9 @@ def expired(item: Mapping[str, Any], *, now: float) -> bool:
 
 
 def coerce_admission(result: Any, name: str) -> MemoryAdmissionDecision:
-    """A callback's answer as a decision: None/True allow, False/str refuse, dicts and
-    decision objects (``allowed``/``reason``/``value``) as given; anything else refuses."""
-    if result is None or result is True:
+    """A callback's answer as a decision: True allows, False/str refuse, dicts and decision
+    objects (``allowed``/``reason``/``value``) as given; anything else (None too) refuses."""
+    if result is True:
         return MemoryAdmissionDecision(True)
     if result is False:
         return MemoryAdmissionDecision(False, name)
