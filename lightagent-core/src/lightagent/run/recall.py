@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from typing import Any
 
 from lightagent.errors import LightAgentError
@@ -112,8 +112,10 @@ def _recall(
             outcome = spec.memory_filter.filter_results(items, user_id=user_id, context=ctx)
         else:
             outcome = agent_filter(items, agent_name=ctx.agent_name, context=ctx)
-        allowed = list(outcome.allowed)
         blocked = list(outcome.blocked)
+        # whatever the filter: a record still waiting for promotion is no memory yet
+        allowed = [m for m in outcome.allowed if not _unpromoted(m)]
+        blocked += [{"reason": "unpromoted"}] * (len(outcome.allowed) - len(allowed))
     except Exception as exc:  # a failing filter lets nothing through
         memory_failed(spec, "memory_retrieve", exc, "LA-MEMORY")
         return []
@@ -161,6 +163,13 @@ def _recall(
             },
         )
     return allowed
+
+
+def _unpromoted(item: Any) -> bool:
+    """Whether a result says it is a candidate (any ``promotion_status`` but ``promoted``)."""
+    metadata = item.get("metadata") if isinstance(item, Mapping) else None
+    status = metadata.get("promotion_status") if isinstance(metadata, Mapping) else None
+    return status is not None and status != "promoted"
 
 
 def _note_known(spec: RunSpec, allowed: list[dict[str, Any]], target: str) -> None:
