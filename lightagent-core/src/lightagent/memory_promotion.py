@@ -28,6 +28,7 @@ from lightagent.memory.candidates import (
     EVENT_ACTIONS,
     MemoryCandidate,
     MemoryPromotionDecision,
+    admit_promotion,
     coerce_decision,
 )
 
@@ -269,12 +270,19 @@ def _decide(
 
             requested = coerce_decision(payload_value(out.payload, "decision"))
             decided_by = "hook"
+    pctx = _policy_ctx(candidate, ctx)
     if requested is None:
         allows = getattr(job.policy, "allows_promotion", None)
         if callable(allows):
-            requested = allows(candidate, _policy_ctx(candidate, ctx))
+            requested = allows(candidate, pctx)
         else:
             requested = MemoryPromotionDecision.keep("no promotion policy")
+    # the text a promotion stores passes the write admission, as every write does
+    requested, refused = admit_promotion(job.policy, candidate, requested, pctx)
+    if refused is not None:
+        from lightagent.run.memory_steps import write_refused
+
+        write_refused(ctx, "memory_promote", refused, candidate)
     blocked = requested.reason if requested.metadata.get("blocked") else None
     return requested, decided_by, blocked
 
@@ -287,6 +295,7 @@ def _policy_ctx(candidate: MemoryCandidate, ctx: Any) -> dict[str, Any]:
         "trace_id": candidate.trace_id,
         "run_id": candidate.run_id,
         "session_id": ctx.session_id,
+        "tenant_id": candidate.tenant_id,
         "source": candidate.source,
         "scope": candidate.scope,
         "metadata": dict(candidate.metadata),

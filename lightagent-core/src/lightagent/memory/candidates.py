@@ -25,6 +25,7 @@ __all__ = [
     "CandidateBook",
     "MemoryCandidate",
     "MemoryPromotionDecision",
+    "admit_promotion",
     "coerce_decision",
 ]
 
@@ -148,6 +149,37 @@ def coerce_decision(result: Any) -> MemoryPromotionDecision:
         f"a memory promotion decision cannot be read from {type(result).__name__}",
         hint="Return a MemoryPromotionDecision, True/False, an action name or a dict with action.",
     )
+
+
+def admit_promotion(
+    policy: Any,
+    candidate: MemoryCandidate,
+    decision: MemoryPromotionDecision,
+    ctx: Mapping[str, Any],
+) -> tuple[MemoryPromotionDecision, str | None]:
+    """(the decision in force, why the write admission refused or None): a promoting
+    decision's text passes the policy's write admission like any write; refused, the
+    candidate is kept (blocked), and an admission that rewrites makes it a rewrite."""
+    if not decision.promotes:
+        return decision, None
+    text = decision.value if decision.action == "rewrite" else candidate.data
+    verdict: Any = None
+    try:
+        allows = getattr(policy, "allows_write", None)
+        if callable(allows):
+            verdict = allows(text, ctx)
+        else:
+            verdict = policy.admit_write(text, user_id=candidate.original_user_id, context=ctx)
+        reason = None if verdict.allowed else str(verdict.reason or "refused")
+    except Exception as exc:  # a failing admission refuses
+        reason = f"memory write admission failed: {type(exc).__name__}"
+    if reason is not None:
+        return MemoryPromotionDecision.keep(reason, blocked=True), reason
+    if verdict.value is not None:
+        return MemoryPromotionDecision(
+            "rewrite", decision.reason, verdict.value, dict(decision.metadata)
+        ), None
+    return decision, None
 
 
 @dataclass

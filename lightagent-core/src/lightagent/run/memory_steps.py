@@ -14,7 +14,7 @@ from lightagent.errors import LightAgentError, StorageError
 from lightagent.run.phases import ask
 from lightagent.run.spec import RunSpec
 
-__all__ = ["agent_target", "ask_memory", "backend_user", "memory_failed"]
+__all__ = ["agent_target", "ask_memory", "backend_user", "memory_failed", "write_refused"]
 
 _log = logging.getLogger("lightagent.run")
 
@@ -31,6 +31,27 @@ def memory_failed(spec: RunSpec, stage: str, exc: BaseException, code: str) -> N
     if ctx.active:
         ctx.emit("error", {"stage": stage, "error": error.to_dict()})
     _log.warning("run %s: %s failed, going on without it: %s", ctx.run_id, stage, error)
+
+
+def write_refused(ctx: Any, phase: str, reason: Any, about: Any) -> None:
+    """Record a write the policy refused (``memory_write_block``); ``about`` is the write's
+    metadata or its ``MemoryCandidate``."""
+    if not ctx.active:
+        return
+    if isinstance(about, dict):
+        source, scope, candidate_id = about.get("source"), about.get("scope"), None
+    else:
+        source, scope, candidate_id = about.source, about.scope, about.candidate_id
+    event = {
+        "phase": phase,
+        "reason": reason,
+        "user_id": ctx.user_id,
+        "source": source,
+        "scope": scope,
+    }
+    if candidate_id is not None:
+        event["candidate_id"] = candidate_id
+    ctx.emit("memory_write_block", event)
 
 
 def ask_memory(phase: str, payload: dict[str, Any]) -> Generator[Any, Any, Any]:

@@ -21,11 +21,18 @@ from lightagent.memory.candidates import (
     DECISION_EVENTS,
     MemoryCandidate,
     MemoryPromotionDecision,
+    admit_promotion,
     coerce_decision,
 )
 from lightagent.memory.scope import MemoryScope, is_internal, run_tenant
 from lightagent.run.effects import StoreMemory
-from lightagent.run.memory_steps import agent_target, ask_memory, backend_user, memory_failed
+from lightagent.run.memory_steps import (
+    agent_target,
+    ask_memory,
+    backend_user,
+    memory_failed,
+    write_refused,
+)
 from lightagent.run.phases import payload_value
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
@@ -177,17 +184,7 @@ def _write(
             },
         )
     if not admission.allowed:
-        if active:
-            ctx.emit(
-                "memory_write_block",
-                {
-                    "phase": "memory_policy",
-                    "reason": admission.reason,
-                    "user_id": user_id,
-                    "source": metadata.get("source"),
-                    "scope": metadata.get("scope"),
-                },
-            )
+        write_refused(ctx, "memory_policy", admission.reason, metadata)
         return
     if admission.value is not None:
         data = admission.value
@@ -333,9 +330,18 @@ def _decide(
     if decision is None or not decision.final:
         allows = getattr(spec.memory_filter, "allows_promotion", None)
         if callable(allows):
-            pctx = policy_context(spec, candidate.memory_user_id, candidate.metadata)
-            decision = allows(candidate, pctx)
+            decision = allows(candidate, _candidate_context(spec, candidate))
     if decision is None:
         decision = MemoryPromotionDecision.keep("no promotion policy")
+    decision, refused = admit_promotion(
+        spec.memory_filter, candidate, decision, _candidate_context(spec, candidate)
+    )
+    if refused is not None:
+        write_refused(spec.ctx, "memory_promote", refused, candidate)
     blocked = decision.reason if decision.metadata.get("blocked") else None
     return decision, blocked
+
+
+def _candidate_context(spec: RunSpec, candidate: MemoryCandidate) -> dict[str, Any]:
+    provenance = {**candidate.metadata, "source": candidate.source, "scope": candidate.scope}
+    return policy_context(spec, candidate.memory_user_id, provenance)
