@@ -84,7 +84,7 @@ class DefaultMemoryFilter:
     ) -> MemoryFilterOutcome:
         allowed: list[dict[str, Any]] = []
         blocked: list[dict[str, Any]] = []
-        user_id = self.backend_user_id(user_id, context=context)
+        user_id = plain_user_id(user_id, context)
         for index, item in enumerate(results):
             owner = result_owner(item) if isinstance(item, Mapping) else None
             if owner is None:
