@@ -168,6 +168,7 @@ class MemoryMethods:
         self, candidate_id: str, decision: Any, session_id: str | None, reviewer_id: str | None
     ) -> Any:
         from lightagent.interceptors import global_observers
+        from lightagent.memory.scope import run_tenant
         from lightagent.memory_promotion import PromotionJob
 
         memory = self.memory
@@ -198,6 +199,7 @@ class MemoryMethods:
             interceptor=run_interceptor() if callable(run_interceptor) else self.interceptor,
             observers=[*self._observers, *global_observers()],
             reviewer_id=reviewer_id,
+            tenant_id=run_tenant(getattr(self.interceptor, "security_context", None)),
         )
 
 

@@ -22,7 +22,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightagent.errors import LightAgentError, StorageError, ValidationError
+from lightagent.errors import LightAgentError, PolicyError, StorageError, ValidationError
 from lightagent.memory.candidates import (
     DECISION_EVENTS,
     EVENT_ACTIONS,
@@ -52,6 +52,8 @@ class PromotionJob:
     interceptor: Any = None
     observers: list[Any] = field(default_factory=list)
     reviewer_id: str | None = None
+    #: The promoting agent's tenant: only a candidate of that tenant can be decided.
+    tenant_id: str | None = None
 
 
 @dataclass
@@ -183,6 +185,13 @@ def promotion(job: PromotionJob) -> Generator[Any, Any, MemoryPromotionDecision]
             candidate = log.candidate
     if candidate is None:
         raise _not_found(cid, sid)
+    if candidate.tenant_id != job.tenant_id:  # a reviewer decides for its own tenant only
+        raise PolicyError(
+            "LA-MEMORY-TENANT",
+            f"memory candidate {cid!r} belongs to another tenant",
+            hint="Promote it from an agent whose security_context names the candidate's tenant.",
+            details={"candidate_id": cid, "session_id": sid},
+        )
     ctx = RunContext(
         run_id=new_id("promote"),
         trace_id=candidate.trace_id or new_id("trace"),
