@@ -96,7 +96,8 @@ def test_the_security_contexts_tenant_scopes_the_mem0_id(server, mem0):
     assert ["4711" in p for p in prompts] == [False, False, True], prompts
     stored = memory.retrieve("vault code", "tenant%3Devil:alice")["results"]
     assert stored and {r["metadata"]["tenant_id"] for r in stored} == {"evil"}
-    assert memory.retrieve("vault code", "alice")["results"] == []
+    plain = memory.retrieve("vault code", "alice")["results"]  # the run without a tenant's
+    assert plain and not any("4711" in r["memory"] or "tenant_id" in r["metadata"] for r in plain)
 
 
 def test_mem0_ids_are_hashes_so_no_id_reaches_another_users_records(mem0):
