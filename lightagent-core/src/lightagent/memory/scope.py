@@ -86,7 +86,8 @@ def plain_user_id(user_id: str, context: Any) -> str:
 
 
 def run_tenant(context: Any) -> str | None:
-    """The tenant a run acts for (its ``SecurityContext``'s), or None."""
+    """The tenant of ``context`` (a run's: its ``SecurityContext``'s, else its metadata's;
+    or a ``SecurityContext``), or None."""
     tenant = getattr(context, "tenant_id", None)
     return None if tenant is None else str(tenant)
 

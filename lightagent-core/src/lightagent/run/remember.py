@@ -7,7 +7,9 @@ source or scope is internal (the learning note of ``self_learning=True``, or a h
 marks it so) is not stored: it becomes a :class:`~lightagent.memory.MemoryCandidate`,
 decided on the spot by ``before_memory_promote`` hooks and the policy's promotion
 callback; without a final decision it waits (``memory_promotion_required``) for
-``agent.promote_memory_candidate``.
+``agent.promote_memory_candidate``. The text a promotion would store passes the same
+admission first (:func:`~lightagent.memory.candidates.admit_promotion`); refused, the
+candidate waits. Writes carry the run's tenant, which a hook cannot relabel.
 """
 
 from __future__ import annotations
