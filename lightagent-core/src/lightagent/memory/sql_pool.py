@@ -135,15 +135,24 @@ class SqlRecords:
             "agent_name TEXT, metadata TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, "
             "tenant_id TEXT)"
         )
-        if self.dialect == "postgresql":
-            cur.execute(f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS tenant_id TEXT")
-        elif "tenant_id" not in {row[1] for row in self._rows(cur, f"PRAGMA table_info({t})")}:
-            cur.execute(f"ALTER TABLE {t} ADD COLUMN tenant_id TEXT")  # a pool made before tenants
+        if "tenant_id" not in self._columns(cur):  # a pool made before tenants
+            cur.execute(f"ALTER TABLE {t} ADD COLUMN tenant_id TEXT")
         cur.execute(f"CREATE INDEX IF NOT EXISTS {t}_by_user ON {t} (user_key, created_at)")
         cur.execute(
             f"CREATE TABLE IF NOT EXISTS {t}_terms (user_key TEXT NOT NULL, term_key TEXT NOT NULL, "
             "memory_id TEXT NOT NULL, PRIMARY KEY (user_key, term_key, memory_id))"
         )
+
+    def _columns(self, cur: Any) -> set[str]:
+        if self.dialect == "sqlite":
+            return {row[1] for row in self._rows(cur, f"PRAGMA table_info({self.table})")}
+        rows = self._rows(
+            cur,
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = ?",
+            (self.table.lower(),),  # unquoted names are folded to lower case
+        )
+        return {row[0] for row in rows}
 
     @contextmanager
     def _session(self, write: bool = False) -> Iterator[Any]:
