@@ -169,66 +169,53 @@ def test_no_user_namespace_or_tenant_spells_another_backend_id():
     assert len(ids) == 8
 
 
-def _old_sqlite_pool(path):
-    """A pool file as lightagent wrote it before tenants: no tenant column."""
-    with sqlite3.connect(path) as conn:
-        conn.execute(
-            "CREATE TABLE lightagent_memory (memory_id TEXT PRIMARY KEY, user_key TEXT NOT NULL, "
-            "user_id TEXT NOT NULL, memory TEXT NOT NULL, source TEXT, scope TEXT, "
-            "agent_name TEXT, metadata TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)"
-        )
-        conn.execute(
-            "CREATE TABLE lightagent_memory_terms (user_key TEXT NOT NULL, term_key TEXT NOT NULL, "
-            "memory_id TEXT NOT NULL, PRIMARY KEY (user_key, term_key, memory_id))"
-        )
-    conn.close()
+@pytest.fixture(params=["sqlite", "postgres"])
+def old_pool(request, tmp_path):
+    """A pool as lightagent wrote it before tenants (no tenant column), holding one record,
+    reopened: ``(the reopened pool, a function that opens it again)``."""
+    if request.param == "sqlite":
+        url, table = f"sqlite:///{tmp_path / 'old.db'}", "lightagent_memory"
+    else:
+        url, table = request.getfixturevalue("postgres_url"), f"old_{uuid.uuid4().hex[:10]}"
+    first = SharedMemoryPool(url, table=table)
+    first.store("an old green note", "u")
+    first.close()
+    drop = f"ALTER TABLE {table} DROP COLUMN tenant_id"
+    if request.param == "sqlite":
+        with sqlite3.connect(tmp_path / "old.db") as conn:
+            conn.execute(drop)
+        conn.close()
+    else:
+        import psycopg
+
+        raw = url.replace("postgresql+psycopg://", "postgresql://", 1)
+        with psycopg.connect(raw, autocommit=True) as conn:
+            conn.execute(drop)
+    opened = []
+
+    def reopen():
+        opened.append(SharedMemoryPool(url, table=table))
+        return opened[-1]
+
+    yield reopen
+    for pool in opened:
+        pool.close()
 
 
-def test_a_pool_without_a_tenant_column_keeps_loading(tmp_path):
-    path = tmp_path / "old.db"
-    _old_sqlite_pool(path)
-    with sqlite3.connect(path) as conn:
-        conn.execute(
-            "INSERT INTO lightagent_memory VALUES ('m0', ?, 'u', 'an old green note', 'user', "
-            '\'user\', NULL, \'{"source": "user", "user_id": "u"}\', 1.0)',
-            (__import__("hashlib").sha256(b"u").hexdigest(),),
-        )
-    conn.close()
-    pool = SharedMemoryPool(f"sqlite:///{path}")
-    assert [r.memory for r in pool.list_records()] == ["an old green note"]
-    assert pool.list_records()[0].tenant_id is None
+def test_a_pool_made_before_tenants_keeps_loading(old_pool):
+    pool = old_pool()
+    (old,) = pool.list_records()
+    assert (old.memory, old.tenant_id) == ("an old green note", None)
+    assert texts(pool.retrieve("green note", "u")) == ["an old green note"], (
+        "an old record is a record of no tenant"
+    )
+    assert pool.retrieve("green note", "u", tenant_id="acme")["results"] == []
     pool.store("a new green note", "u", tenant_id="acme")
     assert texts(pool.retrieve("green note", "u", tenant_id="acme")) == ["a new green note"]
-    assert texts(pool.retrieve("green note", "u")) == [], "the old row has no words indexed"
     pool.close()
-    again = SharedMemoryPool(f"sqlite:///{path}")  # a second open migrates nothing twice
+    again = old_pool()  # opening it again migrates nothing twice
     assert len(again) == 2
-    again.close()
-
-
-@pytest.mark.postgres
-def test_a_postgres_pool_without_a_tenant_column_keeps_loading(postgres_url):
-    import psycopg
-
-    table = f"old_{uuid.uuid4().hex[:10]}"
-    raw = postgres_url.replace("postgresql+psycopg://", "postgresql://", 1)
-    with psycopg.connect(raw, autocommit=True) as conn:
-        conn.execute(
-            f"CREATE TABLE {table} (memory_id TEXT PRIMARY KEY, user_key TEXT NOT NULL, "
-            "user_id TEXT NOT NULL, memory TEXT NOT NULL, source TEXT, scope TEXT, "
-            "agent_name TEXT, metadata TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)"
-        )
-        conn.execute(
-            f"INSERT INTO {table} VALUES ('m0', 'k', 'u', 'old', NULL, NULL, NULL, '{{}}', 1.0)"
-        )
-    pool = SharedMemoryPool(postgres_url, table=table)
-    assert [(r.memory, r.tenant_id) for r in pool.list_records()] == [("old", None)]
-    pool.store("new purple note", "u", tenant_id="acme")
-    assert texts(pool.retrieve("purple", "u", tenant_id="acme")) == ["new purple note"]
-    pool.close()
-    again = SharedMemoryPool(postgres_url, table=table)
-    assert len(again) == 2
-    again.close()
+    assert texts(again.retrieve("green note", "u")) == ["an old green note"]
 
 
 def test_a_candidate_is_promoted_only_in_its_tenant(tmp_path):
