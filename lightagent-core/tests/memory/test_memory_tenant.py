@@ -66,12 +66,24 @@ def test_pool_records_carry_their_tenant_and_reads_are_narrowed_by_it(pool):
     assert [r.memory for r in pool.list_records(tenant_id="evil")] == ["evil plans a blue heist"]
 
 
+def test_a_tenant_that_is_no_str_is_refused_typed(pool):
+    for call in (
+        lambda: pool.store("x", "u", tenant_id=7),
+        lambda: pool.retrieve("x", "u", tenant_id=["acme"]),
+    ):
+        with pytest.raises(LightAgentError) as info:
+            call()
+        assert info.value.code == "LA-VALIDATION"
+    assert len(pool) == 0
+
+
 def test_a_memory_id_belongs_to_one_tenant(pool):
     pool.store("acme fact", "u", tenant_id="acme", memory_id="m1")
     assert pool.store("acme fact", "u", tenant_id="acme", memory_id="m1")["existing"]
-    with pytest.raises(Exception) as info:
+    with pytest.raises(LightAgentError) as info:
         pool.store("evil fact", "u", tenant_id="evil", memory_id="m1")
-    assert getattr(info.value, "code", None) == "LA-STORAGE-CONFLICT"
+    assert info.value.code == "LA-STORAGE-CONFLICT"
+    assert [r.memory for r in pool.list_records()] == ["acme fact"]
 
 
 def test_two_tenants_sharing_a_pool_never_see_each_other(pool):
