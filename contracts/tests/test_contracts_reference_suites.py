@@ -246,6 +246,7 @@ def test_broken_implementations_fail_the_suites(tmp_path):
         "TestBrokenMemory::test_results_are_attributed_to_their_user",
         "TestBrokenMemory::test_lookalike_wildcard_and_path_ids_are_other_users",
         "TestBrokenMemory::test_tenants_are_isolated_through_the_policy",
+        "TestBrokenMemory::test_tenants_of_the_security_context_are_isolated",
         "TestBrokenMemory::test_adversarial_ids_and_queries_find_no_foreign_record",
         "TestBrokenTools::test_names_are_valid_and_unique",
         "TestBrokenToolset::test_unknown_tool_is_refused",

@@ -11,7 +11,7 @@ import sys
 import textwrap
 
 import pytest
-from lightagent import LightAgent, LightAgentError, MemoryPolicy
+from lightagent import LightAgent, LightAgentError, MemoryPolicy, SecurityContext
 from lightagent.plugins import PluginHost, reset_host
 from lightagent_memory_mem0 import Mem0Memory, mem0_user_id
 
@@ -79,6 +79,25 @@ def test_tenants_and_lookalike_users_stay_apart_in_mem0(server, mem0):
         )
     prompts = [_system(r) for r in server.requests if r["model"] == "loopback-model"][1:]
     assert len(prompts) == 3 and not any("4711" in p for p in prompts), prompts
+
+
+def test_the_security_contexts_tenant_scopes_the_mem0_id(server, mem0):
+    memory = mem0(infer=False)
+    server.reply("ok", "ok", "ok", "ok")
+
+    def agent(tenant):
+        context = None if tenant is None else SecurityContext(tenant_id=tenant)
+        return _agent(server, memory, security_context=context)
+
+    agent("evil").run("The vault code is 4711.", user_id="alice")
+    for tenant in ("acme", None, "evil"):
+        agent(tenant).run("What is the vault code?", user_id="alice")
+    prompts = [_system(r) for r in server.requests if r["model"] == "loopback-model"][1:]
+    assert ["4711" in p for p in prompts] == [False, False, True], prompts
+    stored = memory.retrieve("vault code", "tenant%3Devil:alice")["results"]
+    assert stored and {r["metadata"]["tenant_id"] for r in stored} == {"evil"}
+    plain = memory.retrieve("vault code", "alice")["results"]  # the run without a tenant's
+    assert plain and not any("4711" in r["memory"] or "tenant_id" in r["metadata"] for r in plain)
 
 
 def test_mem0_ids_are_hashes_so_no_id_reaches_another_users_records(mem0):

@@ -103,7 +103,8 @@ class MemoryMethods:
 
         Without ``session_id``, those this agent made in this process; with it, those the
         session's log holds (from any process). This is a reviewer's view: it reads the log
-        whoever the session belongs to (``get_session`` is the owner's).
+        whoever the session belongs to (``get_session`` is the owner's), but only candidates
+        of the agent's own tenant.
         """
         if session_id is not None:
             from lightagent.events.store import validate_session_id
@@ -114,10 +115,11 @@ class MemoryMethods:
             candidates = session_candidates(events)
         else:
             candidates = self._memory_book.list() if self._memory_book is not None else []
+        tenant = self._tenant()
         return [
             c.to_dict(include_data=include_data)
             for c in candidates
-            if status is None or c.status == status
+            if (status is None or c.status == status) and c.tenant_id == tenant
         ]
 
     def promote_memory_candidate(
@@ -154,6 +156,12 @@ class MemoryMethods:
         return await drive_async(self._promotion(candidate_id, decision, session_id, reviewer_id))
 
     # -- internals --------------------------------------------------------------------
+    def _tenant(self) -> str | None:
+        """The tenant of the agent's security context: candidates of others are not its to see."""
+        from lightagent.memory.scope import run_tenant
+
+        return run_tenant(getattr(self.interceptor, "security_context", None))
+
     def _binding_or_refuse(self) -> Any:
         binding = getattr(self, "session_binding", None)
         if binding is None:
@@ -198,6 +206,7 @@ class MemoryMethods:
             interceptor=run_interceptor() if callable(run_interceptor) else self.interceptor,
             observers=[*self._observers, *global_observers()],
             reviewer_id=reviewer_id,
+            tenant_id=self._tenant(),
         )
 
 

@@ -45,6 +45,7 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-APPROVAL-TIMEOUT", "policy", "No reviewer decided in time.", "Raise the reviewer timeout or resolve the request later."),
     ("LA-APPROVAL-KEY", "policy", "No approval signing key is configured.", "Set LIGHTAGENT_APPROVAL_KEY or pass key= (at least 16 bytes)."),
     ("LA-SESSION-OWNER", "policy", "The session belongs to another user or tenant.", "Use a session id of this user; a session keeps the owner of its first run."),
+    ("LA-MEMORY-TENANT", "policy", "The memory candidate belongs to another tenant.", "Promote it from an agent whose security_context names the candidate's tenant."),
     ("LA-PERMISSION-WIDEN", "policy", "A narrowing asked for more than the parent holds.", "A child context can only drop permissions; request what the parent has."),
     ("LA-HOOK-INVALID", "validation", "A hook or its result is invalid.", "Return None, True, False, a reason string, a dict or a HookDecision."),
     ("LA-HOOK-TIMEOUT", "policy", "A policy hook did not answer in time.", "Raise PolicyHook(timeout=) or make the handler faster."),

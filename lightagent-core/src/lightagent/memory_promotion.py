@@ -22,12 +22,13 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightagent.errors import LightAgentError, StorageError, ValidationError
+from lightagent.errors import LightAgentError, PolicyError, StorageError, ValidationError
 from lightagent.memory.candidates import (
     DECISION_EVENTS,
     EVENT_ACTIONS,
     MemoryCandidate,
     MemoryPromotionDecision,
+    admit_promotion,
     coerce_decision,
 )
 
@@ -51,6 +52,8 @@ class PromotionJob:
     interceptor: Any = None
     observers: list[Any] = field(default_factory=list)
     reviewer_id: str | None = None
+    #: The promoting agent's tenant: only a candidate of that tenant can be decided.
+    tenant_id: str | None = None
 
 
 @dataclass
@@ -78,6 +81,7 @@ class _Store:
     data: Any
     user_id: str
     metadata: dict[str, Any]
+    tenant_id: str | None = None
 
 
 @dataclass
@@ -181,6 +185,13 @@ def promotion(job: PromotionJob) -> Generator[Any, Any, MemoryPromotionDecision]
             candidate = log.candidate
     if candidate is None:
         raise _not_found(cid, sid)
+    if candidate.tenant_id != job.tenant_id:  # a reviewer decides for its own tenant only
+        raise PolicyError(
+            "LA-MEMORY-TENANT",
+            f"memory candidate {cid!r} belongs to another tenant",
+            hint="Promote it from an agent whose security_context names the candidate's tenant.",
+            details={"candidate_id": cid, "session_id": sid},
+        )
     ctx = RunContext(
         run_id=new_id("promote"),
         trace_id=candidate.trace_id or new_id("trace"),
@@ -268,12 +279,19 @@ def _decide(
 
             requested = coerce_decision(payload_value(out.payload, "decision"))
             decided_by = "hook"
+    pctx = _policy_ctx(candidate, ctx)
     if requested is None:
         allows = getattr(job.policy, "allows_promotion", None)
         if callable(allows):
-            requested = allows(candidate, _policy_ctx(candidate, ctx))
+            requested = allows(candidate, pctx)
         else:
             requested = MemoryPromotionDecision.keep("no promotion policy")
+    # the text a promotion stores passes the write admission, as every write does
+    requested, refused = admit_promotion(job.policy, candidate, requested, pctx)
+    if refused is not None:
+        from lightagent.run.memory_steps import write_refused
+
+        write_refused(ctx, "memory_promote", refused, candidate)
     blocked = requested.reason if requested.metadata.get("blocked") else None
     return requested, decided_by, blocked
 
@@ -286,6 +304,7 @@ def _policy_ctx(candidate: MemoryCandidate, ctx: Any) -> dict[str, Any]:
         "trace_id": candidate.trace_id,
         "run_id": candidate.run_id,
         "session_id": ctx.session_id,
+        "tenant_id": candidate.tenant_id,
         "source": candidate.source,
         "scope": candidate.scope,
         "metadata": dict(candidate.metadata),
@@ -367,7 +386,7 @@ def _complete(
         text = decision.value if decision.action == "rewrite" else candidate.data
         metadata = candidate.write_metadata(decision)
         try:
-            result = yield _Store(text, candidate.memory_user_id, metadata)
+            result = yield _Store(text, candidate.memory_user_id, metadata, candidate.tenant_id)
             stored = True
         except Exception as exc:  # the decision stands; the write is reported unfinished
             stored = False
@@ -474,11 +493,6 @@ async def drive_async(job: PromotionJob) -> MemoryPromotionDecision:
 
 
 def _store_call(memory: Any, effect: _Store) -> tuple[Any, ...]:
-    import functools
+    from lightagent.memory.protocol import store_call
 
-    from lightagent.memory.protocol import accepts_keyword
-
-    store = memory.store
-    if accepts_keyword(store, "metadata"):
-        return (functools.partial(store, metadata=effect.metadata), effect.data, effect.user_id)
-    return (store, effect.data, effect.user_id)
+    return store_call(memory, effect.data, effect.user_id, effect.metadata, effect.tenant_id)

@@ -92,7 +92,7 @@ def test_a_refused_write_is_recorded_with_its_reason():
             min_write_length=12,
             reject_duplicate_writes=True,
             memory_write_admission=lambda data, ctx: (
-                None if "work" in data.lower() else "off topic"
+                True if "work" in data.lower() else "off topic"
             ),
         ),
     )

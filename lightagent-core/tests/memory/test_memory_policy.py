@@ -153,7 +153,7 @@ def test_duplicates_are_the_same_text_for_the_same_id():
 @pytest.mark.parametrize(
     ("answer", "allowed", "reason", "value"),
     [
-        (None, True, None, None),
+        (None, False, "memory_write_admission returned NoneType", None),
         (True, True, None, None),
         (False, False, "memory_write_admission", None),
         ("not about work", False, "not about work", None),

@@ -7,7 +7,9 @@ returning a fresh, empty memory backend. Methods may be sync or async. It checks
   str, "user_id": str, "metadata": {...}}]}``, each result attributed to its user, and
   ``metadata=`` kept when ``store`` takes it;
 * isolation: users, case and Unicode look-alikes, wildcards and path tricks are distinct
-  ids; tenants (``MemoryPolicy`` namespaces) never see each other; a property test over
+  ids; tenants (``MemoryPolicy`` namespaces, and the tenant of an agent's
+  ``SecurityContext``) never see each other, nor does a run without a tenant see a
+  tenant's records; a property test over
   adversarial ids and queries finds zero foreign records (``property_examples`` of them;
   ``property_examples_slow`` in the ``slow`` test);
 * the policy through an agent: internal, expired and low-confidence memories are not
@@ -198,6 +200,30 @@ class MemoryContract(ContractSuite):
         assert "ninth of May" not in other.requests[0].messages[0]["content"], (
             "a memory of tenant-a reached tenant-b's prompt for the same user id"
         )
+
+    def test_tenants_of_the_security_context_are_isolated(
+        self, make_memory: Callable[[], Any]
+    ) -> None:
+        from lightagent import LightAgent, ScriptedModel, SecurityContext
+
+        memory, user = make_memory(), _user()
+
+        def ask(tenant: str | None, query: str) -> str:
+            model = ScriptedModel(["ok"])
+            context = None if tenant is None else SecurityContext(tenant_id=tenant)
+            policy = _policy_for(memory)
+            agent = LightAgent(
+                model=model, memory=memory, memory_policy=policy, security_context=context
+            )
+            agent.run(query, user_id=user)
+            return str(model.requests[0].messages[0]["content"])
+
+        ask("evil", "The vault combination is 90210.")
+        for tenant in ("acme", None):
+            assert "90210" not in ask(tenant, "What is the vault combination?"), (
+                f"a memory of tenant 'evil' reached the prompt of {tenant!r} for the same user id"
+            )
+        assert "90210" in ask("evil", "What is the vault combination?")
 
     #: Examples of the adversarial property test in the default run, and in the slow one.
     property_examples = 20

@@ -25,6 +25,7 @@ __all__ = [
     "CandidateBook",
     "MemoryCandidate",
     "MemoryPromotionDecision",
+    "admit_promotion",
     "coerce_decision",
 ]
 
@@ -150,6 +151,37 @@ def coerce_decision(result: Any) -> MemoryPromotionDecision:
     )
 
 
+def admit_promotion(
+    policy: Any,
+    candidate: MemoryCandidate,
+    decision: MemoryPromotionDecision,
+    ctx: Mapping[str, Any],
+) -> tuple[MemoryPromotionDecision, str | None]:
+    """(the decision in force, why the write admission refused or None): a promoting
+    decision's text passes the policy's write admission like any write; refused, the
+    candidate is kept (blocked), and an admission that rewrites makes it a rewrite."""
+    if not decision.promotes:
+        return decision, None
+    text = decision.value if decision.action == "rewrite" else candidate.data
+    verdict: Any = None
+    try:
+        allows = getattr(policy, "allows_write", None)
+        if callable(allows):
+            verdict = allows(text, ctx)
+        else:
+            verdict = policy.admit_write(text, user_id=candidate.original_user_id, context=ctx)
+        reason = None if verdict.allowed else str(verdict.reason or "refused")
+    except Exception as exc:  # a failing admission refuses
+        reason = f"memory write admission failed: {type(exc).__name__}"
+    if reason is not None:
+        return MemoryPromotionDecision.keep(reason, blocked=True), reason
+    if verdict.value is not None:
+        return MemoryPromotionDecision(
+            "rewrite", decision.reason, verdict.value, dict(decision.metadata)
+        ), None
+    return decision, None
+
+
 @dataclass
 class MemoryCandidate:
     """Internal evidence waiting for promotion (never injected while ``status == "candidate"``)."""
@@ -172,6 +204,8 @@ class MemoryCandidate:
     metadata: dict[str, Any] = field(default_factory=dict)
     session_id: str | None = None
     created_at: float = field(default_factory=time.time)
+    #: The tenant of the run that proposed it: the promoted memory is that tenant's.
+    tenant_id: str | None = None
 
     def to_dict(self, *, include_data: bool = True) -> dict[str, Any]:
         """A JSON-safe dict (without ``data`` when ``include_data`` is False)."""
@@ -200,6 +234,7 @@ class MemoryCandidate:
             "confidence": self.confidence,
             "trust_level": self.trust_level,
             "user_id": self.memory_user_id,
+            "tenant_id": self.tenant_id,
             "candidate_id": self.candidate_id,
             "memory_id": self.candidate_id,
             "promotion_status": "promoted",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from lightagent.memory.protocol import result_owner
+from lightagent.memory.scope import plain_user_id
 
 __all__ = [
     "DefaultMemoryFilter",
@@ -60,7 +61,8 @@ class MemoryFilter(Protocol):
 
 
 #: A filter may also define ``backend_user_id(user_id, *, context) -> str``: the id the
-#: backend sees for both retrieve and store (e.g. ``"tenant-a:alice"`` for a namespace).
+#: backend sees for both retrieve and store (e.g. ``"tenant-a:alice"`` for a namespace);
+#: without it the backend sees :func:`~lightagent.memory.scope.plain_user_id`.
 
 
 class DefaultMemoryFilter:
@@ -73,11 +75,16 @@ class DefaultMemoryFilter:
     def __init__(self, *, allow_unattributed: bool = False) -> None:
         self.allow_unattributed = allow_unattributed
 
+    def backend_user_id(self, user_id: str, *, context: Any = None) -> str:
+        """The user id as given (in the run's tenant, when it has one)."""
+        return plain_user_id(user_id, context)
+
     def filter_results(
         self, results: list[dict[str, Any]], *, user_id: str, context: Any
     ) -> MemoryFilterOutcome:
         allowed: list[dict[str, Any]] = []
         blocked: list[dict[str, Any]] = []
+        user_id = plain_user_id(user_id, context)
         for index, item in enumerate(results):
             owner = result_owner(item) if isinstance(item, Mapping) else None
             if owner is None:

@@ -1,12 +1,14 @@
 """``MemoryPolicy``: what of memory may reach the prompt, and what may be written. Fails closed.
 
 A retrieved result reaches the prompt only when it is attributed to the asking user in
-the policy's namespace (``user_id`` or ``metadata.user_id``) and names its ``source``,
+the policy's namespace and the run's tenant (``user_id`` or ``metadata.user_id``; a
+``metadata.tenant_id`` must be the run's) and names its ``source``,
 and passes every filter the policy sets: sources, scopes, agents, trust levels,
 confidence, expiry, and promotion (internal evidence must be promoted and injectable).
 A write is refused when it is empty, too short or too long, looks like a credential,
 matches a rejected pattern, repeats a known memory, exceeds the per-run limit, or fails
-the admission callback. A callback that raises refuses; its reason names only the
+the admission callback. A callback that raises, or answers nothing that reads as a
+decision (``None`` included), refuses; the reason of one that raises names only the
 exception type (the message may hold the text).
 """
 
@@ -21,7 +23,7 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError
 from lightagent.memory.filtering import MemoryAdmissionDecision, MemoryFilterOutcome
-from lightagent.memory.scope import agent_memory_user_id, is_internal, memory_user_id
+from lightagent.memory.scope import agent_memory_user_id, is_internal, memory_user_id, run_tenant
 
 __all__ = ["MemoryPolicy", "coerce_admission", "expired"]
 
@@ -116,9 +118,9 @@ def expired(item: Mapping[str, Any], *, now: float) -> bool:
 
 
 def coerce_admission(result: Any, name: str) -> MemoryAdmissionDecision:
-    """A callback's answer as a decision: None/True allow, False/str refuse, dicts and
-    decision objects (``allowed``/``reason``/``value``) as given; anything else refuses."""
-    if result is None or result is True:
+    """A callback's answer as a decision: True allows, False/str refuse, dicts and decision
+    objects (``allowed``/``reason``/``value``) as given; anything else (None too) refuses."""
+    if result is True:
         return MemoryAdmissionDecision(True)
     if result is False:
         return MemoryAdmissionDecision(False, name)
@@ -211,21 +213,24 @@ class MemoryPolicy:
         return clone
 
     # -- ids ---------------------------------------------------------------------------
-    def scoped_user_id(self, user_id: str) -> str:
-        """The id the backend sees for ``user_id`` (``"ns:alice"``)."""
-        return memory_user_id(user_id, self.namespace)
+    def scoped_user_id(self, user_id: str, tenant: str | None = None) -> str:
+        """The id the backend sees for ``user_id`` (``"ns:alice"``; a tenant goes first)."""
+        return memory_user_id(user_id, self.namespace, tenant)
 
-    def agent_user_id(self, agent_name: str) -> str:
-        """The id of an agent's own (self-learning) memory in this namespace."""
-        return agent_memory_user_id(agent_name, self.namespace)
+    def agent_user_id(self, agent_name: str, tenant: str | None = None) -> str:
+        """The id of an agent's own (self-learning) memory in this namespace and tenant."""
+        return agent_memory_user_id(agent_name, self.namespace, tenant)
 
     def backend_user_id(self, user_id: str, *, context: Any = None) -> str:
-        """The ``MemoryFilter`` hook: the id retrieve and store use."""
-        return self.scoped_user_id(user_id)
+        """The ``MemoryFilter`` hook: the id retrieve and store use (in the run's tenant)."""
+        return self.scoped_user_id(user_id, run_tenant(context))
 
     # -- retrieval ---------------------------------------------------------------------
-    def result_reason(self, item: Any, scoped: str, *, now: float | None = None) -> str | None:
-        """Why ``item`` (retrieved for the backend id ``scoped``) may not be injected; None: it may."""
+    def result_reason(
+        self, item: Any, scoped: str, *, now: float | None = None, tenant: str | None = None
+    ) -> str | None:
+        """Why ``item`` (retrieved for the backend id ``scoped`` in ``tenant``) may not be
+        injected; None: it may."""
         if type(item) is not dict and not isinstance(item, Mapping):
             return "malformed"
         raw_meta = item.get("metadata")
@@ -244,6 +249,8 @@ class MemoryPolicy:
             return "other_user"
         if self.namespace is not None and metadata.get("namespace") not in (None, self.namespace):
             return "other_namespace"
+        if metadata.get("tenant_id") not in (None, tenant):
+            return "other_tenant"
         source = metadata.get("source")
         if source is None and not self.allow_unattributed_results:
             return "no_source"
@@ -286,11 +293,13 @@ class MemoryPolicy:
         """Whether ``item``, retrieved for the backend id ``scoped``, may reach the prompt."""
         return self.result_reason(item, scoped) is None
 
-    def _split(self, results: Iterable[Any], scoped: str) -> MemoryFilterOutcome:
+    def _split(
+        self, results: Iterable[Any], scoped: str, tenant: str | None
+    ) -> MemoryFilterOutcome:
         now = time.time()
         outcome = MemoryFilterOutcome([])
         for index, item in enumerate(results):
-            reason = self.result_reason(item, scoped, now=now)
+            reason = self.result_reason(item, scoped, now=now, tenant=tenant)
             if reason is None:
                 outcome.allowed.append(item)
             else:
@@ -301,13 +310,15 @@ class MemoryPolicy:
         self, results: list[dict[str, Any]], *, user_id: str, context: Any
     ) -> MemoryFilterOutcome:
         """The ``MemoryFilter`` hook for a user's memories."""
-        return self._split(results, self.scoped_user_id(user_id))
+        tenant = run_tenant(context)
+        return self._split(results, self.scoped_user_id(user_id, tenant), tenant)
 
     def filter_agent_results(
         self, results: list[dict[str, Any]], *, agent_name: str, context: Any
     ) -> MemoryFilterOutcome:
         """The same rules for an agent's own memory (self-learning)."""
-        return self._split(results, self.agent_user_id(agent_name))
+        tenant = run_tenant(context)
+        return self._split(results, self.agent_user_id(agent_name, tenant), tenant)
 
     # -- writes ------------------------------------------------------------------------
     def write_fingerprint(self, data: Any, ctx: Mapping[str, Any] | None = None) -> str:

@@ -3,8 +3,9 @@
 A memory backend has ``store(data, user_id)`` and ``retrieve(query, user_id)``; either may
 be sync or async. ``retrieve`` returns the mem0 shape
 ``{"results": [{"memory": str, "user_id"?: str, "metadata"?: {...}}]}``. ``store`` receives
-``metadata=`` (provenance: source, scope, agent, trace and run ids) only when its
-signature accepts it, so two-argument backends keep working.
+``metadata=`` (provenance: source, scope, agent, trace and run ids) and both receive
+``tenant_id=`` (the run's tenant, None without one) only when their signatures accept
+them, so two-argument backends keep working.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from lightagent.errors import StorageError
 
-__all__ = ["MemoryProtocol", "accepts_keyword", "memory_items", "result_owner"]
+__all__ = ["MemoryProtocol", "accepts_keyword", "memory_items", "result_owner", "store_call"]
 
 
 @runtime_checkable
@@ -99,3 +100,18 @@ def accepts_keyword(func: Any, name: str) -> bool:
     if len(_accepts) < 4096:
         _accepts[key] = found
     return found
+
+
+def store_call(
+    memory: Any, data: Any, user_id: str, metadata: Mapping[str, Any], tenant: str | None
+) -> tuple[Any, ...]:
+    """``(function, data, user_id)`` storing one memory, with the keywords ``store`` accepts."""
+    import functools
+
+    store = memory.store
+    keywords: dict[str, Any] = {}
+    if accepts_keyword(store, "metadata"):
+        keywords["metadata"] = metadata
+    if accepts_keyword(store, "tenant_id"):
+        keywords["tenant_id"] = tenant
+    return (functools.partial(store, **keywords) if keywords else store, data, user_id)

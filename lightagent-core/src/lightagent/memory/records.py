@@ -35,13 +35,14 @@ def index_terms(text: str) -> list[str]:
 
 @dataclass
 class SharedMemoryRecord:
-    """One stored memory: its text, owner, provenance metadata, id and creation time."""
+    """One stored memory: its text, owner, provenance metadata, id, creation time and tenant."""
 
     memory: str
     user_id: str
     metadata: dict[str, Any] = field(default_factory=dict)
     memory_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     created_at: float = field(default_factory=time.time)
+    tenant_id: str | None = None
 
     def to_result(self) -> dict[str, Any]:
         """The record as a ``retrieve`` result item (mem0's shape)."""
@@ -51,6 +52,7 @@ class SharedMemoryRecord:
             "metadata": dict(self.metadata),
             "memory_id": self.memory_id,
             "created_at": self.created_at,
+            "tenant_id": self.tenant_id,
         }
 
 
@@ -58,8 +60,8 @@ def _matches(record: SharedMemoryRecord, filters: Mapping[str, str]) -> bool:
     for key, value in filters.items():
         if key == "user_id":
             have: Any = record.user_id
-        elif key == "memory_id":
-            have = record.memory_id
+        elif key in ("memory_id", "tenant_id"):
+            have = getattr(record, key)
         else:
             have = record.metadata.get(key)
         if have != value:
@@ -87,13 +89,20 @@ class MemoryRecords:
             return True
 
     def search(
-        self, user_id: str, words: list[str], filters: Mapping[str, str], limit: int
+        self,
+        user_id: str,
+        words: list[str],
+        filters: Mapping[str, str],
+        limit: int,
+        tenant: str | None = None,
     ) -> list[tuple[int, SharedMemoryRecord]]:
         wanted = set(words)
         with self._lock:
             records = [self._by_id[i] for i in self._by_user.get(user_id, ())]
             scored = [
-                (len(wanted & self._terms[r.memory_id]), r) for r in records if _matches(r, filters)
+                (len(wanted & self._terms[r.memory_id]), r)
+                for r in records
+                if r.tenant_id == tenant and _matches(r, filters)
             ]
         hits = [(score, r) for score, r in scored if score > 0]
         hits.sort(key=lambda hit: (-hit[0], -hit[1].created_at, hit[1].memory_id))
@@ -132,16 +141,16 @@ class MemoryRecords:
 
 
 def owner_conflict(memory_id: str) -> StorageError:
-    """The error for a memory id another user's record already has."""
+    """The error for a memory id another user's (or tenant's) record already has."""
     return StorageError(
         "LA-STORAGE-CONFLICT",
-        f"memory id {memory_id!r} already belongs to another user",
-        hint="Leave memory_id unset (one is made) or use ids unique across users.",
+        f"memory id {memory_id!r} already belongs to another user or tenant",
+        hint="Leave memory_id unset (one is made) or use ids unique across users and tenants.",
         details={"memory_id": memory_id},
     )
 
 
 def _same_owner(known: SharedMemoryRecord, record: SharedMemoryRecord) -> bool:
-    if known.user_id != record.user_id:
+    if (known.user_id, known.tenant_id) != (record.user_id, record.tenant_id):
         raise owner_conflict(record.memory_id)
     return False

@@ -2,9 +2,10 @@
 
 In memory by default; durable on SQL by URL — ``SharedMemoryPool("sqlite:///pool.db")``
 (embedded) or ``SharedMemoryPool("postgresql://…")`` (several hosts) — with the same
-behaviour: records are kept per user id, every record carries its provenance
-(``source``, ``scope``, ``agent_name`` …), ``retrieve`` filters (by agent, source and
-scope) *before* it ranks and limits, and ranking counts the query's words (and CJK
+behaviour: records are kept per user id and tenant, every record carries its provenance
+(``source``, ``scope``, ``agent_name`` …), ``retrieve`` reads one tenant's records (none
+but tenant-less ones without ``tenant_id=``) and filters (by agent, source and scope)
+*before* it ranks and limits, and ranking counts the query's words (and CJK
 characters) a record shares, most recent first among equals. A write names its
 ``memory_id`` or gets one; writing the same id again stores nothing new
 (``idempotent_writes``), which is what makes promotion safe to repeat.
@@ -27,13 +28,17 @@ from lightagent.memory.scope import MemoryScope
 
 __all__ = ["SharedMemoryPool", "SharedMemoryRecord", "index_terms", "query_terms"]
 
-_FILTERS = ("user_id", "agent_name", "source", "scope", "memory_id")
+_FILTERS = ("user_id", "agent_name", "source", "scope", "memory_id", "tenant_id")
 
 
 def _text(value: Any, name: str) -> str:
     if not isinstance(value, str):
         raise ValidationError("LA-VALIDATION", f"{name} must be a str, got {type(value).__name__}")
     return value
+
+
+def _tenant(value: Any) -> str | None:
+    return None if value is None else _text(value, "tenant_id")
 
 
 class SharedMemoryPool:
@@ -80,12 +85,14 @@ class SharedMemoryPool:
         metadata: Mapping[str, Any] | None = None,
         scope: MemoryScope | None = None,
         memory_id: str | None = None,
+        tenant_id: str | None = None,
     ) -> dict[str, Any]:
-        """Keep ``data`` for ``user_id``; ``{"stored", "memory_id", "user_id"}``.
+        """Keep ``data`` for ``user_id`` in ``tenant_id``; ``{"stored", "memory_id", "user_id"}``.
 
         Provenance is the pool's defaults, then ``metadata``, then ``scope``.
         """
         user_id = _text(user_id, "user_id")
+        tenant_id = _tenant(tenant_id)
         text = data if isinstance(data, str) else str(data)
         if not text.strip():
             raise ValidationError("LA-VALIDATION", "SharedMemoryPool.store needs non-empty data")
@@ -105,7 +112,10 @@ class SharedMemoryPool:
             )
         meta["user_id"] = user_id
         meta["memory_id"] = memory_id
-        record = SharedMemoryRecord(text, user_id, meta, memory_id)
+        meta.pop("tenant_id", None)  # the keyword's, never a label's
+        if tenant_id is not None:
+            meta["tenant_id"] = tenant_id
+        record = SharedMemoryRecord(text, user_id, meta, memory_id, tenant_id=tenant_id)
         added = self._records.add(record)
         return {"stored": True, "memory_id": memory_id, "user_id": user_id, "existing": not added}
 
@@ -118,10 +128,12 @@ class SharedMemoryPool:
         source: str | None = None,
         scope: str | None = None,
         limit: int | None = None,
+        tenant_id: str | None = None,
     ) -> dict[str, Any]:
-        """``{"results": [...]}``: ``user_id``'s records matching the filters that share words
-        with ``query``, best first."""
+        """``{"results": [...]}``: ``user_id``'s records in ``tenant_id`` (None: tenant-less
+        ones only) matching the filters that share words with ``query``, best first."""
         user_id = _text(user_id, "user_id")
+        tenant_id = _tenant(tenant_id)
         filters = {
             k: v
             for k, v in (("agent_name", agent_name), ("source", source), ("scope", scope))
@@ -131,12 +143,12 @@ class SharedMemoryPool:
         if not words:
             return {"results": []}
         count = self.max_results if limit is None else max(0, int(limit))
-        hits = self._records.search(user_id, words, filters, count)
+        hits = self._records.search(user_id, words, filters, count, tenant_id)
         return {"results": [{**record.to_result(), "score": score} for score, record in hits]}
 
     def list_records(self, *, limit: int | None = None, **filters: Any) -> list[SharedMemoryRecord]:
         """Records matching every filter (``user_id``, ``agent_name``, ``source``, ``scope``,
-        ``memory_id``), oldest first."""
+        ``memory_id``, ``tenant_id``), oldest first."""
         unknown = sorted(set(filters) - set(_FILTERS))
         if unknown:
             raise ConfigurationError(

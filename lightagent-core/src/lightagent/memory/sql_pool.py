@@ -1,7 +1,8 @@
 """The durable store of ``SharedMemoryPool``: SQLite (stdlib ``sqlite3``) or PostgreSQL (psycopg 3),
 on the pooled connections the session store uses.
 
-Two tables: the records, and a word index (``user_key, term_key, memory_id``) so a search
+Two tables: the records (with their tenant; a table made before tenants gains the column
+when first opened), and a word index (``user_key, term_key, memory_id``) so a search
 ranks by shared words *in SQL*, with the user and the filters in the ``WHERE`` clause
 before ``LIMIT``. Ids are compared exactly; the owner is found by ``user_key`` (a sha256
 of the user id, so ids of any length are indexable) *and* the id itself. Text columns
@@ -25,7 +26,12 @@ from lightagent.errors import ConfigurationError, StorageError
 __all__ = ["SqlRecords", "parse_url"]
 
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
-_COLUMNS = {"agent_name": "agent_name", "source": "source", "scope": "scope"}
+_COLUMNS = {
+    "agent_name": "agent_name",
+    "source": "source",
+    "scope": "scope",
+    "tenant_id": "tenant_id",
+}
 
 
 def parse_url(url: str) -> tuple[str, str]:
@@ -126,13 +132,27 @@ class SqlRecords:
         cur.execute(
             f"CREATE TABLE IF NOT EXISTS {t} (memory_id TEXT PRIMARY KEY, user_key TEXT NOT NULL, "
             "user_id TEXT NOT NULL, memory TEXT NOT NULL, source TEXT, scope TEXT, "
-            "agent_name TEXT, metadata TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)"
+            "agent_name TEXT, metadata TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, "
+            "tenant_id TEXT)"
         )
+        if "tenant_id" not in self._columns(cur):  # a pool made before tenants
+            cur.execute(f"ALTER TABLE {t} ADD COLUMN tenant_id TEXT")
         cur.execute(f"CREATE INDEX IF NOT EXISTS {t}_by_user ON {t} (user_key, created_at)")
         cur.execute(
             f"CREATE TABLE IF NOT EXISTS {t}_terms (user_key TEXT NOT NULL, term_key TEXT NOT NULL, "
             "memory_id TEXT NOT NULL, PRIMARY KEY (user_key, term_key, memory_id))"
         )
+
+    def _columns(self, cur: Any) -> set[str]:
+        if self.dialect == "sqlite":
+            return {row[1] for row in self._rows(cur, f"PRAGMA table_info({self.table})")}
+        rows = self._rows(
+            cur,
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = ?",
+            (self.table.lower(),),  # unquoted names are folded to lower case
+        )
+        return {row[0] for row in rows}
 
     @contextmanager
     def _session(self, write: bool = False) -> Iterator[Any]:
@@ -163,18 +183,19 @@ class SqlRecords:
         with self._session(write=True) as cur:
             existing = self._rows(
                 cur,
-                f"SELECT user_key, user_id FROM {t} WHERE memory_id = ?",
+                f"SELECT user_key, user_id, tenant_id FROM {t} WHERE memory_id = ?",
                 (_enc(record.memory_id),),
             )
             if existing:
-                if existing[0][0] != user_key or _dec(existing[0][1]) != record.user_id:
+                key, owner, tenant = existing[0]
+                if (key, _dec(owner), _dec(tenant)) != (user_key, record.user_id, record.tenant_id):
                     raise owner_conflict(record.memory_id)
                 return False
             cur.execute(
                 self._sql(
                     f"INSERT INTO {t} (memory_id, user_key, user_id, memory, source, scope, "
-                    "agent_name, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT (memory_id) DO NOTHING"
+                    "agent_name, metadata, created_at, tenant_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (memory_id) DO NOTHING"
                 ),
                 (
                     _enc(record.memory_id),
@@ -184,6 +205,7 @@ class SqlRecords:
                     *(_enc(_str(meta.get(c))) for c in ("source", "scope", "agent_name")),
                     _dumps(meta),
                     record.created_at,
+                    _enc(record.tenant_id),
                 ),
             )
             rows = [
@@ -198,7 +220,12 @@ class SqlRecords:
         return True
 
     def search(
-        self, user_id: str, words: list[str], filters: Mapping[str, str], limit: int
+        self,
+        user_id: str,
+        words: list[str],
+        filters: Mapping[str, str],
+        limit: int,
+        tenant: str | None = None,
     ) -> list[tuple[int, Any]]:
         if limit <= 0 or not words:
             return []
@@ -206,18 +233,21 @@ class SqlRecords:
         user_key = _key(user_id)
         marks = ", ".join("?" for _ in words)
         where, params = self._where(filters)
+        # one tenant's records; a search naming none reads only records of no tenant
+        own = "r.tenant_id IS NULL" if tenant is None else "r.tenant_id = ?"
         statement = (
-            "SELECT r.memory_id, r.user_id, r.memory, r.metadata, r.created_at, s.score FROM "
+            f"SELECT {_FIELDS}, s.score FROM "
             f"(SELECT memory_id, COUNT(*) AS score FROM {t}_terms WHERE user_key = ? "
             f"AND term_key IN ({marks}) GROUP BY memory_id) s "
             f"JOIN {t} r ON r.memory_id = s.memory_id "
-            f"WHERE r.user_key = ? AND r.user_id = ?{where} "
+            f"WHERE r.user_key = ? AND r.user_id = ? AND {own}{where} "
             "ORDER BY s.score DESC, r.created_at DESC, r.memory_id LIMIT ?"
         )
-        args = [user_key, *(_term_key(w) for w in words), user_key, _enc(user_id), *params, limit]
+        mine = [] if tenant is None else [_enc(tenant)]
+        args = [user_key, *(_term_key(w) for w in words), user_key, _enc(user_id), *mine]
         with self._session() as cur:
-            rows = self._rows(cur, statement, args)
-        return [(int(row[5]), _record(row)) for row in rows]
+            rows = self._rows(cur, statement, [*args, *params, limit])
+        return [(int(row[6]), _record(row)) for row in rows]
 
     def _where(self, filters: Mapping[str, str]) -> tuple[str, list[Any]]:
         clauses, params = [], []
@@ -236,8 +266,8 @@ class SqlRecords:
     def list(self, filters: Mapping[str, str], limit: int | None) -> list[Any]:
         where, params = self._where(filters)
         statement = (
-            "SELECT r.memory_id, r.user_id, r.memory, r.metadata, r.created_at FROM "
-            f"{self.table} r WHERE 1 = 1{where} ORDER BY r.created_at, r.memory_id"
+            f"SELECT {_FIELDS} FROM {self.table} r WHERE 1 = 1{where} "
+            "ORDER BY r.created_at, r.memory_id"
         )
         if limit is not None:
             statement += " LIMIT ?"
@@ -278,6 +308,10 @@ class SqlRecords:
             db.close()
 
 
+#: The columns a record is read from (see :func:`_record`).
+_FIELDS = "r.memory_id, r.user_id, r.memory, r.metadata, r.created_at, r.tenant_id"
+
+
 def _str(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -291,6 +325,7 @@ def _record(row: Sequence[Any]) -> Any:
         metadata=json.loads(row[3]),
         memory_id=_dec(row[0]) or "",
         created_at=float(row[4]),
+        tenant_id=_dec(row[5]),
     )
 
 

@@ -14,7 +14,7 @@ from lightagent.errors import LightAgentError, StorageError
 from lightagent.run.phases import ask
 from lightagent.run.spec import RunSpec
 
-__all__ = ["ask_memory", "backend_user", "memory_failed"]
+__all__ = ["agent_target", "ask_memory", "backend_user", "memory_failed", "write_refused"]
 
 _log = logging.getLogger("lightagent.run")
 
@@ -33,6 +33,27 @@ def memory_failed(spec: RunSpec, stage: str, exc: BaseException, code: str) -> N
     _log.warning("run %s: %s failed, going on without it: %s", ctx.run_id, stage, error)
 
 
+def write_refused(ctx: Any, phase: str, reason: Any, about: Any) -> None:
+    """Record a write the policy refused (``memory_write_block``); ``about`` is the write's
+    metadata or its ``MemoryCandidate``."""
+    if not ctx.active:
+        return
+    if isinstance(about, dict):
+        source, scope, candidate_id = about.get("source"), about.get("scope"), None
+    else:
+        source, scope, candidate_id = about.source, about.scope, about.candidate_id
+    event = {
+        "phase": phase,
+        "reason": reason,
+        "user_id": ctx.user_id,
+        "source": source,
+        "scope": scope,
+    }
+    if candidate_id is not None:
+        event["candidate_id"] = candidate_id
+    ctx.emit("memory_write_block", event)
+
+
 def ask_memory(phase: str, payload: dict[str, Any]) -> Generator[Any, Any, Any]:
     """``ask`` where an interceptor failure counts as a block (memory is never worth a crash)."""
     try:
@@ -44,7 +65,23 @@ def ask_memory(phase: str, payload: dict[str, Any]) -> Generator[Any, Any, Any]:
 
 
 def backend_user(spec: RunSpec) -> str:
-    """The user id the backend sees: the filter may scope it (a ``MemoryPolicy`` namespace)."""
+    """The user id the backend sees: the filter may scope it (a ``MemoryPolicy`` namespace
+    and tenant); without a scope of its own, the run's tenant is put in (fail closed)."""
+    from lightagent.memory.scope import plain_user_id
+
     scope = getattr(spec.memory_filter, "backend_user_id", None)
     user_id = spec.ctx.user_id
-    return str(scope(user_id, context=spec.ctx)) if callable(scope) else user_id
+    if callable(scope):
+        return str(scope(user_id, context=spec.ctx))
+    return plain_user_id(user_id, spec.ctx)
+
+
+def agent_target(spec: RunSpec) -> str:
+    """The backend id of the agent's own (self-learning) memory, in the run's tenant."""
+    from lightagent.memory.scope import agent_memory_user_id, run_tenant
+
+    own = getattr(spec.memory_filter, "agent_user_id", None)
+    name, tenant = spec.ctx.agent_name, run_tenant(spec.ctx)
+    return (
+        str(own(name, tenant=tenant)) if callable(own) else agent_memory_user_id(name, None, tenant)
+    )

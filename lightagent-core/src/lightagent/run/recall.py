@@ -14,13 +14,14 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from typing import Any
 
 from lightagent.errors import LightAgentError
-from lightagent.memory.protocol import accepts_keyword, memory_items
+from lightagent.memory.protocol import accepts_keyword, memory_items, store_call
+from lightagent.memory.scope import run_tenant
 from lightagent.run.effects import RetrieveMemory, Search, StoreMemory
-from lightagent.run.memory_steps import ask_memory, backend_user, memory_failed
+from lightagent.run.memory_steps import agent_target, ask_memory, backend_user, memory_failed
 from lightagent.run.phases import payload_value
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
@@ -99,10 +100,7 @@ def _recall(
                 query = new_query
     started = time.perf_counter()
     try:
-        if agent_filter is None:
-            target = backend_user(spec)
-        else:
-            target = str(spec.memory_filter.agent_user_id(ctx.agent_name))
+        target = backend_user(spec) if agent_filter is None else agent_target(spec)
         raw = yield RetrieveMemory(query, target)
         items = memory_items(raw)
     except Exception as exc:
@@ -114,8 +112,10 @@ def _recall(
             outcome = spec.memory_filter.filter_results(items, user_id=user_id, context=ctx)
         else:
             outcome = agent_filter(items, agent_name=ctx.agent_name, context=ctx)
-        allowed = list(outcome.allowed)
         blocked = list(outcome.blocked)
+        # whatever the filter: a record still waiting for promotion is no memory yet
+        allowed = [m for m in outcome.allowed if not _unpromoted(m)]
+        blocked += [{"reason": "unpromoted"}] * (len(outcome.allowed) - len(allowed))
     except Exception as exc:  # a failing filter lets nothing through
         memory_failed(spec, "memory_retrieve", exc, "LA-MEMORY")
         return []
@@ -163,6 +163,13 @@ def _recall(
             },
         )
     return allowed
+
+
+def _unpromoted(item: Any) -> bool:
+    """Whether a result says it is a candidate (any ``promotion_status`` but ``promoted``)."""
+    metadata = item.get("metadata") if isinstance(item, Mapping) else None
+    status = metadata.get("promotion_status") if isinstance(metadata, Mapping) else None
+    return status is not None and status != "promoted"
 
 
 def _note_known(spec: RunSpec, allowed: list[dict[str, Any]], target: str) -> None:
@@ -229,12 +236,13 @@ def recall_call(spec: RunSpec, effect: Any) -> tuple[Any, ...]:
     """``(function, *args)`` performing a memory or retrieval effect (kwargs bound in)."""
     import functools
 
+    tenant = run_tenant(spec.ctx)
     if isinstance(effect, RetrieveMemory):
-        return (spec.memory.retrieve, effect.query, effect.user_id)
+        retrieve = spec.memory.retrieve
+        if accepts_keyword(retrieve, "tenant_id"):
+            retrieve = functools.partial(retrieve, tenant_id=tenant)
+        return (retrieve, effect.query, effect.user_id)
     if isinstance(effect, StoreMemory):
-        store = spec.memory.store
-        if accepts_keyword(store, "metadata"):
-            return (functools.partial(store, metadata=effect.metadata), effect.data, effect.user_id)
-        return (store, effect.data, effect.user_id)
+        return store_call(spec.memory, effect.data, effect.user_id, effect.metadata, tenant)
     search = spec.retrieval.search
     return (functools.partial(search, limit=effect.limit, **effect.filters), effect.query)

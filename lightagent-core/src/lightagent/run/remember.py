@@ -7,7 +7,9 @@ source or scope is internal (the learning note of ``self_learning=True``, or a h
 marks it so) is not stored: it becomes a :class:`~lightagent.memory.MemoryCandidate`,
 decided on the spot by ``before_memory_promote`` hooks and the policy's promotion
 callback; without a final decision it waits (``memory_promotion_required``) for
-``agent.promote_memory_candidate``.
+``agent.promote_memory_candidate``. The text a promotion would store passes the same
+admission first (:func:`~lightagent.memory.candidates.admit_promotion`); refused, the
+candidate waits. Writes carry the run's tenant, which a hook cannot relabel.
 """
 
 from __future__ import annotations
@@ -21,11 +23,18 @@ from lightagent.memory.candidates import (
     DECISION_EVENTS,
     MemoryCandidate,
     MemoryPromotionDecision,
+    admit_promotion,
     coerce_decision,
 )
-from lightagent.memory.scope import MemoryScope, agent_memory_user_id, is_internal
+from lightagent.memory.scope import MemoryScope, is_internal, run_tenant
 from lightagent.run.effects import StoreMemory
-from lightagent.run.memory_steps import ask_memory, backend_user, memory_failed
+from lightagent.run.memory_steps import (
+    agent_target,
+    ask_memory,
+    backend_user,
+    memory_failed,
+    write_refused,
+)
 from lightagent.run.phases import payload_value
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
@@ -82,6 +91,7 @@ def _provenance(spec: RunSpec, scope: MemoryScope, memory_user_id: str) -> dict[
         "session_id": ctx.session_id,
         "user_id": memory_user_id,
         "namespace": namespace,
+        "tenant_id": run_tenant(ctx),
     }
     return {k: v for k, v in fields.items() if v is not None}
 
@@ -99,17 +109,9 @@ def write_turn(
             data if isinstance(data, str) else None, answer, st.executed, st.thought
         )
         if note is not None:
-            agent_target = _agent_target(spec)
+            own = agent_target(spec)
             scope = MemoryScope(**learning_scope(spec.ctx.agent_name))
-            yield from _write(
-                spec, st, note, _provenance(spec, scope, agent_target), agent_target, None
-            )
-
-
-def _agent_target(spec: RunSpec) -> str:
-    own = getattr(spec.memory_filter, "agent_user_id", None)
-    name = spec.ctx.agent_name
-    return str(own(name)) if callable(own) else agent_memory_user_id(name)
+            yield from _write(spec, st, note, _provenance(spec, scope, own), own, None)
 
 
 def _admit(spec: RunSpec, data: Any, target: str, metadata: dict[str, Any]) -> Any:
@@ -161,8 +163,10 @@ def _write(
             if isinstance(payload, dict):
                 data = payload.get("data", data)
                 if isinstance(payload.get("metadata"), dict):
-                    # a hook may relabel provenance, never the owner it is written for
-                    metadata = {**payload["metadata"], "user_id": target}
+                    # a hook may relabel provenance, never the owner or tenant it is written for
+                    pinned = {"user_id": target, "tenant_id": run_tenant(ctx)}
+                    relabelled = {**payload["metadata"], **pinned}
+                    metadata = {k: v for k, v in relabelled.items() if v is not None}
             else:
                 data = payload
     try:
@@ -182,17 +186,7 @@ def _write(
             },
         )
     if not admission.allowed:
-        if active:
-            ctx.emit(
-                "memory_write_block",
-                {
-                    "phase": "memory_policy",
-                    "reason": admission.reason,
-                    "user_id": user_id,
-                    "source": metadata.get("source"),
-                    "scope": metadata.get("scope"),
-                },
-            )
+        write_refused(ctx, "memory_policy", admission.reason, metadata)
         return
     if admission.value is not None:
         data = admission.value
@@ -246,7 +240,16 @@ def _propose(
 ) -> Generator[Any, Any, None]:
     """Make the internal write a candidate and let the hooks and the policy decide it now."""
     ctx = spec.ctx
-    known = {"source", "scope", "agent_name", "trace_id", "parent_trace_id", "run_id", "user_id"}
+    known = {
+        "source",
+        "scope",
+        "agent_name",
+        "trace_id",
+        "parent_trace_id",
+        "run_id",
+        "user_id",
+        "tenant_id",
+    }
     candidate = MemoryCandidate(
         data=data,
         memory_user_id=target,
@@ -262,6 +265,7 @@ def _propose(
         trust_level=metadata.get("trust_level"),
         metadata={k: v for k, v in metadata.items() if k not in known},
         session_id=ctx.session_id,
+        tenant_id=run_tenant(ctx),
     )
     st.stage = "memory_promote"
     decision, blocked = yield from _decide(spec, candidate)
@@ -328,9 +332,18 @@ def _decide(
     if decision is None or not decision.final:
         allows = getattr(spec.memory_filter, "allows_promotion", None)
         if callable(allows):
-            pctx = policy_context(spec, candidate.memory_user_id, candidate.metadata)
-            decision = allows(candidate, pctx)
+            decision = allows(candidate, _candidate_context(spec, candidate))
     if decision is None:
         decision = MemoryPromotionDecision.keep("no promotion policy")
+    decision, refused = admit_promotion(
+        spec.memory_filter, candidate, decision, _candidate_context(spec, candidate)
+    )
+    if refused is not None:
+        write_refused(spec.ctx, "memory_promote", refused, candidate)
     blocked = decision.reason if decision.metadata.get("blocked") else None
     return decision, blocked
+
+
+def _candidate_context(spec: RunSpec, candidate: MemoryCandidate) -> dict[str, Any]:
+    provenance = {**candidate.metadata, "source": candidate.source, "scope": candidate.scope}
+    return policy_context(spec, candidate.memory_user_id, provenance)
