@@ -77,14 +77,32 @@ async def main(root: Path) -> None:
     for package, name, args in NPM:
         folder = node_modules / package
         manifest = json.loads((folder / "package.json").read_text())
-        entry = manifest["bin"] if isinstance(manifest["bin"], str) else next(iter(manifest["bin"].values()))
+        entry = (
+            manifest["bin"]
+            if isinstance(manifest["bin"], str)
+            else next(iter(manifest["bin"].values()))
+        )
         argv = [str(folder / entry), *(a.format(tmp=tmp) for a in args)]
         tools = await _tools("node", argv)
-        servers.append({"server": name, "package": f"npm:{package}", "version": manifest["version"], "tools": tools})
+        servers.append(
+            {
+                "server": name,
+                "package": f"npm:{package}",
+                "version": manifest["version"],
+                "tools": tools,
+            }
+        )
     for package, name, args in PYPI:
         bindir = Path(sys.executable).parent
         tools = await _tools(str(bindir / package), args)
-        servers.append({"server": name, "package": f"pypi:{package}", "version": metadata.version(package), "tools": tools})
+        servers.append(
+            {
+                "server": name,
+                "package": f"pypi:{package}",
+                "version": metadata.version(package),
+                "tools": tools,
+            }
+        )
     document = {
         "comment": "Tool lists of the public MCP reference servers, recorded over stdio with "
         "scripts/record_mcp_tool_lists.py (server, package and version per entry).",

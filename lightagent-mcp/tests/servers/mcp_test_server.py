@@ -26,7 +26,11 @@ def _early(mode: str) -> None:
         time.sleep(3600)
 
 
-def build() -> object:
+#: Tool names a server may offer that no model API accepts (``--mode odd_names``).
+ODD_NAMES = ["a b", "../etc/passwd", "n" * 300, "pay\u202emoc.exe", "odd__echo"]
+
+
+def build(mode: str = "normal") -> object:
     from typing import Literal
 
     from mcp.server.mcpserver import Context, MCPServer
@@ -123,6 +127,17 @@ def build() -> object:
             return "no check"
         return "authorized" if got == f"Bearer {expected}" else "unauthorized"
 
+    if mode == "odd_names":
+
+        def answer_as(index: int) -> object:
+            def named(text: str) -> str:
+                """Answer with the tool's index in ODD_NAMES and the text."""
+                return f"{index}:{text}"
+
+            return named
+
+        for index, odd in enumerate(ODD_NAMES):
+            app.add_tool(answer_as(index), name=odd)  # type: ignore[arg-type]
     return app
 
 
@@ -133,7 +148,7 @@ def main() -> None:
     parser.add_argument("--mode", default="normal")
     args = parser.parse_args()
     _early(args.mode)
-    app = build()
+    app = build(args.mode)
     if args.transport == "stdio":
         app.run()  # type: ignore[attr-defined]
     elif args.transport == "sse":

@@ -437,6 +437,9 @@ def _toolset_view(spec: RunSpec, ctx: RunContext, first: bool) -> Generator[Any,
     if ctx.active and (first or changed):
         for conflict in view.conflicts:
             ctx.emit("toolset_conflict", conflict.to_dict())
+        for skipped in view.skipped:
+            kind = "toolset_tool_renamed" if skipped["exposed"] else "toolset_tool_dropped"
+            ctx.emit(kind, skipped)
         for error in view.errors:
             ctx.emit("toolset_error", error)
         if changed and not first:
