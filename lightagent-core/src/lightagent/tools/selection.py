@@ -175,8 +175,10 @@ class ToolIndex:
                 posting.pop(name, None)
                 if not posting:
                     del self._postings[term]
-        self._named.subtract(self._name_terms.pop(name))
-        self._named += Counter()  # drop the terms no name holds any more
+        for term in self._name_terms.pop(name):
+            self._named[term] -= 1
+            if not self._named[term]:
+                del self._named[term]
 
     def scores(self, terms: Mapping[str, float]) -> dict[str, float]:
         """BM25 score of every tool that shares a term with the query."""

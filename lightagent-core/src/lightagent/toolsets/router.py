@@ -10,8 +10,11 @@ own tools change; otherwise asking for it costs a few attribute reads.
 Names: a toolset's tool keeps its name unless the toolset sets ``namespace_tools`` or the
 name collides with another tool; then it becomes ``<namespace>__<name>``. The agent's own
 function tools always keep their names. Every rename is reported
-(:attr:`ToolsetView.conflicts`, a ``toolset_conflict`` event, a log warning); two tools
-that would still share a name are refused with ``LA-TOOLSET-CONFLICT``.
+(:attr:`ToolsetView.conflicts`, a ``toolset_conflict`` event, a log warning). A name model
+APIs refuse is fitted by the rule local tools follow (:func:`fit_tool_name`), or the tool
+is left out; so is a tool whose name is still taken. Each is in
+:attr:`ToolsetView.skipped` (a ``toolset_tool_renamed`` / ``toolset_tool_dropped`` event):
+one toolset's bad names never fail a run.
 """
 
 from __future__ import annotations
