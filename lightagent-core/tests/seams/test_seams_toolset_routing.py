@@ -133,11 +133,24 @@ def test_invalid_names_are_fitted_by_the_rule_local_tools_follow():
     assert [t["function"]["name"] for t in model.requests[0].tools] == ["a_b", "x_y", "ok"]
     events = [(e["type"], e["data"]["tool"]) for e in result.trace if "toolset_tool" in e["type"]]
     assert events == [
-        ("toolset_tool_renamed", "a b"),
-        ("toolset_tool_renamed", "x.y"),
         ("toolset_tool_dropped", "\\u200bok"),
         ("toolset_tool_dropped", "\u00e9\u00e9"),
+        ("toolset_tool_renamed", "a b"),
+        ("toolset_tool_renamed", "x.y"),
     ]
+
+    @tool
+    def a_b(text: str) -> str:
+        """A local tool with the fitted name: it keeps it, the toolset's gets its namespace."""
+        return text
+
+    model = ScriptedModel(["done"])
+    result = LightAgent(model=model, tools=[a_b, Echo("odd", names=("a b",))]).run(
+        "x", result_format="object", trace=True
+    )
+    assert [t["function"]["name"] for t in model.requests[0].tools] == ["a_b", "odd__a_b"]
+    (renamed,) = [e["data"] for e in result.trace if e["type"] == "toolset_tool_renamed"]
+    assert renamed["exposed"] == "odd__a_b"
 
     def shout(text: str) -> str:
         """A local tool: the same name is refused outright."""

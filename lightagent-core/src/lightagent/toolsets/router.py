@@ -302,20 +302,20 @@ class ToolsetRouter:
         entries = [e for e in entries if e.definitions is not None]
         own = set(base.names()) if base is not None else set()
         skipped: list[dict[str, Any]] = []
-        listed: list[tuple[_Entry, ToolDefinition, str]] = []
+        listed: list[tuple[_Entry, ToolDefinition, str, str | None]] = []
         for entry in entries:
             for definition in entry.definitions or ():
                 fitted, why = fit_tool_name(definition.name)
-                if why is not None:
-                    skipped.append(_skip(entry, definition, fitted, "LA-TOOL-DEFINITION", why))
-                if fitted is not None:
-                    listed.append((entry, definition, fitted))
+                if fitted is None:
+                    skipped.append(_skip(entry, definition, None, "LA-TOOL-DEFINITION", str(why)))
+                else:
+                    listed.append((entry, definition, fitted, why))
         offered: dict[str, list[str]] = {}
-        for entry, _, fitted in listed:
+        for entry, _, fitted, _ in listed:
             offered.setdefault(fitted, []).append(entry.namespace)
         renames: dict[str, dict[str, str]] = {}
         wanted: list[str] = []
-        for entry, _, fitted in listed:
+        for entry, _, fitted, _ in listed:
             collides = fitted in own or len(offered[fitted]) > 1
             prefix = collides or bool(getattr(entry.toolset, "namespace_tools", False))
             wanted.append(qualified_name(entry.namespace, fitted) if prefix else fitted)
@@ -328,17 +328,19 @@ class ToolsetRouter:
         keep: list[bool] = [False] * len(listed)
         order = sorted(range(len(listed)), key=lambda i: wanted[i] != listed[i][1].name)
         for i in order:
-            entry, definition, _ = listed[i]
+            entry, definition, _, why = listed[i]
             name = wanted[i]
             if name in holder:
-                why = f"the name {name!r} is taken by {holder[name]}"
-                skipped.append(_skip(entry, definition, None, "LA-TOOLSET-CONFLICT", why))
+                taken = f"the name {name!r} is taken by {holder[name]}"
+                skipped.append(_skip(entry, definition, None, "LA-TOOLSET-CONFLICT", taken))
                 continue
             holder[name] = f"toolset {entry.namespace!r}"
             keep[i] = True
+            if why is not None:
+                skipped.append(_skip(entry, definition, name, "LA-TOOL-DEFINITION", why))
         overlay = _Overlay(base if base is not None else ToolRegistry())
         hashes: dict[str, str] = {}
-        for i, (entry, definition, _) in enumerate(listed):
+        for i, (entry, definition, _, _) in enumerate(listed):
             if keep[i]:
                 overlay._add(_proxy(entry.owner, entry.namespace, definition, wanted[i]))
                 hashes[wanted[i]] = definition.definition_hash
