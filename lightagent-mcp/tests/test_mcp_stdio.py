@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from lightagent import InMemoryReviewStore, LightAgent, ScriptedModel, tool
+from lightagent.tools.diagnostics import TOOL_NAME_PATTERN
 from lightagent.toolsets import ToolsetOwner
 from lightagent_guardrails import ToolOutputScreen
 from lightagent_mcp import (
@@ -77,6 +78,57 @@ def test_a_name_taken_by_the_agent_becomes_server__tool(shared):
     result = agent.run("echo", result_format="object", trace=True)
     outputs = [e["data"]["output"] for e in result.trace if e["type"] == "tool_result"]
     assert outputs == ["own: a", "b"]
+
+
+def test_a_server_with_bad_or_colliding_tool_names_never_stops_the_run():
+    @tool
+    def echo(text: str) -> str:
+        """The agent's own echo."""
+        return f"own: {text}"
+
+    server = MCPToolset(stdio("odd_names"), name="odd")
+    long_name = "n" * 300
+    model = ScriptedModel(
+        [
+            {
+                "tool_calls": [
+                    {"name": "a_b", "arguments": {"text": "x"}},
+                    {"name": "etc_passwd", "arguments": {"text": "y"}},
+                    {"name": "odd__echo", "arguments": {"text": "z"}},
+                    {"name": "echo", "arguments": {"text": "w"}},
+                ]
+            },
+            "done",
+        ]
+    )
+    with LightAgent(model=model, tools=[echo, server], filter_tools=False) as agent:
+        result = agent.run("go", result_format="object", trace=True)
+    assert result.content == "done" and len(model.requests) == 2
+    offered = [t["function"]["name"] for t in model.requests[0].tools]
+    assert all(TOOL_NAME_PATTERN.fullmatch(name) for name in offered)
+    assert len(offered) == len(set(offered))
+    qualified = next(n for n in offered if n.startswith("nnnn"))
+    assert len(qualified) == 64 and qualified != long_name[:64]
+    assert {"a_b", "etc_passwd", "odd__echo", "echo"} <= set(offered)
+    assert not any("\u202e" in name or "moc" in name for name in offered)
+    outputs = [c["output"] for c in result.tool_calls]
+    # the server gets its own names back; its own odd__echo keeps the name it gave,
+    # so the server's echo (which would be renamed odd__echo) is left out
+    assert outputs == ["0:x", "1:y", "4:z", "own: w"]
+    events = {
+        kind: [e["data"] for e in result.trace if e["type"] == kind]
+        for kind in ("toolset_tool_renamed", "toolset_tool_dropped")
+    }
+    renamed = {d["tool"]: d for d in events["toolset_tool_renamed"]}
+    assert set(renamed) == {"a b", "../etc/passwd", long_name[:200] + "..."}
+    assert renamed["a b"]["exposed"] == "a_b" and renamed["a b"]["server"] == "odd"
+    assert all(d["code"] == "LA-TOOL-DEFINITION" for d in renamed.values())
+    dropped = {d["tool"]: d for d in events["toolset_tool_dropped"]}
+    assert set(dropped) == {"pay\\u202emoc.exe", "echo"}
+    assert "U+202E" in dropped["pay\\u202emoc.exe"]["reason"]
+    assert dropped["pay\\u202emoc.exe"]["code"] == "LA-TOOL-DEFINITION"
+    assert dropped["echo"]["code"] == "LA-TOOLSET-CONFLICT"
+    assert "odd__echo" in dropped["echo"]["reason"] and dropped["echo"]["server"] == "odd"
 
 
 def test_the_injection_screen_applies_to_mcp_output(shared):
@@ -302,3 +354,35 @@ def test_the_seeds_manager_registers_calls_refreshes_and_cleans_up():
     assert names == ["add", "echo", "kit__echo", "pid"] == again  # refreshed, not duplicated
     assert answer == {"server": "kit", "tool": "add", "result": "9", "structured": {"result": 9}}
     assert wait_gone([pid]) == [] and sorted(registry.names()) == ["echo"]
+
+
+def test_the_seeds_manager_fits_bad_names_and_never_replaces_a_tool():
+    from lightagent import ToolRegistry
+    from lightagent_mcp import MCPClientManager
+
+    @tool
+    def echo(text: str) -> str:
+        """Already taken."""
+        return text
+
+    registry = ToolRegistry([echo])
+    config = {"mcpServers": {"odd": stdio("odd_names", include=["echo", "a b", "pay*", "odd__*"])}}
+
+    async def main() -> tuple[list[str], list[dict], dict]:
+        manager = MCPClientManager(config, registry)
+        assert await manager.register_mcp_tool() is True
+        receipts = list(manager.last_mcp_errors)
+        names = sorted(registry.names())
+        answer = await registry.get("a_b").func(text="hi")
+        await manager.cleanup()
+        return names, receipts, answer
+
+    names, receipts, answer = asyncio.run(main())
+    assert answer == "0:hi" and sorted(registry.names()) == ["echo"]
+    assert names == ["a_b", "echo", "odd__echo", "odd__odd__echo"]
+    assert [(r["server"], r["phase"], r["code"]) for r in receipts] == [
+        ("odd", "register_tool", "LA-TOOL-DEFINITION"),
+        ("odd", "register_tool", "LA-TOOL-DEFINITION"),
+    ]
+    assert "registered as 'a_b'" in receipts[0]["message"]
+    assert "U+202E" in receipts[1]["message"] and "left out" in receipts[1]["message"]

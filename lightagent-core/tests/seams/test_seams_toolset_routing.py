@@ -107,11 +107,58 @@ def test_collisions_are_renamed_and_reported_never_shadowed():
     ]
 
 
-def test_same_namespace_twice_is_a_typed_conflict():
-    agent = LightAgent(model=ScriptedModel(["never"]), tools=[Echo("same"), Echo("same")])
-    result = agent.run("x", result_format="object")
-    assert result.error["code"] == "LA-TOOLSET-CONFLICT"
-    assert "same__echo" in result.error["message"]
+def test_a_name_still_taken_leaves_that_tool_out_never_the_run():
+    first, second = Echo("same"), Echo("same", names=("echo", "other"))
+    model = ScriptedModel([_calls("same__echo"), "done"])
+    agent = LightAgent(model=model, tools=[first, second])
+    result = agent.run("x", result_format="object", trace=True)
+    assert result.content == "done" and result.tool_calls[0]["output"] == "same:echo:hi"
+    assert len(first.calls) == 1 and not second.calls
+    assert [t["function"]["name"] for t in model.requests[0].tools] == ["same__echo", "other"]
+    (dropped,) = [e["data"] for e in result.trace if e["type"] == "toolset_tool_dropped"]
+    assert dropped == {
+        "toolset": "same",
+        "tool": "echo",
+        "exposed": None,
+        "code": "LA-TOOLSET-CONFLICT",
+        "reason": "the name 'same__echo' is taken by toolset 'same'",
+    }
+
+
+def test_invalid_names_are_fitted_by_the_rule_local_tools_follow():
+    echo = Echo("odd", names=("a b", "x.y", "ok", "\u200bok", "\u00e9\u00e9"))
+    model = ScriptedModel([_calls("a_b", "x_y"), "done"])
+    result = LightAgent(model=model, tools=[echo]).run("x", result_format="object", trace=True)
+    assert [c[0] for c in echo.calls] == ["a b", "x.y"]
+    assert [t["function"]["name"] for t in model.requests[0].tools] == ["a_b", "x_y", "ok"]
+    events = [(e["type"], e["data"]["tool"]) for e in result.trace if "toolset_tool" in e["type"]]
+    assert events == [
+        ("toolset_tool_dropped", "\\u200bok"),
+        ("toolset_tool_dropped", "\u00e9\u00e9"),
+        ("toolset_tool_renamed", "a b"),
+        ("toolset_tool_renamed", "x.y"),
+    ]
+
+    @tool
+    def a_b(text: str) -> str:
+        """A local tool with the fitted name: it keeps it, the toolset's gets its namespace."""
+        return text
+
+    model = ScriptedModel(["done"])
+    result = LightAgent(model=model, tools=[a_b, Echo("odd", names=("a b",))]).run(
+        "x", result_format="object", trace=True
+    )
+    assert [t["function"]["name"] for t in model.requests[0].tools] == ["a_b", "odd__a_b"]
+    (renamed,) = [e["data"] for e in result.trace if e["type"] == "toolset_tool_renamed"]
+    assert renamed["exposed"] == "odd__a_b"
+
+    def shout(text: str) -> str:
+        """A local tool: the same name is refused outright."""
+        return text
+
+    with pytest.raises(LightAgentError) as refused:
+        tool(name="a b")(shout)
+    assert refused.value.code == "LA-TOOL-DEFINITION"
 
 
 def test_namespace_tools_always_prefixes():

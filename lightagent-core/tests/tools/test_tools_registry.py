@@ -255,3 +255,18 @@ def test_decorator_accepts_func_keyword():
         return x
 
     assert tool(func=f).name == "f"
+
+
+def test_fit_tool_name_is_the_one_rule_for_names_from_elsewhere():
+    from lightagent.tools.diagnostics import TOOL_NAME_PATTERN, fit_tool_name
+
+    assert fit_tool_name("get_time") == ("get_time", None)
+    assert fit_tool_name("a b")[0] == "a_b" and fit_tool_name("../etc/passwd")[0] == "etc_passwd"
+    first, why = fit_tool_name("x" * 70 + "one")
+    second, _ = fit_tool_name("x" * 70 + "two")
+    assert why and first != second and all(TOOL_NAME_PATTERN.fullmatch(n) for n in (first, second))
+    assert len(first) == 64
+    for hidden in ("pay\u202emoc.exe", "echo\u200b", "tab\there", "\u0000"):
+        name, why = fit_tool_name(hidden)
+        assert name is None and "U+" in why
+    assert fit_tool_name("天气")[0] is None and fit_tool_name("...")[0] is None

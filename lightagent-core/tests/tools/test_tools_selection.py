@@ -239,3 +239,34 @@ def test_index_scores_only_matching_tools():
     index.remove("a")
     index.remove("missing")
     assert index.scores(query_terms("apple")) == {}
+
+
+def _turn(question: str, called: str, answer: str, index: int) -> list[dict]:
+    call = {"id": f"c{index}", "type": "function", "function": {"name": called, "arguments": "{}"}}
+    return [
+        {"role": "user", "content": question},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"c{index}", "content": "(result)"},
+        {"role": "assistant", "content": answer},
+    ]
+
+
+def test_offer_keeps_the_tools_the_conversation_called(big_registry):
+    messages = _turn("How much is 100 USD in EUR?", "convertCurrency", "92 euros.", 0) + _turn(
+        "Email Bob the meeting notes", "send_email", "Sent.", 1
+    )
+    weak = big_registry.offer("and for 500 of them?", messages=messages)
+    assert weak is not None and {"convertCurrency", "send_email"} <= set(weak)
+    assert len(weak) <= 2 + 32  # over 64 tools a weak match widens to the 32 best, never all
+    strong = big_registry.offer("What's the weather going to be in Oslo?", messages=messages)
+    assert strong[:2] == ["convertCurrency", "send_email"] and "get_weather_forecast" in strong
+    assert len(strong) <= 2 + 32
+
+
+def test_offer_gives_every_tool_for_a_weak_match_among_few():
+    registry = ToolRegistry(generated_tools(40))
+    assert registry.offer("go") is None  # too short to say anything
+    assert registry.offer("what about the notes") is None  # words of descriptions only
+    picked = registry.offer("list the open support tickets")
+    tickets = {n for n in registry.names() if n.endswith("_ticket")}
+    assert picked is not None and tickets and tickets <= set(picked) and len(picked) < 40

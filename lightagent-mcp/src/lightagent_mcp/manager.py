@@ -119,13 +119,34 @@ class MCPClientManager:
         return tool
 
     def _register(self, server: str, definitions: list[Any]) -> None:
+        from lightagent.tools.diagnostics import fit_tool_name
+
         self._unregister(server)
         mapping: dict[str, str] = {}
         for definition in definitions:
-            public = self._public_name(server, definition.name)
-            self.tool_registry.register_tool(self._proxy(server, definition, public))
-            mapping[definition.name] = public
+            # the kernel's rule for toolset tools: fitted to a valid name, or left out
+            fitted, why = fit_tool_name(definition.name)
+            code = "LA-TOOL-DEFINITION"
+            public = self._public_name(server, fitted) if fitted is not None else None
+            if public is not None and self.tool_registry.get(public) is not None:
+                public, why, code = None, f"the name {public!r} is taken", "LA-TOOLSET-CONFLICT"
+            if why is not None:
+                self._skipped(server, definition.name, public, code, why)
+            if public is not None:
+                self.tool_registry.register_tool(self._proxy(server, definition, public))
+                mapping[definition.name] = public
         self._registered[server] = mapping
+
+    def _skipped(self, server: str, tool: str, public: str | None, code: str, why: str) -> None:
+        what = f"registered as {public!r}" if public else "left out"
+        shown = ascii(tool)[1:-1][:200]
+        message = f"tool {shown!r} {what}: {why}"
+        _log.warning("MCP server %s: %s", server, message)
+        self.last_mcp_errors.append(
+            _receipt(
+                server, "register_tool", {"type": "ToolError", "code": code, "message": message}
+            )
+        )
 
     def _unregister(self, server: str) -> None:
         for public in self._registered.pop(server, {}).values():

@@ -7,6 +7,7 @@ SDK, so they fail fast. ``EXPECT_TOKEN`` in the environment makes ``whoami`` che
 """
 
 import argparse
+import inspect
 import os
 import subprocess
 import sys
@@ -26,12 +27,56 @@ def _early(mode: str) -> None:
         time.sleep(3600)
 
 
-def build() -> object:
+#: Tool names a server may offer that no model API accepts (``--mode odd_names``).
+ODD_NAMES = ["a b", "../etc/passwd", "n" * 300, "pay\u202emoc.exe", "odd__echo"]
+
+
+#: ``--mode browser``: a browser-automation server's tools (name, description, parameters).
+BROWSER_TOOLS = [
+    ("browser_navigate", "Go to a URL in the current tab.", ["url"]),
+    ("browser_back", "Go back to the previous page of the tab's history.", []),
+    ("browser_click", "Click an element of the page.", ["selector"]),
+    ("browser_type", "Type text into an input field.", ["selector", "text"]),
+    ("browser_screenshot", "Take a screenshot of the visible part of the page.", []),
+    ("browser_snapshot", "Capture the accessibility tree of the page as text.", []),
+    ("browser_scroll", "Scroll the page vertically by a number of pixels.", ["pixels"]),
+    ("browser_select_option", "Choose an option of a dropdown.", ["selector", "value"]),
+    ("browser_hover", "Move the mouse over an element.", ["selector"]),
+    ("browser_press_key", "Press a key of the keyboard.", ["key"]),
+    ("browser_wait_for", "Wait until a text appears on the page.", ["text"]),
+    ("browser_tabs", "List the open tabs.", []),
+    ("browser_close", "Close the current tab.", []),
+    ("browser_console", "Read the messages logged to the browser console.", []),
+    ("browser_upload", "Upload a file through the page's file chooser.", ["path"]),
+    ("browser_resize", "Resize the browser window.", ["width", "height"]),
+]
+
+
+def build_browser() -> object:
+    from mcp.server.mcpserver import MCPServer
+
+    app = MCPServer("lightagent-test-browser")
+    for name, description, params in BROWSER_TOOLS:
+
+        def act(**arguments: str) -> str:
+            return "done"
+
+        act.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, annotation=str) for p in params],
+            return_annotation=str,
+        )
+        app.add_tool(act, name=name, description=description)
+    return app
+
+
+def build(mode: str = "normal") -> object:
     from typing import Literal
 
     from mcp.server.mcpserver import Context, MCPServer
     from pydantic import BaseModel
 
+    if mode == "browser":
+        return build_browser()
     app = MCPServer("lightagent-test")
 
     class Step(BaseModel):
@@ -123,6 +168,17 @@ def build() -> object:
             return "no check"
         return "authorized" if got == f"Bearer {expected}" else "unauthorized"
 
+    if mode == "odd_names":
+
+        def answer_as(index: int) -> object:
+            def named(text: str) -> str:
+                """Answer with the tool's index in ODD_NAMES and the text."""
+                return f"{index}:{text}"
+
+            return named
+
+        for index, odd in enumerate(ODD_NAMES):
+            app.add_tool(answer_as(index), name=odd)  # type: ignore[arg-type]
     return app
 
 
@@ -133,7 +189,7 @@ def main() -> None:
     parser.add_argument("--mode", default="normal")
     args = parser.parse_args()
     _early(args.mode)
-    app = build()
+    app = build(args.mode)
     if args.transport == "stdio":
         app.run()  # type: ignore[attr-defined]
     elif args.transport == "sse":

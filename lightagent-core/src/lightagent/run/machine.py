@@ -440,6 +440,9 @@ def _toolset_view(spec: RunSpec, ctx: RunContext, first: bool) -> Generator[Any,
     if ctx.active and (first or changed):
         for conflict in view.conflicts:
             ctx.emit("toolset_conflict", conflict.to_dict())
+        for skipped in view.skipped:
+            kind = "toolset_tool_renamed" if skipped["exposed"] else "toolset_tool_dropped"
+            ctx.emit(kind, skipped)
         for error in view.errors:
             ctx.emit("toolset_error", error)
         if changed and not first:
@@ -454,23 +457,25 @@ def _select_tools(
     tools: list[dict[str, Any]] | None = None
     if registry is not None and len(registry):
         names = None
+        ranked = False
         if spec.filter_tools and len(registry) > spec.filter_threshold:
             if query is None:  # a resumed run: rank by the turn's question
                 query = next(
                     (m.get("content") for m in reversed(messages) if m.get("role") == "user"), None
                 )
             if isinstance(query, str) and query:
-                names = registry.select(query, limit=spec.filter_limit, messages=messages[-6:-1])
-        if names is not None and not names:
-            # nothing shares a word with the query: offer every tool and let the model decide
-            names = registry.names()
+                ranked = True
+                names = registry.offer(query, limit=spec.filter_limit, messages=messages[:-1])
+        if names is None:
+            # a weak match (or no ranking): offer every tool and let the model decide
             tools = registry.schemas()
-            if active:
+            if active and ranked:
+                names = registry.names()
                 report = registry.selection_report(names)
                 ctx.emit("tool_selection", {"kept": names, "fallback": "all", **report})
         else:
             tools = registry.schemas(names)
-            if active and names is not None:
+            if active:
                 report = registry.selection_report(names)
                 ctx.emit("tool_selection", {"kept": list(names), **report})
     tool_choice: Any = None

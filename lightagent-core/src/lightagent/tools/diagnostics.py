@@ -6,13 +6,38 @@ called) or ``"warning"`` (it works, but the model is likely to misuse it).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any, Protocol
 
-__all__ = ["TOOL_NAME_PATTERN", "diagnose_schema", "validate_tool_info"]
+__all__ = ["TOOL_NAME_PATTERN", "diagnose_schema", "fit_tool_name", "validate_tool_info"]
 
 #: What OpenAI (and most compatible servers) accept as a function name.
 TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def fit_tool_name(name: str) -> tuple[str | None, str | None]:
+    """``(the name a model may see, why it differs from name)`` for a name from elsewhere.
+
+    A valid name is kept. Characters outside ``[A-Za-z0-9_-]`` become ``_`` and a name over
+    64 characters is cut, with a hash of the whole name so that cut names stay distinct.
+    A name with invisible or control characters (a right-to-left override, a zero-width
+    space) is refused, ``(None, reason)``: such characters only serve to disguise a name.
+    """
+    if TOOL_NAME_PATTERN.fullmatch(name):
+        return name, None
+    hidden = [c for c in name if not c.isprintable()]
+    if hidden:
+        codes = ", ".join(sorted({f"U+{ord(c):04X}" for c in hidden}))
+        return None, f"the name holds invisible or control characters ({codes})"
+    fixed = _UNSAFE.sub("_", name).strip("_")
+    if not fixed:
+        return None, "the name has no character a model API accepts ([A-Za-z0-9_-])"
+    if len(fixed) > 64:
+        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+        fixed = f"{fixed[:55]}_{digest}"
+    return fixed, "a tool name must match [A-Za-z0-9_-]{1,64}"
 
 
 class _Schema(Protocol):

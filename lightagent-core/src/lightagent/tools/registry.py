@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 from lightagent.errors import ToolError
@@ -12,7 +13,17 @@ from lightagent.keywords import seeds_keywords
 from lightagent.tools.decorator import Tool, as_tool
 from lightagent.tools.diagnostics import diagnose_schema
 from lightagent.tools.diagnostics import validate_tool_info as _validate_tool_info
-from lightagent.tools.selection import ToolIndex, estimate_tokens, query_terms, selection_report
+from lightagent.tools.selection import (
+    OFFER_ALL_UP_TO,
+    ToolIndex,
+    called_tools,
+    estimate_tokens,
+    layered_scores,
+    query_terms,
+    selection_report,
+    strong_match,
+    top_scores,
+)
 
 __all__ = ["ToolRegistry"]
 
@@ -285,10 +296,54 @@ class ToolRegistry:
         rest = [name for _, name in ranked if name not in pinned][:limit]
         return pinned + rest
 
+    def offer(
+        self,
+        query: str,
+        *,
+        limit: int = 8,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[str] | None:
+        """The tools to offer for one model request, or None for all of them (the loop's choice).
+
+        Recall comes first. A weak match (see :func:`~lightagent.tools.selection.strong_match`)
+        offers every tool when there are at most :data:`OFFER_ALL_UP_TO`, else the
+        ``4 * limit`` best. Otherwise the ``limit`` best are offered and every tool scoring at
+        least half the best (``4 * limit`` at most). Tools called earlier in
+        ``messages`` are always offered, so a follow-up keeps what the conversation uses.
+        """
+        history = list(messages or ())
+        used = [n for n in called_tools(history) if self.get(n) is not None]
+        terms = query_terms(query or "", history[-4:])
+        with self._locked():
+            layers = self._layers()
+            ranked = top_scores(layered_scores(layers, terms), 4 * limit)
+            strong = strong_match(layers, query or "", ranked[0][1] if ranked else None)
+        if strong:
+            floor = ranked[0][0] / 2
+            ranked = [pair for i, pair in enumerate(ranked) if i < limit or pair[0] >= floor]
+        elif len(self) <= OFFER_ALL_UP_TO:
+            return None
+        return list(dict.fromkeys(used + [name for _, name in ranked])) or None
+
+    def _layers(self) -> list[tuple[ToolIndex, Collection[str]]]:
+        """The indexes to rank over, bottom first, each with the names shadowed above it."""
+        return [(self._ensure_index(), ())]
+
+    def _locked(self) -> ExitStack:
+        """This registry's lock and its bases' (bottom first, the one order every caller takes)."""
+        stack = ExitStack()
+        chain: list[ToolRegistry] = []
+        registry: ToolRegistry | None = self
+        while registry is not None:
+            chain.append(registry)
+            registry = getattr(registry, "_base", None)
+        for item in reversed(chain):
+            stack.enter_context(item._lock)
+        return stack
+
     def _rank(self, terms: Mapping[str, float], limit: int) -> list[tuple[float, str]]:
-        index = self._ensure_index()
-        with self._lock:
-            return index.top(terms, limit)
+        with self._locked():
+            return top_scores(layered_scores(self._layers(), terms), limit)
 
     def selection_report(self, kept: Iterable[str]) -> dict[str, int]:
         """``{"tools_total", "tools_kept", "schema_tokens_total", "schema_tokens_kept"}``."""
@@ -384,17 +439,10 @@ class _Overlay(ToolRegistry):
             return self._tokens[name]
         return self._base._token_count(name)
 
-    def _rank(self, terms: Mapping[str, float], limit: int) -> list[tuple[float, str]]:
-        base_index = self._base._ensure_index()
-        ranked = self._base._rank(terms, limit + len(self._tools))
-        ranked = [(s, n) for s, n in ranked if n not in self._tools]
-        with self._base._lock:
-            for item in self._tools.values():
-                score = base_index.score_tool(item, terms)
-                if score > 0:
-                    ranked.append((score, item.name))
-        ranked.sort(key=lambda pair: (-pair[0], pair[1]))
-        return ranked[:limit]
+    def _layers(self) -> list[tuple[ToolIndex, Collection[str]]]:
+        own = set(self._tools)
+        below = [(index, own.union(hidden)) for index, hidden in self._base._layers()]
+        return [*below, (self._ensure_index(), ())]
 
     def validate_tools(self) -> list[dict[str, str]]:
         out = self._base.validate_tools() + super().validate_tools()

@@ -13,13 +13,27 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lightagent.tools.decorator import Tool
 
-__all__ = ["ToolIndex", "estimate_tokens", "query_terms", "selection_report", "tokenize"]
+__all__ = [
+    "OFFER_ALL_UP_TO",
+    "ToolIndex",
+    "called_tools",
+    "estimate_tokens",
+    "layered_scores",
+    "query_terms",
+    "selection_report",
+    "strong_match",
+    "tokenize",
+    "top_scores",
+]
+
+#: With at most this many tools, a question that matches no tool's name offers all of them.
+OFFER_ALL_UP_TO = 64
 
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+|[^\sA-Za-z0-9_\-.,;:!?()\[\]{}\"'`/\\|<>=+*&^%$#@~]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -104,6 +118,19 @@ def query_terms(
     return weights
 
 
+def called_tools(messages: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The names of the tools the assistant called in ``messages``, first call first."""
+    names: dict[str, None] = {}
+    for message in messages:
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        for call in calls if isinstance(calls, list) else ():
+            function = call.get("function") if isinstance(call, Mapping) else None
+            name = function.get("name") if isinstance(function, Mapping) else None
+            if isinstance(name, str):
+                names[name] = None
+    return list(names)
+
+
 class ToolIndex:
     """An incrementally maintained BM25 index of tools."""
 
@@ -112,6 +139,9 @@ class ToolIndex:
         self._docs: dict[str, Counter[str]] = {}
         self._lengths: dict[str, float] = {}
         self._total_length = 0.0
+        #: term -> how many tools have it in their name or title
+        self._named: Counter[str] = Counter()
+        self._name_terms: dict[str, set[str]] = {}
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -129,6 +159,9 @@ class ToolIndex:
         self._total_length += length
         for term, tf in terms.items():
             self._postings.setdefault(term, {})[tool.name] = tf
+        named = set(tokenize(tool.name)) | set(tokenize(tool.title or ""))
+        self._name_terms[tool.name] = named
+        self._named.update(named)
 
     def remove(self, name: str) -> None:
         """Forget the tool called ``name`` (no-op when unknown)."""
@@ -142,55 +175,77 @@ class ToolIndex:
                 posting.pop(name, None)
                 if not posting:
                     del self._postings[term]
-
-    def _idf(self, term: str) -> float:
-        n = len(self._docs)
-        df = len(self._postings.get(term, ()))
-        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-    def _term_score(self, idf: float, tf: float, length: float, average: float) -> float:
-        return idf * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * length / average))
+        for term in self._name_terms.pop(name):
+            self._named[term] -= 1
+            if not self._named[term]:
+                del self._named[term]
 
     def scores(self, terms: Mapping[str, float]) -> dict[str, float]:
         """BM25 score of every tool that shares a term with the query."""
-        if not self._docs:
-            return {}
-        average = self._total_length / len(self._docs) or 1.0
-        scores: dict[str, float] = {}
-        for term, weight in terms.items():
-            posting = self._postings.get(term)
-            if not posting:
-                continue
-            idf = self._idf(term) * weight
-            for name, tf in posting.items():
-                scores[name] = scores.get(name, 0.0) + self._term_score(
-                    idf, tf, self._lengths[name], average
-                )
-        return scores
-
-    def score_tool(self, tool: Tool, terms: Mapping[str, float]) -> float:
-        """Score a tool that is not in the index against this index's statistics."""
-        doc = _weighted_terms(tool)
-        n = max(len(self._docs), 1)
-        average = (self._total_length / n) if self._docs else float(sum(doc.values()) or 1.0)
-        length = float(sum(doc.values()))
-        total = 0.0
-        for term, weight in terms.items():
-            tf = doc.get(term)
-            if tf:
-                total += self._term_score(self._idf(term) * weight, tf, length, average or 1.0)
-        return total
+        return layered_scores([(self, ())], terms)
 
     def top(
         self, terms: Mapping[str, float], limit: int, *, exclude: Iterable[str] = ()
     ) -> list[tuple[float, str]]:
         """The ``limit`` best ``(score, name)`` pairs with a positive score, best first."""
-        scores = self.scores(terms)
-        for name in exclude:
-            scores.pop(name, None)
-        # Ties are broken by name so that the order is deterministic.
-        best = heapq.nsmallest(limit, ((-s, n) for n, s in scores.items() if s > 0))
-        return [(-negative, name) for negative, name in best]
+        return top_scores(self.scores(terms), limit, exclude=exclude)
+
+
+def layered_scores(
+    layers: Sequence[tuple[ToolIndex, Collection[str]]], terms: Mapping[str, float]
+) -> dict[str, float]:
+    """BM25 scores over several indexes taken as one (a registry and its overlays).
+
+    Term statistics count every layer; each layer's ``hidden`` names (shadowed by a
+    layer above) score nothing there.
+    """
+    count = sum(len(index) for index, _ in layers)
+    if not count:
+        return {}
+    average = sum(index._total_length for index, _ in layers) / count or 1.0
+    scores: dict[str, float] = {}
+    for term, weight in terms.items():
+        postings = [(index, index._postings.get(term), hidden) for index, hidden in layers]
+        df = sum(len(posting) for _, posting, _ in postings if posting)
+        if not df:
+            continue
+        idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5)) * weight
+        for index, posting, hidden in postings:
+            for name, tf in (posting or {}).items():
+                if name in hidden:
+                    continue
+                length = index._lengths[name]
+                score = idf * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * length / average))
+                scores[name] = scores.get(name, 0.0) + score
+    return scores
+
+
+def strong_match(
+    layers: Sequence[tuple[ToolIndex, Collection[str]]], query: str, best: str | None
+) -> bool:
+    """Whether ``query`` is good evidence for a ranking: else the ranking may hide the tool.
+
+    Strong: a word of the query is in a tool's name or title, or the best-ranked tool
+    ``best`` shares three words with the query. One word shared with some description
+    ("notes", "about", "25") is weak. Words under three letters do not count.
+    """
+    words = {t for t in tokenize(query) if len(t) >= 3 or not t.isascii()}
+    if any(word in index._named for word in words for index, _ in layers):
+        return True
+    for index, hidden in reversed(layers):
+        if best is not None and best in index._docs and best not in hidden:
+            return len(words & index._docs[best].keys()) >= 3
+    return False
+
+
+def top_scores(
+    scores: Mapping[str, float], limit: int, *, exclude: Iterable[str] = ()
+) -> list[tuple[float, str]]:
+    """The ``limit`` best ``(score, name)`` pairs with a positive score, best first."""
+    skip = set(exclude)
+    # Ties are broken by name so that the order is deterministic.
+    best = heapq.nsmallest(limit, ((-s, n) for n, s in scores.items() if s > 0 and n not in skip))
+    return [(-negative, name) for negative, name in best]
 
 
 def estimate_tokens(schema: Any) -> int:

@@ -10,43 +10,41 @@ own tools change; otherwise asking for it costs a few attribute reads.
 Names: a toolset's tool keeps its name unless the toolset sets ``namespace_tools`` or the
 name collides with another tool; then it becomes ``<namespace>__<name>``. The agent's own
 function tools always keep their names. Every rename is reported
-(:attr:`ToolsetView.conflicts`, a ``toolset_conflict`` event, a log warning); two tools
-that would still share a name are refused with ``LA-TOOLSET-CONFLICT``.
+(:attr:`ToolsetView.conflicts`, a ``toolset_conflict`` event, a log warning). A name model
+APIs refuse is fitted by the rule local tools follow (:func:`fit_tool_name`), or the tool
+is left out; so is a tool whose name is still taken. Each is in
+:attr:`ToolsetView.skipped` (a ``toolset_tool_renamed`` / ``toolset_tool_dropped`` event):
+one toolset's bad names never fail a run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import threading
 import weakref
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from lightagent.errors import ToolError
+from lightagent.tools.diagnostics import fit_tool_name
 from lightagent.toolsets.owner import ToolsetOwner
 from lightagent.toolsets.protocol import ToolCallContext, ToolDefinition, ToolResult
 
 __all__ = ["ToolsetConflict", "ToolsetRouter", "ToolsetView", "qualified_name", "to_definition"]
 
 _log = logging.getLogger("lightagent.toolsets")
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _NEVER = object()
 _CONTEXT_ARG = "_lightagent_context"
 _KEY_ARG = "_lightagent_idempotency_key"
 
 
 def qualified_name(namespace: str, name: str) -> str:
-    """``<namespace>__<name>``, made safe for model APIs (``[A-Za-z0-9_-]``, at most 64 chars)."""
-    ns = _UNSAFE.sub("_", namespace).strip("_") or "toolset"
-    full = f"{ns}__{_UNSAFE.sub('_', name)}"
-    if len(full) <= 64:
-        return full
-    digest = hashlib.sha256(full.encode("utf-8")).hexdigest()[:8]
-    return f"{full[:55]}_{digest}"
+    """``<namespace>__<name>``, made safe for model APIs by :func:`fit_tool_name`."""
+    ns = fit_tool_name(namespace)[0] or "toolset"
+    full = fit_tool_name(f"{ns}__{name}")[0]
+    return full or f"{ns}__{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
 
 
 def to_definition(item: Any) -> ToolDefinition:
@@ -113,6 +111,9 @@ class ToolsetView:
     hashes: dict[str, str] = field(default_factory=dict)
     #: Toolsets that failed to open or list (``{"toolset", "error"}``); their tools are left out.
     errors: list[dict[str, Any]] = field(default_factory=list)
+    #: Tools renamed to a valid name or left out: ``{"toolset", "server", "tool", "exposed",
+    #: "code", "reason"}`` (``exposed`` is None for a tool left out).
+    skipped: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _Entry:
@@ -300,34 +301,49 @@ class ToolsetRouter:
 
         entries = [e for e in entries if e.definitions is not None]
         own = set(base.names()) if base is not None else set()
+        skipped: list[dict[str, Any]] = []
+        listed: list[tuple[_Entry, ToolDefinition, str, str | None]] = []
+        for entry in entries:
+            for definition in entry.definitions or ():
+                fitted, why = fit_tool_name(definition.name)
+                if fitted is None:
+                    skipped.append(_skip(entry, definition, None, "LA-TOOL-DEFINITION", str(why)))
+                else:
+                    listed.append((entry, definition, fitted, why))
         offered: dict[str, list[str]] = {}
-        for entry in entries:
-            for definition in entry.definitions or ():
-                offered.setdefault(definition.name, []).append(entry.namespace)
-        counts = Counter({name: len(who) for name, who in offered.items()})
-        overlay = _Overlay(base if base is not None else ToolRegistry())
-        used: dict[str, str] = {}
+        for entry, _, fitted, _ in listed:
+            offered.setdefault(fitted, []).append(entry.namespace)
         renames: dict[str, dict[str, str]] = {}
+        wanted: list[str] = []
+        for entry, _, fitted, _ in listed:
+            collides = fitted in own or len(offered[fitted]) > 1
+            prefix = collides or bool(getattr(entry.toolset, "namespace_tools", False))
+            wanted.append(qualified_name(entry.namespace, fitted) if prefix else fitted)
+            if collides:
+                renames.setdefault(fitted, {})[entry.namespace] = wanted[-1]
+        # A name is claimed first by the agent's own tools, then by tools that keep the name
+        # their toolset gave, then by renamed ones in toolset order; a tool whose name is
+        # still taken is left out with an event, never the whole run.
+        holder: dict[str, str] = dict.fromkeys(own, "the agent's own tools")
+        keep: list[bool] = [False] * len(listed)
+        order = sorted(range(len(listed)), key=lambda i: wanted[i] != listed[i][1].name)
+        for i in order:
+            entry, definition, _, why = listed[i]
+            name = wanted[i]
+            if name in holder:
+                taken = f"the name {name!r} is taken by {holder[name]}"
+                skipped.append(_skip(entry, definition, None, "LA-TOOLSET-CONFLICT", taken))
+                continue
+            holder[name] = f"toolset {entry.namespace!r}"
+            keep[i] = True
+            if why is not None:
+                skipped.append(_skip(entry, definition, name, "LA-TOOL-DEFINITION", why))
+        overlay = _Overlay(base if base is not None else ToolRegistry())
         hashes: dict[str, str] = {}
-        for entry in entries:
-            prefix = bool(getattr(entry.toolset, "namespace_tools", False))
-            for definition in entry.definitions or ():
-                bare = definition.name
-                collides = bare in own or counts[bare] > 1
-                name = qualified_name(entry.namespace, bare) if prefix or collides else bare
-                if collides:
-                    renames.setdefault(bare, {})[entry.namespace] = name
-                if name in own or name in used:
-                    other = "the agent's own tools" if name in own else f"toolset {used[name]!r}"
-                    raise ToolError(
-                        "LA-TOOLSET-CONFLICT",
-                        f"toolset {entry.namespace!r} and {other} both offer a tool named {name!r}",
-                        hint="Give the toolsets distinct namespaces (namespace=...).",
-                        details={"tool": name, "toolsets": [entry.namespace, used.get(name)]},
-                    )
-                used[name] = entry.namespace
-                overlay._add(_proxy(entry.owner, entry.namespace, definition, name))
-                hashes[name] = definition.definition_hash
+        for i, (entry, definition, _, _) in enumerate(listed):
+            if keep[i]:
+                overlay._add(_proxy(entry.owner, entry.namespace, definition, wanted[i]))
+                hashes[wanted[i]] = definition.definition_hash
         conflicts = [
             ToolsetConflict(
                 bare,
@@ -336,13 +352,38 @@ class ToolsetRouter:
             )
             for bare, moves in renames.items()
         ]
-        for conflict in conflicts:
-            text = conflict.describe()
+        for text in [c.describe() for c in conflicts] + [_describe(s) for s in skipped]:
             if text not in self._warned:
                 self._warned.add(text)
-                _log.warning("toolset name collision: %s", text)
+                _log.warning("toolset tool names: %s", text)
         errors = [e.error for e in self._entries if e.error is not None]
-        return ToolsetView(overlay, conflicts, hashes, errors)
+        return ToolsetView(overlay, conflicts, hashes, errors, skipped)
+
+
+def _shown(name: str) -> str:
+    """``name`` safe to print: invisible and control characters escaped, at most 200 characters."""
+    text = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in name)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def _skip(
+    entry: _Entry, definition: ToolDefinition, exposed: str | None, code: str, reason: str
+) -> dict[str, Any]:
+    """The event data of a tool renamed (``exposed``) or left out (``exposed`` None)."""
+    server = definition.metadata.get("server")
+    return {
+        "toolset": entry.namespace,
+        **({"server": server} if isinstance(server, str) else {}),
+        "tool": _shown(definition.name),
+        "exposed": exposed,
+        "code": code,
+        "reason": reason,
+    }
+
+
+def _describe(skip: dict[str, Any]) -> str:
+    what = f"offered as {skip['exposed']!r}" if skip["exposed"] else "left out"
+    return f"toolset {skip['toolset']!r}: tool {skip['tool']!r} {what}: {skip['reason']}"
 
 
 def _proxy(owner: ToolsetOwner, namespace: str, definition: ToolDefinition, exposed: str) -> Any:

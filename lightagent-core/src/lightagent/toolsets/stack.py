@@ -56,4 +56,5 @@ def _combined(registry: Any, views: list[ToolsetView]) -> ToolsetView:
         out.conflicts.extend(view.conflicts)
         out.hashes.update(view.hashes)
         out.errors.extend(view.errors)
+        out.skipped.extend(view.skipped)
     return out
