@@ -98,10 +98,11 @@ class TcpShoutToolset(BaseToolset):
     async def __aexit__(self, *exc: object) -> None:
         assert asyncio.get_running_loop() is self.loop, "exited on another loop"
         writer, self.writer = self.writer, None
+        # Counted before the socket closes: tests read the server seeing the close as "exited".
+        self.exited += 1
         if writer is not None:
             writer.close()
             await writer.wait_closed()
-        self.exited += 1
 
     def list_tools(self) -> list[ToolDefinition]:
         return [ToolDefinition("shout", "Shout a text back (over TCP).", SHOUT_SCHEMA)]
