@@ -60,3 +60,15 @@ def test_an_owner_with_an_unknown_field_is_refused(store: Any) -> None:
     with pytest.raises(ValidationError) as caught:
         store.list_sessions(owner={"user_id": "alice", "role": "admin"})
     assert caught.value.code == "LA-VALIDATION"
+
+
+def test_a_first_event_holding_a_nul_is_stored_and_the_owners_listing_still_works(
+    store: Any,
+) -> None:
+    # PostgreSQL's jsonb holds no NUL: the owner index must never fail the insert.
+    from lightagent.events.model import SessionEvent
+
+    store.append("nul", [SessionEvent(type="turn.started", data={"text": "a\x00b"})])
+    _open(store, "alice", ALICE)
+    assert store.events("nul")[0].data["text"] == "a\x00b"
+    assert [i.session_id for i in store.list_sessions(owner=ALICE)] == ["alice"]

@@ -501,7 +501,12 @@ def _info(row: Any) -> SessionInfo:
 def _owner_field(dialect: str, key: str, payload: str) -> str:
     """The SQL text of field ``key`` of the owner in an event's JSON ``payload``."""
     if dialect == "postgresql":
-        return f"({payload}::jsonb #>> '{{data,owner,{key}}}')"
+        # jsonb holds no NUL, and a cast that fails inside an index fails the insert: a first
+        # event with an escaped NUL has no indexed owner (so no scoped listing finds it).
+        return (
+            f"(CASE WHEN strpos({payload}, E'\\\\u0000') = 0 "
+            f"THEN {payload}::jsonb #>> '{{data,owner,{key}}}' END)"
+        )
     return f"json_extract({payload}, '$.data.owner.{key}')"
 
 
