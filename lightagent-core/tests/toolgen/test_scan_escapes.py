@@ -154,6 +154,34 @@ ROUTES: dict[str, tuple[str, str]] = {
         "dunder-name",
     ),
     "license() reads files": (body("license()\nreturn x"), "refused-name"),
+    # a NamedTuple field's type is a forward reference; registering an instance of it makes
+    # singledispatch call get_type_hints, which evaluates the string with the real builtins
+    "functools.singledispatch evaluates a forward reference": (
+        body(
+            'row = typing.NamedTuple("Row", [("a", "open(" + repr(x) + ").read()")])\n'
+            "functools.singledispatch(len).register(row(1))\nreturn x",
+            "import functools\nimport typing\n",
+        ),
+        "dynamic-attribute",
+    ),
+    "singledispatch imported by name": (
+        body("return str(singledispatch(len))", "from functools import singledispatch\n"),
+        "dynamic-attribute",
+    ),
+    "functools.singledispatchmethod": (
+        body("return str(functools.singledispatchmethod(len))", "import functools\n"),
+        "dynamic-attribute",
+    ),
+    # copy's reconstruction sets each name of a reducer's state: setattr by a computed name
+    "copy.dispatch_table sets attributes named at runtime": (
+        body(
+            'row = collections.namedtuple("Row", "a")\n'
+            "copy.dispatch_table[row] = lambda v: (len, (), (None, {chr(95) * 2: x}))\n"
+            "return str(copy.copy(row(1)))",
+            "import collections\nimport copy\n",
+        ),
+        "dynamic-attribute",
+    ),
 }
 
 

@@ -13,8 +13,9 @@ plain literals or type expressions (they run when the function is defined).
 The scan fails closed on attribute access: no identifier may start with ``__``, no
 attribute with ``_``, and no string or bytes constant may hold ``__`` at all; attributes
 named by a string are refused (``operator.attrgetter``/``methodcaller``,
-``functools.update_wrapper``, ``string.Formatter``, ``hasattr`` with a computed name,
-``str.format`` on a computed template or with an attribute field such as ``{0.real}``).
+``functools.update_wrapper``/``singledispatch``, ``copy.dispatch_table``,
+``string.Formatter``, ``hasattr`` with a computed name, ``str.format`` on a computed
+template or with an attribute field such as ``{0.real}``).
 Each finding names its ``rule``.
 The scan is one layer: a generated tool also runs only in a sandbox provider.
 """
@@ -170,9 +171,12 @@ REFUSED_NAMES = frozenset(
         "copyright",
     }
 )
-#: Module attributes that read an attribute, or evaluate code, named by a string.
+#: Module attributes that read or write an attribute, or evaluate code, named by a string
+#: (singledispatch's register evaluates annotations as get_type_hints does; copy's
+#: dispatch_table makes copy() set each name of a reducer's state).
 REFUSED_MODULE_ATTRIBUTES = {
-    "functools": frozenset({"update_wrapper", "wraps"}),
+    "copy": frozenset({"dispatch_table"}),
+    "functools": frozenset({"update_wrapper", "wraps", "singledispatch", "singledispatchmethod"}),
     "operator": frozenset({"attrgetter", "methodcaller"}),
     "string": frozenset({"Formatter"}),
     "typing": frozenset({"get_type_hints", "ForwardRef", "evaluate_forward_ref"}),
