@@ -172,6 +172,11 @@ ROUTES: dict[str, tuple[str, str]] = {
         body("return str(functools.singledispatchmethod(len))", "import functools\n"),
         "dynamic-attribute",
     ),
+    # Python 3.14's ForwardRef.evaluate() runs the string as code, like get_type_hints
+    "a forward reference evaluated": (
+        body('return str(typing.get_args(typing.List["int"])[0].evaluate())', "import typing\n"),
+        "frame-attribute",
+    ),
     # copy's reconstruction sets each name of a reducer's state: setattr by a computed name
     "copy.dispatch_table sets attributes named at runtime": (
         body(

@@ -181,9 +181,11 @@ REFUSED_MODULE_ATTRIBUTES = {
     "string": frozenset({"Formatter"}),
     "typing": frozenset({"get_type_hints", "ForwardRef", "evaluate_forward_ref"}),
 }
-#: Attributes that reach frames, code objects and globals (dunder attributes are refused too).
+#: Attributes that reach frames, code objects and globals (dunder attributes are refused too),
+#: or run a string as code (``ForwardRef.evaluate``, Python 3.14).
 REFUSED_ATTRIBUTES = frozenset(
     {
+        "evaluate",
         "f_globals",
         "f_locals",
         "f_builtins",
