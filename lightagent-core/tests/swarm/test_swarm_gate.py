@@ -285,3 +285,44 @@ def test_a_handoff_to_an_agent_of_another_tenant_is_refused() -> None:
         swarm.run(front, "q", user_id="u")
     assert info.value.code == "LA-PERMISSION-WIDEN" and info.value.details["field"] == "tenant_id"
     assert b.requests == [] and RAN == []
+
+
+class Crash(BaseException):
+    """The process dying mid-run."""
+
+
+def test_a_handoff_target_is_not_resumed_outside_its_narrowed_context(tmp_path) -> None:
+    from lightagent import SqliteSessionStore
+    from lightagent.errors import PolicyError
+
+    store = SqliteSessionStore(tmp_path / "s.db")
+    replies: list[Any] = [calls("secret"), Crash(), calls("secret"), "done"]
+
+    def back_model(request: Any) -> Any:
+        reply = replies.pop(0)
+        if isinstance(reply, Crash):
+            raise reply
+        return reply
+
+    front = LightAgent(
+        name="front",
+        model=ScriptedModel([transfer("back")]),
+        session_store=store,
+        security_context=SecurityContext(permissions=PermissionSet(allowed=["tool.transfer_*"])),
+    )
+    back = LightAgent(
+        name="back", model=ScriptedModel(back_model), tools=[secret], session_store=store
+    )
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    with pytest.raises(Crash):
+        swarm.run(front, "q", user_id="u", session_id="s")
+    assert RAN == []  # the narrowed context refused it
+    started = [e for e in store.events("s") if e.type == "turn.started"]
+    hop = started[-1].data
+    assert hop["handoff"]["target_agent"] == "back"
+    # resumed on its own, the target would run under its own, wider context
+    with pytest.raises(PolicyError) as info:
+        back.resume(hop["run_id"], session_id="s", user_id="u")
+    assert info.value.code == "LA-PERMISSION-WIDEN" and info.value.hint
+    assert RAN == [] and not [e for e in store.events("s") if e.type == "run.resumed"]
