@@ -172,6 +172,32 @@ ROUTES: dict[str, tuple[str, str]] = {
         body("return str(functools.singledispatchmethod(len))", "import functools\n"),
         "dynamic-attribute",
     ),
+    # a name bound to a module has its attributes checked as the module's: bound to a
+    # template instead, its .format() read random's globals (the environment) unchecked
+    "a local named like a module holds a format template": (
+        body(
+            'u = chr(95) * 2\nstring = "{0." + u + "globals" + u + "[_os].environ[HOME]}"\n'
+            "return string.format(random.seed)",
+            "import random\nimport string\n",
+        ),
+        "module-value",
+    ),
+    "a parameter named like a module": (
+        "import string\n\n\ndef probe(string: str) -> str:\n"
+        '    """Probe."""\n    return string.format(1)\n',
+        "module-value",
+    ),
+    "an import that never runs makes a local look like a module": (
+        body(
+            'string = "{0.real}" + x\nif not x:\n    import string\nreturn string.format(1)',
+            "",
+        ),
+        "module-value",
+    ),
+    "one name for two modules": (
+        body("return json.dumps(x)", "import json\nimport string as json\n"),
+        "module-value",
+    ),
     # Python 3.14's ForwardRef.evaluate() runs the string as code, like get_type_hints
     "a forward reference evaluated": (
         body('return str(typing.get_args(typing.List["int"])[0].evaluate())', "import typing\n"),

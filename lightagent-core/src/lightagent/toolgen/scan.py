@@ -393,6 +393,25 @@ def _dunder(node: ast.AST) -> tuple[str, str] | None:
     return None
 
 
+def _bound_names(node: ast.AST) -> list[str]:
+    """The names ``node`` binds other than by ``import module`` (that one is a module)."""
+    if isinstance(node, ast.Name):
+        return [] if isinstance(node.ctx, ast.Load) else [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.ImportFrom):
+        return [alias.asname or alias.name for alias in node.names]
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    return []
+
+
 class _Checker(ast.NodeVisitor):
     def __init__(self, report: ScanReport) -> None:
         self.report = report
@@ -410,6 +429,23 @@ class _Checker(ast.NodeVisitor):
             if found is not None:
                 self.refuse(node, found[1], found[0])
 
+    def bindings(self, tree: ast.AST) -> None:
+        """A name an import binds to a module is that module everywhere, whatever the order
+        of the statements: ``name.attr`` is checked as the module's attribute, so any other
+        binding of the name (a local, a parameter, a second import) is refused."""
+        for node in ast.walk(tree):
+            for alias in node.names if isinstance(node, ast.Import) else ():
+                if _allowed(alias.name):
+                    bound = alias.asname or alias.name.split(".")[0]
+                    module = alias.name if alias.asname else bound
+                    if self.modules.setdefault(bound, module) != module:
+                        self.refuse(node, f"{bound!r} names two modules", "module-value")
+        for node in ast.walk(tree):
+            for name in _bound_names(node):
+                if name in self.modules:
+                    message = f"{name!r} is the module {self.modules[name]}; it may not be rebound"
+                    self.refuse(node, message, "module-value")
+
     def _module(self, node: ast.AST, module: str) -> None:
         self.imports.append(module)
         if not _allowed(module):
@@ -418,11 +454,8 @@ class _Checker(ast.NodeVisitor):
             )
 
     def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
+        for alias in node.names:  # the names it binds are in self.modules (bindings)
             self._module(node, alias.name)
-            if _allowed(alias.name):
-                bound = alias.asname or alias.name.split(".")[0]
-                self.modules[bound] = alias.name if alias.asname else alias.name.split(".")[0]
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
@@ -649,6 +682,7 @@ def scan_source(source: str, *, max_chars: int = 50_000) -> ScanReport:
         return report
     checker = _Checker(report)
     checker.dunders(tree)
+    checker.bindings(tree)
     functions, infos = _top_level(tree, checker)
     report.signature = _signature(functions, infos, checker)
     return report
