@@ -198,6 +198,23 @@ ROUTES: dict[str, tuple[str, str]] = {
         body("return json.dumps(x)", "import json\nimport string as json\n"),
         "module-value",
     ),
+    # a class pattern's keywords read the subject's attributes: a generator's frame, its
+    # callers' frames and their globals (the runner's sys, so os) were one match away
+    "a match pattern reads gi_frame and f_globals": (
+        body(
+            "g = (i for i in [x])\nmatch g:\n    case object(gi_frame=f):\n"
+            "        match f:\n            case object(f_globals=n):\n"
+            "                return str(n)\nreturn x"
+        ),
+        "frame-attribute",
+    ),
+    "a match pattern takes format from a computed template": (
+        body(
+            'match "{0." + x + "}":\n    case str(format=fill):\n'
+            "        return fill(json.loads)\nreturn x"
+        ),
+        "dynamic-attribute",
+    ),
     # Python 3.14's ForwardRef.evaluate() runs the string as code, like get_type_hints
     "a forward reference evaluated": (
         body('return str(typing.get_args(typing.List["int"])[0].evaluate())', "import typing\n"),

@@ -6,8 +6,8 @@ imports allowed modules, defines functions and assigns literal constants (``tool
 included). Imports are checked against an allow-list of pure-computation modules; a
 refused import is reported with what it would reach (process, network, file system,
 native code, the interpreter). Calls and names that reach code execution or the
-interpreter's internals (``eval``, ``open``, ``getattr``, ``type``, frames) are refused
-anywhere, as are decorators, classes, ``global``, and defaults or annotations that are not
+interpreter's internals (``eval``, ``open``, ``getattr``, ``type``, frames, also as a class
+pattern's keyword: ``case object(gi_frame=f)``) are refused anywhere, as are decorators, classes, ``global``, and defaults or annotations that are not
 plain literals or type expressions (they run when the function is defined).
 
 The scan fails closed on attribute access: no identifier may start with ``__``, no
@@ -503,9 +503,22 @@ class _Checker(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
+    def _read(self, node: ast.AST, attr: str) -> None:
+        """The check of every attribute read, ``x.attr`` or ``case C(attr=...)``."""
+        if attr in REFUSED_ATTRIBUTES:
+            self.refuse(node, f"the attribute {attr!r} is refused", "frame-attribute")
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        # case C(attr=p) reads the subject's attribute: a value, never a string literal
+        for attr in node.kwd_attrs:
+            self._read(node, attr)
+            if attr in ("format", "format_map"):
+                message = f"a pattern taking .{attr} of a value is refused"
+                self.refuse(node, message, "dynamic-attribute")
+        self.generic_visit(node)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in REFUSED_ATTRIBUTES:
-            self.refuse(node, f"the attribute {node.attr!r} is refused", "frame-attribute")
+        self._read(node, node.attr)
         value = node.value
         if isinstance(value, ast.Name) and value.id in self.modules:
             problem = _module_attribute(self.modules[value.id], node.attr)
