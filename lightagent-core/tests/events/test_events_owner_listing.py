@@ -60,3 +60,12 @@ def test_an_owner_with_an_unknown_field_is_refused(store: Any) -> None:
     with pytest.raises(ValidationError) as caught:
         store.list_sessions(owner={"user_id": "alice", "role": "admin"})
     assert caught.value.code == "LA-VALIDATION"
+
+
+def test_a_first_event_holding_a_nul_is_stored_and_listed(store: Any) -> None:
+    # PostgreSQL's jsonb has no \u0000: read for the owner index, it failed every write
+    SessionManager(store, owner=ALICE).create("nul", metadata={"topic": "a\x00b"})
+    _open(store, "plain", ALICE)
+    listed = {info.session_id for info in store.list_sessions(owner=ALICE)}
+    assert "plain" in listed
+    assert store.events("nul")[0].data["metadata"] == {"topic": "a\x00b"}

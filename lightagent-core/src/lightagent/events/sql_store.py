@@ -126,7 +126,8 @@ class SqlSessionStore(SessionStoreBase):
             "type VARCHAR(100) NOT NULL, timestamp FLOAT, payload TEXT NOT NULL, "
             "PRIMARY KEY (session_id, sequence))",
             # The owner's user in each first event: a scoped listing reads only its sessions.
-            f"CREATE INDEX IF NOT EXISTS ix_{e}_owner ON {e} "
+            f"DROP INDEX IF EXISTS ix_{e}_owner",  # its jsonb cast refused a \u0000
+            f"CREATE INDEX IF NOT EXISTS ix_{e}_owner_user ON {e} "
             f"(({_owner_field(db.dialect, 'user_id', 'payload')})) WHERE sequence = 1",
         ]
         sql = db.sql
@@ -501,7 +502,12 @@ def _info(row: Any) -> SessionInfo:
 def _owner_field(dialect: str, key: str, payload: str) -> str:
     """The SQL text of field ``key`` of the owner in an event's JSON ``payload``."""
     if dialect == "postgresql":
-        return f"({payload}::jsonb #>> '{{data,owner,{key}}}')"
+        # jsonb cannot hold \u0000: such a payload is read as no owner, never as an error
+        # (that failed every write of the event, and every listing reading it)
+        return (
+            f"(CASE WHEN strpos({payload}, '\\u0000') = 0 "
+            f"THEN {payload}::jsonb #>> '{{data,owner,{key}}}' END)"
+        )
     return f"json_extract({payload}, '$.data.owner.{key}')"
 
 
