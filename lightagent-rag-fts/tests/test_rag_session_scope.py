@@ -160,3 +160,16 @@ def test_a_store_that_cannot_list_by_owner_is_scoped_before_the_bound(store: Any
     search = SessionSearchProvider(PlainListing(store), max_sessions=2)
     assert {h.document_id for h in search.search("kiwi code", owner=ALICE)} == {"alice-1"}
     assert search.search("kiwi code", owner={**ALICE, "user_id": "bob"}) == []
+
+
+@pytest.mark.parametrize(
+    "bound",
+    [{"max_sessions": -1}, {"max_events": -1}, {"max_sessions": "10"}, {"max_events": True}],
+)
+def test_a_bound_below_zero_or_not_an_int_is_a_config_error(bound: dict[str, Any]) -> None:
+    # SQLite read LIMIT -1 as no bound at all, PostgreSQL failed with its own error
+    from lightagent.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as info:
+        SessionSearchProvider(InMemorySessionStore(), **bound)
+    assert info.value.code == "LA-CONFIG" and info.value.details["parameter"] in bound

@@ -350,3 +350,31 @@ def test_usage_below_zero_reads_as_zero_and_says_so() -> None:
     assert usage.clamped == {"completion_tokens": -3}
     assert Usage.from_any({"prompt_tokens": 7}).clamped == {}
     assert Usage(-1, 2, 1).clamped == {"prompt_tokens": -1}
+
+
+@pytest.mark.parametrize(
+    "count",
+    [float("nan"), 10**400, "many", [60]],
+    ids=["nan", "huge", "text", "list"],
+)
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "streamed"])
+def test_a_usage_count_that_is_not_a_number_is_a_typed_model_error(
+    loopback_server, count, stream
+) -> None:
+    CALLS.clear()
+    loopback_server.reply(call(usage={"prompt_tokens": 10, "completion_tokens": count}))
+    agent = agent_for(loopback_server, tools=[lookup], budget_limits=BudgetLimits(output_tokens=50))
+    if stream:
+        error = list(agent.run("weather?", stream=True))[-1]["details"]
+    else:
+        error = agent.run("weather?", result_format="object").error
+    # a count the budget cannot settle ends the run before any tool runs, named
+    assert error["code"] == "LA-MODEL-OUTPUT" and error["details"]["field"] == "completion_tokens"
+    assert CALLS == [] and len(loopback_server.requests) == 1
+
+
+def test_a_count_sent_as_text_is_read() -> None:
+    from lightagent.models.base import Usage
+
+    usage = Usage.from_any({"prompt_tokens": "7", "completion_tokens": 2.0})
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (7, 2, 9)

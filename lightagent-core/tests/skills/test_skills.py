@@ -333,3 +333,28 @@ def test_the_skill_tool_refuses_a_symlinked_references_folder(tmp_path) -> None:
     result = agent.run("read it", result_format="object")
     output = result.tool_calls[0]["output"]
     assert "LA-SKILL-PATH" in output and "s3cret" not in output
+
+
+def test_a_skill_md_linked_out_of_its_folder_is_skipped(tmp_path) -> None:
+    root = tmp_path / "skills"
+    (root / "evil").mkdir(parents=True)
+    outside = tmp_path / "notes.md"
+    outside.write_text("---\nname: evil\ndescription: Host notes.\n---\nprivate notes\n")
+    (root / "evil" / "SKILL.md").symlink_to(outside)
+    manager = SkillManager([root])
+    assert manager.skills == {}
+    (diagnostic,) = manager.diagnostics
+    assert diagnostic["path"].endswith("SKILL.md") and "outside" in diagnostic["reason"]
+
+
+@pytest.mark.parametrize("name", ["loop.md", "a" * 5000, "a/" * 3000 + "x"])
+def test_a_looping_or_overlong_reference_name_is_a_typed_refusal(tmp_path, name) -> None:
+    root = tmp_path / "skills"
+    folder = skill(root, "a", "a", "Skill A.")
+    (folder / "references").mkdir()
+    (folder / "references" / "loop.md").symlink_to(folder / "references" / "loop.md")
+    manager = SkillManager([root])
+    with pytest.raises(LightAgentError) as err:
+        manager.read_reference("a", name)
+    assert err.value.code == "LA-SKILL-PATH"
+    assert manager.files("a", "references") == []

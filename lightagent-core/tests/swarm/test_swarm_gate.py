@@ -235,3 +235,94 @@ def test_a_target_whose_interceptor_cannot_carry_the_context_is_refused() -> Non
         swarm.run(front, "q")
     assert info.value.code == "LA-CONFIG" and info.value.hint
     assert b.requests == [] and RAN == []
+
+
+def test_the_targets_owner_follows_its_narrowed_context() -> None:
+    from lightagent import InMemorySessionStore
+    from lightagent.interceptors import RunContext
+
+    owners: list[Any] = []
+
+    def whoami(context: RunContext) -> str:
+        """Who the run acts for."""
+        owners.append(context.owner)
+        return "noted"
+
+    store = InMemorySessionStore()
+    a = Recorder(transfer("back"))
+    b = Recorder({"tool_calls": [{"name": "whoami", "arguments": {}}]}, "done")
+    allowed = PermissionSet(allowed=["tool.transfer_to_*", "tool.whoami"])
+    front = LightAgent(
+        name="front",
+        model=a.model,
+        session_store=store,
+        security_context=SecurityContext(tenant_id="t1", permissions=allowed),
+    )
+    back = LightAgent(name="back", model=b.model, tools=[whoami], session_store=store)
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    result = swarm.run(front, "q", user_id="u", session_id="s", result_format="object")
+    # the target searches and records as the tenant it was handed, not as no tenant at all
+    assert result.error is None and result.content == "done"
+    assert owners == [{"user_id": "u", "tenant_id": "t1"}]
+
+
+def test_a_handoff_to_an_agent_of_another_tenant_is_refused() -> None:
+    from lightagent.errors import PolicyError
+
+    b = Recorder(calls("secret"), "done")
+    front = LightAgent(
+        name="front",
+        model=Recorder(transfer("back")).model,
+        security_context=SecurityContext(tenant_id="t1"),
+    )
+    back = LightAgent(
+        name="back", model=b.model, tools=[secret], security_context=SecurityContext(tenant_id="t2")
+    )
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    with pytest.raises(PolicyError) as info:
+        swarm.run(front, "q", user_id="u")
+    assert info.value.code == "LA-PERMISSION-WIDEN" and info.value.details["field"] == "tenant_id"
+    assert b.requests == [] and RAN == []
+
+
+class Crash(BaseException):
+    """The process dying mid-run."""
+
+
+def test_a_handoff_target_is_not_resumed_outside_its_narrowed_context(tmp_path) -> None:
+    from lightagent import SqliteSessionStore
+    from lightagent.errors import PolicyError
+
+    store = SqliteSessionStore(tmp_path / "s.db")
+    replies: list[Any] = [calls("secret"), Crash(), calls("secret"), "done"]
+
+    def back_model(request: Any) -> Any:
+        reply = replies.pop(0)
+        if isinstance(reply, Crash):
+            raise reply
+        return reply
+
+    front = LightAgent(
+        name="front",
+        model=ScriptedModel([transfer("back")]),
+        session_store=store,
+        security_context=SecurityContext(permissions=PermissionSet(allowed=["tool.transfer_*"])),
+    )
+    back = LightAgent(
+        name="back", model=ScriptedModel(back_model), tools=[secret], session_store=store
+    )
+    swarm = LightSwarm()
+    swarm.register_agent(front, back)
+    with pytest.raises(Crash):
+        swarm.run(front, "q", user_id="u", session_id="s")
+    assert RAN == []  # the narrowed context refused it
+    started = [e for e in store.events("s") if e.type == "turn.started"]
+    hop = started[-1].data
+    assert hop["handoff"]["target_agent"] == "back"
+    # resumed on its own, the target would run under its own, wider context
+    with pytest.raises(PolicyError) as info:
+        back.resume(hop["run_id"], session_id="s", user_id="u")
+    assert info.value.code == "LA-PERMISSION-WIDEN" and info.value.hint
+    assert RAN == [] and not [e for e in store.events("s") if e.type == "run.resumed"]

@@ -154,6 +154,82 @@ ROUTES: dict[str, tuple[str, str]] = {
         "dunder-name",
     ),
     "license() reads files": (body("license()\nreturn x"), "refused-name"),
+    # a NamedTuple field's type is a forward reference; registering an instance of it makes
+    # singledispatch call get_type_hints, which evaluates the string with the real builtins
+    "functools.singledispatch evaluates a forward reference": (
+        body(
+            'row = typing.NamedTuple("Row", [("a", "open(" + repr(x) + ").read()")])\n'
+            "functools.singledispatch(len).register(row(1))\nreturn x",
+            "import functools\nimport typing\n",
+        ),
+        "dynamic-attribute",
+    ),
+    "singledispatch imported by name": (
+        body("return str(singledispatch(len))", "from functools import singledispatch\n"),
+        "dynamic-attribute",
+    ),
+    "functools.singledispatchmethod": (
+        body("return str(functools.singledispatchmethod(len))", "import functools\n"),
+        "dynamic-attribute",
+    ),
+    # a name bound to a module has its attributes checked as the module's: bound to a
+    # template instead, its .format() read random's globals (the environment) unchecked
+    "a local named like a module holds a format template": (
+        body(
+            'u = chr(95) * 2\nstring = "{0." + u + "globals" + u + "[_os].environ[HOME]}"\n'
+            "return string.format(random.seed)",
+            "import random\nimport string\n",
+        ),
+        "module-value",
+    ),
+    "a parameter named like a module": (
+        "import string\n\n\ndef probe(string: str) -> str:\n"
+        '    """Probe."""\n    return string.format(1)\n',
+        "module-value",
+    ),
+    "an import that never runs makes a local look like a module": (
+        body(
+            'string = "{0.real}" + x\nif not x:\n    import string\nreturn string.format(1)',
+            "",
+        ),
+        "module-value",
+    ),
+    "one name for two modules": (
+        body("return json.dumps(x)", "import json\nimport string as json\n"),
+        "module-value",
+    ),
+    # a class pattern's keywords read the subject's attributes: a generator's frame, its
+    # callers' frames and their globals (the runner's sys, so os) were one match away
+    "a match pattern reads gi_frame and f_globals": (
+        body(
+            "g = (i for i in [x])\nmatch g:\n    case object(gi_frame=f):\n"
+            "        match f:\n            case object(f_globals=n):\n"
+            "                return str(n)\nreturn x"
+        ),
+        "frame-attribute",
+    ),
+    "a match pattern takes format from a computed template": (
+        body(
+            'match "{0." + x + "}":\n    case str(format=fill):\n'
+            "        return fill(json.loads)\nreturn x"
+        ),
+        "dynamic-attribute",
+    ),
+    # Python 3.14's ForwardRef.evaluate() runs the string as code, like get_type_hints
+    "a forward reference evaluated": (
+        body('return str(typing.get_args(typing.List["int"])[0].evaluate())', "import typing\n"),
+        "frame-attribute",
+    ),
+    # copy's reconstruction sets each name of a reducer's state: setattr by a computed name
+    "copy.dispatch_table sets attributes named at runtime": (
+        body(
+            'row = collections.namedtuple("Row", "a")\n'
+            "copy.dispatch_table[row] = lambda v: (len, (), (None, {chr(95) * 2: x}))\n"
+            "return str(copy.copy(row(1)))",
+            "import collections\nimport copy\n",
+        ),
+        "dynamic-attribute",
+    ),
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from lightagent.errors import ConfigurationError, PolicyError
 from lightagent.events.ownership import owned_sessions, owner_fields, recorded_owner, same_owner
 from lightagent.retrieval.protocol import names_keyword
+from lightagent.run.options import positive_int
 
 from lightagent_rag_fts._text import query_terms
 from lightagent_rag_fts.models import RetrievalResult
@@ -67,8 +68,9 @@ class SessionSearchProvider:
                 hint="Pass a SessionStore (InMemorySessionStore, JsonlSessionStore, SqlSessionStore …).",
             )
         self.store = store
-        self.max_sessions = max_sessions
-        self.max_events = max_events
+        # a bound below zero reads as no bound on SQLite and fails on PostgreSQL
+        self.max_sessions = positive_int("max_sessions", max_sessions)
+        self.max_events = positive_int("max_events", max_events)
         self.skip_types = frozenset(skip_types)
         self.require_owner = require_owner
 

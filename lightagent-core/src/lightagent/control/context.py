@@ -412,9 +412,14 @@ class SecurityContext:
 
     def intersect(self, other: SecurityContext) -> SecurityContext:
         """This context narrowed to what ``other`` holds too (its identity kept): where two
-        parents both bound an actor, as a handoff target's own context and its source's."""
+        parents both bound an actor, as a handoff target's own context and its source's.
+
+        A tenant or project only ``other`` names is filled in; one both name differently is
+        refused (``LA-PERMISSION-WIDEN``): an actor acts for one tenant."""
         theirs = other.permissions
         return self.narrow(
+            tenant_id=other.tenant_id,
+            project_id=other.project_id,
             allowed_capabilities=theirs.allowed,
             denied_capabilities=theirs.denied,
             max_risk=theirs.max_risk,

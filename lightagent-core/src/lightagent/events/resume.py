@@ -71,6 +71,8 @@ class ResumePlan:
     user_id: str | None = None
     #: The caller's idempotency key of the run (tool-call keys derive from it).
     idempotency_key: str | None = None
+    #: The handoff that started the run (a swarm hop), as its ``turn.started`` recorded it.
+    handoff: dict[str, Any] | None = None
 
 
 def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str = "") -> ResumePlan:
@@ -88,6 +90,7 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
     started = next((e for e in mine if e.type == "turn.started"), None)
     user_id = started.data.get("user_id") if started is not None else None
     run_key = started.data.get("idempotency_key") if started is not None else None
+    handoff = started.data.get("handoff") if started is not None else None
     if turn.status in ("completed", "failed") and not _stopped(mine):
         final = next((e for e in reversed(mine) if e.type == "assistant.completed"), None)
         end = next(e for e in reversed(mine) if e.type in _ENDS)
@@ -112,6 +115,7 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
             history=history,
             user_id=user_id,
             idempotency_key=run_key,
+            handoff=handoff,
         )
     by_seq = {e.sequence: e for e in events}
     messages = list(resolve_request(by_seq, request_event).get("messages") or [])
@@ -125,6 +129,7 @@ def plan_resume(events: Sequence[SessionEvent], run_id: str, *, session_id: str 
         messages=messages,
         user_id=user_id,
         idempotency_key=run_key,
+        handoff=handoff,
     )
     message = answer.data.get("message") if answer is not None else None
     if not isinstance(message, dict) or not message.get("tool_calls"):
@@ -228,6 +233,7 @@ def _claimed_plan(
         _act_for_owner(plan, caller)
         if plan.status in ("completed", "failed"):
             return plan
+        _refuse_handoff_target(plan)
         _refuse_if_active(plan, events, lease_seconds)
         claim = SessionEvent(
             "run.resumed",
@@ -251,6 +257,20 @@ def _claimed_plan(
         f"Could not claim run {run_id!r}: session {session_id!r} kept changing.",
         details={"run_id": run_id, "session_id": session_id, "retries": _CLAIM_RETRIES},
     )
+
+
+def _refuse_handoff_target(plan: ResumePlan) -> None:
+    """A swarm hop ran under a context narrowed from its source's, which the log does not
+    hold: resumed on its own, the target would run under its own, wider one."""
+    if isinstance(plan.handoff, dict):
+        source = plan.handoff.get("source_agent")
+        raise PolicyError(
+            "LA-PERMISSION-WIDEN",
+            f"run {plan.run_id!r} was started by a handoff from {source!r}; resumed outside "
+            "its swarm it would not keep the context narrowed from its source",
+            hint="Run the swarm again on the session (its conversation is kept there).",
+            details={"run_id": plan.run_id, "session_id": plan.session_id, "source_agent": source},
+        )
 
 
 def _refuse_if_active(

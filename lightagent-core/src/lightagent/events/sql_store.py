@@ -126,7 +126,8 @@ class SqlSessionStore(SessionStoreBase):
             "type VARCHAR(100) NOT NULL, timestamp FLOAT, payload TEXT NOT NULL, "
             "PRIMARY KEY (session_id, sequence))",
             # The owner's user in each first event: a scoped listing reads only its sessions.
-            f"CREATE INDEX IF NOT EXISTS ix_{e}_owner ON {e} "
+            f"DROP INDEX IF EXISTS ix_{e}_owner",  # its jsonb cast refused a \u0000
+            f"CREATE INDEX IF NOT EXISTS ix_{e}_owner_user ON {e} "
             f"(({_owner_field(db.dialect, 'user_id', 'payload')})) WHERE sequence = 1",
         ]
         sql = db.sql

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from lightagent.errors import ModelError
+
 __all__ = [
     "FINISH_REASONS",
     "Model",
@@ -109,16 +111,20 @@ class Usage:
         if value is None:
             return None
         get = value.get if isinstance(value, dict) else lambda k, d=None: getattr(value, k, d)
-        prompt = get("prompt_tokens") or get("input_tokens") or 0
-        completion = get("completion_tokens") or get("output_tokens") or 0
-        total = get("total_tokens") or max(prompt, 0) + max(completion, 0)
+        prompt = _count("prompt_tokens", get("prompt_tokens") or get("input_tokens"))
+        completion = _count("completion_tokens", get("completion_tokens") or get("output_tokens"))
+        total = _count("total_tokens", get("total_tokens")) or max(prompt, 0) + max(completion, 0)
         reasoning = _detail(get("completion_tokens_details"), "reasoning_tokens")
-        cached = (
-            _detail(get("prompt_tokens_details"), "cached_tokens")
-            or get("prompt_cache_hit_tokens")
-            or 0
+        cached = _detail(get("prompt_tokens_details"), "cached_tokens") or get(
+            "prompt_cache_hit_tokens"
         )
-        return cls(int(prompt), int(completion), int(total), int(reasoning or 0), int(cached or 0))
+        return cls(
+            prompt,
+            completion,
+            total,
+            _count("reasoning_tokens", reasoning),
+            _count("cached_tokens", cached),
+        )
 
 
 _COUNTS = (
@@ -128,6 +134,31 @@ _COUNTS = (
     "reasoning_tokens",
     "cached_tokens",
 )
+
+
+#: Above this a count is not a provider's token count (nor exact as a float, as costs are).
+_MAX_COUNT = 2**53
+
+
+def _count(name: str, value: Any) -> int:
+    """A reported count as an int (below zero it stays, for ``Usage`` to clamp and record);
+    ``LA-MODEL-OUTPUT`` for one that is not a finite number: a budget could not settle it."""
+    if value is None:
+        return 0
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if isinstance(number, (int, float)) and -_MAX_COUNT < number < _MAX_COUNT:
+        return int(number)
+    raise ModelError(
+        "LA-MODEL-OUTPUT",
+        f"the provider reported {name}={value!r:.40} in its usage, not a number of tokens",
+        hint="Check the provider profile; a budget cannot settle a reply without its usage.",
+        details={"field": name},
+    )
 
 
 def _detail(details: Any, key: str) -> Any:

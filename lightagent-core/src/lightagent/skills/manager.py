@@ -134,7 +134,15 @@ def _inside(skill_dir: Path, folder: str, relative: str, what: str) -> Path:
     if not isinstance(relative, str) or not relative or "\x00" in relative:
         raise ValidationError("LA-SKILL-PATH", f"{what} needs a relative file name")
     base = skill_dir / folder
-    target = (base / relative).resolve()
+    try:
+        target = (base / relative).resolve()
+        found = target.is_file()
+    except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
+        raise ValidationError(
+            "LA-SKILL-PATH",
+            f"{what} {relative!r:.80} cannot be opened: {type(exc).__name__}",
+            details={"path": relative[:200]},
+        ) from None
     root = skill_dir.resolve()
     named = os.path.normpath(relative)
     if (
@@ -148,7 +156,7 @@ def _inside(skill_dir: Path, folder: str, relative: str, what: str) -> Path:
             f"{relative!r} is outside the skill's {folder}/ folder",
             details={"path": relative},
         )
-    if not target.is_file():
+    if not found:
         raise ValidationError(
             "LA-SKILL-NOT-FOUND", f"{what} {relative!r} does not exist", details={"path": relative}
         )
@@ -253,6 +261,8 @@ class SkillManager:
         if not marker.is_file():
             return None
         try:
+            if not marker.resolve().is_relative_to(folder.resolve()):
+                raise ValueError("SKILL.md is a link that leads outside the skill's folder")
             if marker.stat().st_size > MAX_SKILL_BYTES:
                 raise ValueError(f"SKILL.md is larger than {MAX_SKILL_BYTES} bytes")
             head, body = _front_matter(marker.read_text(encoding="utf-8"))

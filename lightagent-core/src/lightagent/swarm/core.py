@@ -323,6 +323,8 @@ def _narrowed(spec: RunSpec, carried: SecurityContext | None) -> SecurityContext
     if own is not None:
         context = context.intersect(own)
     from lightagent.control.runtime import ControlInterceptor, build_interceptor
+    from lightagent.events.binding import SessionRecorder
+    from lightagent.run.prepare import owner_of
 
     if interceptor is None:
         spec.interceptor = build_interceptor(security_context=context)
@@ -336,6 +338,13 @@ def _narrowed(spec: RunSpec, carried: SecurityContext | None) -> SecurityContext
             hint="Give swarm agents hooks=, guardrails and security_context= instead.",
             details={"interceptor": type(interceptor).__name__},
         )
+    # the hop searches and records its session as the tenant it was handed, not its own
+    ctx = spec.ctx
+    ctx.owner = owner_of(spec, ctx.user_id)
+    ctx.tenant_id = context.tenant_id or ctx.tenant_id
+    for observer in ctx.observers:
+        if isinstance(observer, SessionRecorder):
+            observer.owner = dict(ctx.owner)
     return context
 
 

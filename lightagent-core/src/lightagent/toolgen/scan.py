@@ -6,15 +6,16 @@ imports allowed modules, defines functions and assigns literal constants (``tool
 included). Imports are checked against an allow-list of pure-computation modules; a
 refused import is reported with what it would reach (process, network, file system,
 native code, the interpreter). Calls and names that reach code execution or the
-interpreter's internals (``eval``, ``open``, ``getattr``, ``type``, frames) are refused
-anywhere, as are decorators, classes, ``global``, and defaults or annotations that are not
+interpreter's internals (``eval``, ``open``, ``getattr``, ``type``, frames, also as a class
+pattern's keyword: ``case object(gi_frame=f)``) are refused anywhere, as are decorators, classes, ``global``, and defaults or annotations that are not
 plain literals or type expressions (they run when the function is defined).
 
 The scan fails closed on attribute access: no identifier may start with ``__``, no
 attribute with ``_``, and no string or bytes constant may hold ``__`` at all; attributes
 named by a string are refused (``operator.attrgetter``/``methodcaller``,
-``functools.update_wrapper``, ``string.Formatter``, ``hasattr`` with a computed name,
-``str.format`` on a computed template or with an attribute field such as ``{0.real}``).
+``functools.update_wrapper``/``singledispatch``, ``copy.dispatch_table``,
+``string.Formatter``, ``hasattr`` with a computed name, ``str.format`` on a computed
+template or with an attribute field such as ``{0.real}``).
 Each finding names its ``rule``.
 The scan is one layer: a generated tool also runs only in a sandbox provider.
 """
@@ -170,16 +171,21 @@ REFUSED_NAMES = frozenset(
         "copyright",
     }
 )
-#: Module attributes that read an attribute, or evaluate code, named by a string.
+#: Module attributes that read or write an attribute, or evaluate code, named by a string
+#: (singledispatch's register evaluates annotations as get_type_hints does; copy's
+#: dispatch_table makes copy() set each name of a reducer's state).
 REFUSED_MODULE_ATTRIBUTES = {
-    "functools": frozenset({"update_wrapper", "wraps"}),
+    "copy": frozenset({"dispatch_table"}),
+    "functools": frozenset({"update_wrapper", "wraps", "singledispatch", "singledispatchmethod"}),
     "operator": frozenset({"attrgetter", "methodcaller"}),
     "string": frozenset({"Formatter"}),
     "typing": frozenset({"get_type_hints", "ForwardRef", "evaluate_forward_ref"}),
 }
-#: Attributes that reach frames, code objects and globals (dunder attributes are refused too).
+#: Attributes that reach frames, code objects and globals (dunder attributes are refused too),
+#: or run a string as code (``ForwardRef.evaluate``, Python 3.14).
 REFUSED_ATTRIBUTES = frozenset(
     {
+        "evaluate",
         "f_globals",
         "f_locals",
         "f_builtins",
@@ -387,6 +393,25 @@ def _dunder(node: ast.AST) -> tuple[str, str] | None:
     return None
 
 
+def _bound_names(node: ast.AST) -> list[str]:
+    """The names ``node`` binds other than by ``import module`` (that one is a module)."""
+    if isinstance(node, ast.Name):
+        return [] if isinstance(node.ctx, ast.Load) else [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.ImportFrom):
+        return [alias.asname or alias.name for alias in node.names]
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    return []
+
+
 class _Checker(ast.NodeVisitor):
     def __init__(self, report: ScanReport) -> None:
         self.report = report
@@ -404,6 +429,23 @@ class _Checker(ast.NodeVisitor):
             if found is not None:
                 self.refuse(node, found[1], found[0])
 
+    def bindings(self, tree: ast.AST) -> None:
+        """A name an import binds to a module is that module everywhere, whatever the order
+        of the statements: ``name.attr`` is checked as the module's attribute, so any other
+        binding of the name (a local, a parameter, a second import) is refused."""
+        for node in ast.walk(tree):
+            for alias in node.names if isinstance(node, ast.Import) else ():
+                if _allowed(alias.name):
+                    bound = alias.asname or alias.name.split(".")[0]
+                    module = alias.name if alias.asname else bound
+                    if self.modules.setdefault(bound, module) != module:
+                        self.refuse(node, f"{bound!r} names two modules", "module-value")
+        for node in ast.walk(tree):
+            for name in _bound_names(node):
+                if name in self.modules:
+                    message = f"{name!r} is the module {self.modules[name]}; it may not be rebound"
+                    self.refuse(node, message, "module-value")
+
     def _module(self, node: ast.AST, module: str) -> None:
         self.imports.append(module)
         if not _allowed(module):
@@ -412,11 +454,8 @@ class _Checker(ast.NodeVisitor):
             )
 
     def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
+        for alias in node.names:  # the names it binds are in self.modules (bindings)
             self._module(node, alias.name)
-            if _allowed(alias.name):
-                bound = alias.asname or alias.name.split(".")[0]
-                self.modules[bound] = alias.name if alias.asname else alias.name.split(".")[0]
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
@@ -464,9 +503,22 @@ class _Checker(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
+    def _read(self, node: ast.AST, attr: str) -> None:
+        """The check of every attribute read, ``x.attr`` or ``case C(attr=...)``."""
+        if attr in REFUSED_ATTRIBUTES:
+            self.refuse(node, f"the attribute {attr!r} is refused", "frame-attribute")
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        # case C(attr=p) reads the subject's attribute: a value, never a string literal
+        for attr in node.kwd_attrs:
+            self._read(node, attr)
+            if attr in ("format", "format_map"):
+                message = f"a pattern taking .{attr} of a value is refused"
+                self.refuse(node, message, "dynamic-attribute")
+        self.generic_visit(node)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in REFUSED_ATTRIBUTES:
-            self.refuse(node, f"the attribute {node.attr!r} is refused", "frame-attribute")
+        self._read(node, node.attr)
         value = node.value
         if isinstance(value, ast.Name) and value.id in self.modules:
             problem = _module_attribute(self.modules[value.id], node.attr)
@@ -643,6 +695,7 @@ def scan_source(source: str, *, max_chars: int = 50_000) -> ScanReport:
         return report
     checker = _Checker(report)
     checker.dunders(tree)
+    checker.bindings(tree)
     functions, infos = _top_level(tree, checker)
     report.signature = _signature(functions, infos, checker)
     return report
