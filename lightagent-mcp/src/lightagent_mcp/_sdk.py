@@ -231,8 +231,21 @@ async def list_all_tools(client: Any, timeout: float) -> list[Any]:
     return tools
 
 
-async def call_tool(client: Any, name: str, arguments: dict[str, Any], timeout: float) -> Any:
-    """One ``tools/call``, answered within ``timeout`` seconds or an SDK timeout error."""
+async def call_tool(
+    client: Any, name: str, arguments: dict[str, Any], timeout: float, progress: Any = None
+) -> Any:
+    """One ``tools/call``, answered within ``timeout`` seconds or an SDK timeout error.
+
+    ``progress(progress, total, message)`` (async) hears the call's progress notifications;
+    with it the SDK sends a progress token.
+    """
     if sdk_major() >= 2:
-        return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
-    return await client.call_tool(name, arguments, read_timeout_seconds=timedelta(seconds=timeout))
+        return await client.call_tool(
+            name, arguments, read_timeout_seconds=timeout, progress_callback=progress
+        )
+    return await client.call_tool(
+        name,
+        arguments,
+        read_timeout_seconds=timedelta(seconds=timeout),
+        progress_callback=progress,
+    )

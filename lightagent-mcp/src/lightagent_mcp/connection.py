@@ -31,6 +31,7 @@ from lightagent_mcp.errors import (
     MCPTimeout,
     MCPUnavailable,
 )
+from lightagent_mcp.progress import ProgressWatch, Report
 from lightagent_mcp.settings import ServerSettings
 
 __all__ = ["ServerLink"]
@@ -383,15 +384,31 @@ class ServerLink:
                 raise self._request_failure(exc, kind, "tools/list") from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """One ``tools/call`` within ``timeout``; a lost session is re-initialized and retried."""
+    async def call(
+        self, tool: str, arguments: dict[str, Any], on_progress: Report | None = None
+    ) -> Any:
+        """One ``tools/call`` within its timeouts; a lost session is re-initialized and retried.
+
+        ``on_progress(progress, total, message)`` hears each progress notification, and each
+        starts the idle ``timeout`` again; ``total_timeout`` bounds the call in any case.
+        """
         attempts = self.settings.reconnect_attempts
+        total = max(self.settings.total_timeout, self.settings.timeout)
         for attempt in range(attempts + 1):
             client = await self.client()
+            watch = ProgressWatch(self.settings.timeout, on_progress)
             try:
-                return await _sdk.call_tool(client, tool, arguments, self.settings.timeout)
+                with watch.idle_clock():
+                    result = await _sdk.call_tool(client, tool, arguments, total, watch)
+                if not watch.idled:
+                    return result
+                raise self._timeout(tool, "timeout", watch.reports)
+            except MCPServerError:
+                raise
             except Exception as exc:
                 kind = _sdk.classify(exc)
+                if kind == "timeout":
+                    raise self._timeout(tool, "total_timeout", watch.reports) from None
                 if kind in ("session", "transport") and self.settings.transport != "stdio":
                     # The server never ran this call (it does not know the session, or
                     # the request did not reach it): a new session may retry it safely.
@@ -405,6 +422,20 @@ class ServerLink:
                     self._client = None  # the next call connects again
                 raise self._request_failure(exc, kind, tool) from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _timeout(self, tool: str, limit: str, reports: int) -> MCPServerError:
+        s = self.settings
+        if limit == "timeout":
+            why = f"went {s.timeout:g} s without an answer or a progress notification (timeout)"
+        else:
+            why = f"did not finish within {max(s.total_timeout, s.timeout):g} s (total_timeout)"
+        return self._failure(
+            MCPTimeout,
+            f"{tool} on MCP server {s.name!r} {why}",
+            tool=tool,
+            limit=limit,
+            progress_reports=reports,
+        )
 
     def _request_failure(self, exc: BaseException, kind: str, what: str) -> MCPServerError:
         name, text = self.settings.name, _sdk.error_text(exc)

@@ -5,7 +5,8 @@ SSE ``url``/``headers``; streamable HTTP ``transport: "streamable-http"`` (or
 ``"streamable_http"``, ``"http"``) with ``url``/``headers``. A ``url`` without ``transport``
 is SSE, as in the seeds; an explicit ``transport`` always wins. Common keys: ``disabled``,
 ``namespace``, ``namespace_tools``, ``reconnect_attempts``, and ours: ``include`` /
-``exclude`` (tool-name globs), ``timeout`` (per call), ``init_timeout``, ``kill_timeout``,
+``exclude`` (tool-name globs), ``timeout`` (a call's idle limit, reset by each progress
+notification), ``total_timeout`` (a call's hard limit), ``init_timeout``, ``kill_timeout``,
 ``protocol`` and ``approval``.
 """
 
@@ -35,7 +36,7 @@ _TRANSPORTS = {
 _KEYS = {
     "command", "args", "env", "cwd", "url", "headers", "transport", "type", "disabled",
     "namespace", "namespace_tools", "reconnect_attempts", "include", "exclude", "timeout",
-    "init_timeout", "kill_timeout", "protocol", "approval", "description",
+    "total_timeout", "init_timeout", "kill_timeout", "protocol", "approval", "description",
 }  # fmt: skip
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -60,8 +61,10 @@ class ServerSettings:
     reconnect_attempts: int = 1
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    #: Seconds for one tool call.
+    #: Seconds a tool call may go without an answer or a progress notification.
     timeout: float = 60.0
+    #: Seconds a tool call may take in all, progress or not (default: the larger of 600 and ``timeout``).
+    total_timeout: float = 600.0
     #: Seconds for starting the server and the MCP handshake.
     init_timeout: float = 30.0
     #: Seconds between SIGTERM and SIGKILL when a stdio server's process tree is ended.
@@ -193,6 +196,14 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
     description = cfg.get("description", "")
     if not isinstance(description, str):
         raise _fail(name, "description", "must be a string")
+    timeout = _seconds(name, "timeout", cfg.get("timeout"), 60.0)
+    total_timeout = _seconds(name, "total_timeout", cfg.get("total_timeout"), max(600.0, timeout))
+    if total_timeout < timeout:
+        raise _fail(
+            name,
+            "total_timeout",
+            f"must be at least `timeout` ({timeout:g} s), got {total_timeout:g}",
+        )
     return ServerSettings(
         name=name,
         transport=transport,
@@ -208,7 +219,8 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         reconnect_attempts=attempts,
         include=_strings(name, "include", cfg.get("include", [])),
         exclude=_strings(name, "exclude", cfg.get("exclude", [])),
-        timeout=_seconds(name, "timeout", cfg.get("timeout"), 60.0),
+        timeout=timeout,
+        total_timeout=total_timeout,
         init_timeout=_seconds(name, "init_timeout", cfg.get("init_timeout"), 30.0),
         kill_timeout=_seconds(name, "kill_timeout", cfg.get("kill_timeout"), 2.0),
         protocol=protocol,

@@ -22,6 +22,7 @@ from lightagent_mcp.connection import ServerLink
 from lightagent_mcp.credentials import Scrubber
 from lightagent_mcp.errors import MCPConfigError, MCPDefinitionChanged
 from lightagent_mcp.pins import DefinitionPins
+from lightagent_mcp.progress import MESSAGE_KEPT, Report
 from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
 
 __all__ = ["MCPToolset"]
@@ -121,6 +122,12 @@ class MCPToolset(BaseToolset):
         if self._users == 0:
             await self.link.close()
 
+    @property
+    def _call_limit(self) -> float:
+        # a little past total_timeout, so the typed LA-MCP-TIMEOUT is what a run sees
+        s = self.settings
+        return max(s.total_timeout, s.timeout) + s.kill_timeout + 1.0
+
     def _server_changed(self, why: str) -> None:
         self._definitions = None
         self.notify_changed()
@@ -149,7 +156,12 @@ class MCPToolset(BaseToolset):
                 output_schema=parts["output_schema"],
                 title=parts["title"],
                 untrusted_output=True,
-                metadata={"server": server, "annotations": parts["annotations"]},
+                metadata={
+                    "server": server,
+                    "annotations": parts["annotations"],
+                    # the server's own limits govern its calls, not the agent's tool_timeout
+                    "timeout": self._call_limit,
+                },
             )
             current, pinned = definition.definition_hash, self.pins.get(server, definition.name)
             if pinned is None and self.settings.approval == "first_use":
@@ -230,7 +242,9 @@ class MCPToolset(BaseToolset):
                 f"MCP server {self.settings.name!r} offers no tool {name!r}",
                 details={"server": self.settings.name, "tool": name},
             )
-        result = await self.link.call(name, dict(arguments or {}))
+        result = await self.link.call(
+            name, dict(arguments or {}), self._progress_events(name, context)
+        )
         text, structured, is_error, blocks = _sdk.result_parts(result)
         return ToolResult(
             content=text,
@@ -238,6 +252,29 @@ class MCPToolset(BaseToolset):
             is_error=is_error,
             metadata={"server": self.settings.name, "content": blocks},
         )
+
+    def _progress_events(self, tool: str, context: ToolCallContext | None) -> Report | None:
+        """A call's progress as ``mcp.progress`` events of the run that made it (if any)."""
+        emit = getattr(context, "emit", None)
+        if emit is None:
+            return None
+        key = getattr(context, "idempotency_key", None)
+
+        def report(progress: float, total: float | None, message: str | None) -> None:
+            text = self.scrubber.text(message)[:MESSAGE_KEPT] if message is not None else None
+            emit(
+                "mcp.progress",
+                {
+                    "server": self.settings.name,
+                    "tool": tool,
+                    "progress": progress,
+                    "total": total,
+                    "message": text,
+                    "idempotency_key": key,
+                },
+            )
+
+        return report
 
     # -- status ----------------------------------------------------------------------------
     @property

@@ -27,6 +27,10 @@ def _early(mode: str) -> None:
         time.sleep(3600)
 
 
+#: A credential-shaped value the ``chatty`` tool logs (``--mode progress``).
+SECRET = "hunter2-5b1c9e7a3f"
+
+
 #: Tool names a server may offer that no model API accepts (``--mode odd_names``).
 ODD_NAMES = ["a b", "../etc/passwd", "n" * 300, "pay\u202emoc.exe", "odd__echo"]
 
@@ -167,6 +171,28 @@ def build(mode: str = "normal") -> object:
         if expected is None:
             return "no check"
         return "authorized" if got == f"Bearer {expected}" else "unauthorized"
+
+    if mode == "progress":
+
+        @app.tool()
+        async def report(count: int, pause: float, ctx: Context) -> str:
+            """Report progress ``count`` times, sleeping ``pause`` seconds before each report."""
+            import anyio
+
+            for step in range(1, count + 1):
+                await anyio.sleep(pause)
+                await ctx.report_progress(step, count, f"step {step} of {count}")
+            return f"reported {count}"
+
+        @app.tool()
+        async def chatty(ctx: Context) -> str:
+            """Log at several levels (one message carries a credential)."""
+            await ctx.log("debug", "looking around")
+            await ctx.log("info", {"rows": 3})
+            await ctx.log("warning", "slow disk", logger_name="disk")
+            await ctx.log("error", f"login failed with password={SECRET}")
+            await ctx.log("critical", "on fire")
+            return "logged"
 
     if mode == "odd_names":
 

@@ -400,7 +400,12 @@ def _proxy(owner: ToolsetOwner, namespace: str, definition: ToolDefinition, expo
         context = ToolCallContext.from_run(
             _lightagent_context, idempotency_key=_lightagent_idempotency_key
         )
-        result = await owner.acall(original, arguments, context)
+        try:
+            result = await owner.acall(original, arguments, context)
+        finally:
+            failure = getattr(context.emit, "failure", None)
+            if failure is not None:  # an event the run could not record (a durable log)
+                raise failure
         return _result_value(original, result)
 
     timeout = definition.metadata.get("timeout")
