@@ -183,6 +183,9 @@ async def open_session(
         transport = streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]
             resolved.url, headers=resolved.headers or None, timeout=timedelta(seconds=timeout)
         )
+    from lightagent_mcp.logs import quiet_sdk_loggers
+
+    quiet_sdk_loggers()  # the transport's modules are imported by now
     if watch is not None:
         transport = watch(transport)
     if major >= 2:

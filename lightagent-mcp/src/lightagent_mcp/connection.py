@@ -31,6 +31,7 @@ from lightagent_mcp.errors import (
     MCPTimeout,
     MCPUnavailable,
 )
+from lightagent_mcp.logs import forward_server_log
 from lightagent_mcp.progress import ProgressWatch, Report
 from lightagent_mcp.settings import ServerSettings
 
@@ -225,8 +226,11 @@ class ServerLink:
                 self.scrubber.text(_sdk.error_text(message)),
             )
             return
-        method = getattr(getattr(message, "root", message), "method", None)
-        if method == "notifications/tools/list_changed":
+        notification = getattr(message, "root", message)
+        method = getattr(notification, "method", None)
+        if method == "notifications/message":
+            forward_server_log(self.settings.name, notification.params, self.scrubber.text)
+        elif method == "notifications/tools/list_changed":
             self._event("list_changed")
             self._changed("list_changed")
 
