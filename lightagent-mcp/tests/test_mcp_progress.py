@@ -129,3 +129,38 @@ def test_the_sdk_loggers_write_one_line_per_event_unless_debug_is_asked(caplog):
     except ConnectionError:
         sdk.exception("Error in sse_reader")
     assert caplog.records[-1].exc_info is not None
+
+
+CHILD = """
+import asyncio, os, sys, time
+sys.path.insert(0, {tests!r})
+from lightagent.toolsets import ToolsetOwner
+from lightagent_mcp import MCPToolset
+from mcp_testkit import HttpServer
+server = HttpServer("sse")
+server.start()
+toolset = MCPToolset(server.settings(headers={{}}), name="noisy")
+owner = ToolsetOwner(toolset)
+asyncio.run(owner.acall("pid", {{}}, None))
+server.proc.kill()
+server.proc.wait()
+deadline = time.monotonic() + 30
+while not toolset.link._broken and time.monotonic() < deadline:
+    time.sleep(0.05)  # the broken event stream reaches the session
+print("broken" if toolset.link._broken else "not broken", flush=True)
+owner.close()
+"""
+
+
+def test_an_app_without_logging_gets_no_sdk_traceback_when_a_server_goes_away():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = CHILD.format(tests=str(Path(__file__).parent))
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip() == "broken", done.stderr
+    assert "Traceback" not in done.stderr
+    assert "Error in sse_reader" in done.stderr  # still said, in one line
