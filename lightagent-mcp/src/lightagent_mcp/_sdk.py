@@ -143,10 +143,13 @@ async def open_session(
     message_handler: Any,
     stdio_transport: Any,
     watch: Any = None,
+    on_cut: Any = None,
 ) -> Any:
     """Connect and initialize; the session's resources are entered on ``stack``.
 
-    ``stdio_transport(params)`` wraps the SDK's stdio transport (process-group tracking).
+    ``stdio_transport(params)`` wraps the SDK's stdio transport (process-group tracking);
+    ``on_cut(probe)`` hears that a streamable-HTTP response stream broke off, ``await
+    probe()`` then says whether the server still answers (see :mod:`lightagent_mcp._liveness`).
     """
     import mcp
 
@@ -170,10 +173,16 @@ async def open_session(
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from lightagent_mcp._liveness import cut_watching_transport, reachable
+
+        def probe() -> Any:
+            return reachable(http, resolved.url, min(timeout, 5.0))
+
         http = await stack.enter_async_context(
             httpx2.AsyncClient(
                 headers=resolved.headers or None,
                 timeout=httpx2.Timeout(timeout, read=max(settings.timeout, 300.0)),
+                transport=cut_watching_transport(lambda: on_cut(probe)) if on_cut else None,
             )
         )
         transport = streamable_http_client(resolved.url, http_client=http)

@@ -16,7 +16,7 @@ import logging
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -168,6 +168,8 @@ class ServerLink:
         self._lock: asyncio.Lock | None = None
         self._stderr: Any = None
         self._broken = False
+        self._calls: set[ProgressWatch] = set()
+        self._probing: asyncio.Task[None] | None = None
         #: The stdio server's process group (its pid), while it runs.
         self.pgid: int | None = None
         #: Successful connections so far (1 after the first open).
@@ -192,6 +194,7 @@ class ServerLink:
                         message_handler=self._on_message,
                         stdio_transport=self._stdio,
                         watch=lambda transport: _Watched(transport, self),
+                        on_cut=self._stream_cut,
                     )
                     attempt.ready.set_result(client)
                     await attempt.done.wait()
@@ -202,6 +205,22 @@ class ServerLink:
                     self._lost(attempt, exc)
         if not attempt.ready.done():
             attempt.ready.set_exception(asyncio.CancelledError())
+
+    def _stream_cut(self, probe: Callable[[], Awaitable[bool | None]]) -> None:
+        # A cut response stream: ask whether the server is still there (once at a time).
+        if self._probing is None or self._probing.done():
+            self._probing = asyncio.get_running_loop().create_task(self._probe(probe))
+
+    async def _probe(self, probe: Callable[[], Awaitable[bool | None]]) -> None:
+        try:
+            answers = await probe()
+        except Exception as exc:  # a closing client: nothing to tell
+            _log.debug("MCP server %s: probe failed: %s", self.settings.name, exc)
+            return
+        if answers is False:
+            self._broken = True  # the next request connects again
+            for watch in list(self._calls):
+                watch.lose()
 
     def _stdio(self, params: Any) -> _TrackedStdio:
         if self._stderr is None:
@@ -401,9 +420,18 @@ class ServerLink:
         for attempt in range(attempts + 1):
             client = await self.client()
             watch = ProgressWatch(self.settings.timeout, on_progress)
+            self._calls.add(watch)
             try:
                 with watch.idle_clock():
                     result = await _sdk.call_tool(client, tool, arguments, total, watch)
+                if watch.lost:
+                    self._client = None  # the next call connects again
+                    raise self._failure(
+                        MCPUnavailable,
+                        f"MCP server {self.settings.name!r} was lost during {tool}: "
+                        "it refuses connections",
+                        tool=tool,
+                    )
                 if not watch.idled:
                     return result
                 raise self._timeout(tool, "timeout", watch.reports)
@@ -425,6 +453,8 @@ class ServerLink:
                 if kind in ("closed", "session", "transport"):
                     self._client = None  # the next call connects again
                 raise self._request_failure(exc, kind, tool) from None
+            finally:
+                self._calls.discard(watch)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _timeout(self, tool: str, limit: str, reports: int) -> MCPServerError:

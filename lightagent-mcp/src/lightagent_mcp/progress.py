@@ -32,6 +32,8 @@ class ProgressWatch:
         self.idle = idle
         self.reports = 0
         self.idled = False
+        #: Set by :meth:`lose`: the server is gone, the call was given up.
+        self.lost = False
         self._report = report
         self._scope: Any = None
 
@@ -44,7 +46,13 @@ class ProgressWatch:
             self._scope = scope
             yield
         self._scope = None
-        self.idled = scope.cancelled_caught
+        self.idled = scope.cancelled_caught and not self.lost
+
+    def lose(self) -> None:
+        """Give the call up now (its server is gone)."""
+        self.lost = True
+        if self._scope is not None:
+            self._scope.cancel()
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         self.reports += 1

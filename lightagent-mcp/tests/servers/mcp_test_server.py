@@ -172,7 +172,7 @@ def build(mode: str = "normal") -> object:
             return "no check"
         return "authorized" if got == f"Bearer {expected}" else "unauthorized"
 
-    if mode == "progress":
+    if mode in ("progress", "resumable"):
 
         @app.tool()
         async def report(count: int, pause: float, ctx: Context) -> str:
@@ -208,6 +208,36 @@ def build(mode: str = "normal") -> object:
     return app
 
 
+def memory_event_store() -> object:
+    """An in-memory event store (resumable streams)."""
+    import itertools
+
+    from mcp.server.streamable_http import EventMessage, EventStore
+
+    class Memory(EventStore):
+        def __init__(self) -> None:
+            self.events: list[tuple[str, str, object]] = []
+            self.ids = itertools.count(1)
+
+        async def store_event(self, stream_id, message):  # type: ignore[no-untyped-def]
+            event_id = str(next(self.ids))
+            self.events.append((event_id, stream_id, message))
+            return event_id
+
+        async def replay_events_after(self, last_event_id, send_callback):  # type: ignore[no-untyped-def]
+            stream = next((s for e, s, _ in self.events if e == last_event_id), None)
+            if stream is None:
+                return None
+            after = False
+            for event_id, stream_id, message in self.events:
+                if after and stream_id == stream and message is not None:
+                    await send_callback(EventMessage(message, event_id))
+                after = after or event_id == last_event_id
+            return stream
+
+    return Memory()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--transport", default="stdio", choices=["stdio", "sse", "http"])
@@ -220,6 +250,16 @@ def main() -> None:
         app.run()  # type: ignore[attr-defined]
     elif args.transport == "sse":
         app.run("sse", host="127.0.0.1", port=args.port)  # type: ignore[attr-defined]
+    elif args.mode == "resumable":
+        # Event ids on every SSE event, and a long retry hint: a client resumes a cut stream
+        # (after 20 s) instead of giving the call up.
+        app.run(  # type: ignore[attr-defined]
+            "streamable-http",
+            host="127.0.0.1",
+            port=args.port,
+            event_store=memory_event_store(),
+            retry_interval=20000,
+        )
     else:
         app.run("streamable-http", host="127.0.0.1", port=args.port)  # type: ignore[attr-defined]
 
