@@ -288,3 +288,41 @@ def test_plugins_register_toolset_factories_built_with_configuration(toolset_plu
         LightAgent(model=ScriptedModel([]), tools=["configured"])
     assert info.value.code == "LA-CONFIG"
     assert "'configured'" in info.value.message and "'prefix'" in info.value.message
+
+
+class Reporting(BaseToolset):
+    """A loop-bound toolset whose call reports steps through ``context.emit``."""
+
+    loop_bound = True
+
+    def list_tools(self):
+        return [ToolDefinition("work", "Work in steps.", SCHEMA)]
+
+    async def call_tool(self, name, arguments, context):
+        for step in (1, 2, 3):
+            context.emit("work.step", {"step": step})
+        return "worked"
+
+
+@pytest.mark.parametrize("driver", ["run", "arun"])
+def test_a_toolset_call_emits_events_into_the_run_from_its_own_loop(driver):
+    seen = []
+
+    class Observer:
+        def on_event(self, run, event):
+            seen.append(event["type"])
+
+    agent = LightAgent(
+        model=ScriptedModel([_calls("work"), "done"]), tools=[Reporting()], observers=[Observer()]
+    )
+    with agent:
+        if driver == "run":
+            result = agent.run("x", result_format="object", trace=True)
+        else:
+            result = asyncio.run(agent.arun("x", result_format="object", trace=True))
+    steps = [e["data"]["step"] for e in result.trace if e["type"] == "work.step"]
+    assert steps == [1, 2, 3]
+    types_ = [e["type"] for e in result.trace]
+    assert types_.index("tool_call") < types_.index("work.step") < types_.index("tool_result")
+    assert seen.count("work.step") == 3
+    assert [e["seq"] for e in result.trace] == sorted(e["seq"] for e in result.trace)

@@ -52,7 +52,11 @@ class _OneLine(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         info = record.exc_info
-        if info and info[1] is not None and not logging.getLogger("mcp").isEnabledFor(logging.DEBUG):
+        if (
+            info
+            and info[1] is not None
+            and not logging.getLogger("mcp").isEnabledFor(logging.DEBUG)
+        ):
             exc = info[1]
             detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             record.msg = f"{record.getMessage()} ({detail.splitlines()[0] if detail else ''})"

@@ -63,8 +63,6 @@ class ServerSettings:
     exclude: tuple[str, ...] = ()
     #: Seconds a tool call may go without an answer or a progress notification.
     timeout: float = 60.0
-    #: Seconds a tool call may take in all, progress or not (default: the larger of 600 and ``timeout``).
-    total_timeout: float = 600.0
     #: Seconds for starting the server and the MCP handshake.
     init_timeout: float = 30.0
     #: Seconds between SIGTERM and SIGKILL when a stdio server's process tree is ended.
@@ -74,6 +72,8 @@ class ServerSettings:
     #: ``"first_use"`` (pin definitions when first seen) or ``"manual"`` (approve each tool).
     approval: str = "first_use"
     description: str = ""
+    #: Seconds a tool call may take in all, progress or not (default: the larger of 600 and ``timeout``).
+    total_timeout: float = 600.0
 
     def to_dict(self) -> dict[str, Any]:
         """The settings in the seeds' shape (references unresolved, so no secret)."""
