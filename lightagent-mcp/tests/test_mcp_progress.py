@@ -164,3 +164,18 @@ def test_an_app_without_logging_gets_no_sdk_traceback_when_a_server_goes_away():
     assert done.stdout.strip() == "broken", done.stderr
     assert "Traceback" not in done.stderr
     assert "Error in sse_reader" in done.stderr  # still said, in one line
+
+
+def test_a_flood_of_progress_is_kept_to_a_bounded_number_of_events():
+    from lightagent_mcp.progress import EVENTS_KEPT
+
+    toolset = MCPToolset(stdio("progress"), name="flood")
+    model = ScriptedModel([call("report", count=EVENTS_KEPT + 50, pause=0), "done"])
+    with LightAgent(model=model, tools=[toolset]) as agent:
+        result = agent.run("go", result_format="object", trace=True)
+    progress = [e["data"] for e in result.trace if e["type"] == "mcp.progress"]
+    assert len(progress) == EVENTS_KEPT
+    assert progress[-1]["last_kept"] is True and "last_kept" not in progress[0]
+    assert [e["data"]["output"] for e in result.trace if e["type"] == "tool_result"] == [
+        f"reported {EVENTS_KEPT + 50}"
+    ]

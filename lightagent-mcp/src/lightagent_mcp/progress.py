@@ -13,10 +13,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["MESSAGE_KEPT", "ProgressWatch"]
+__all__ = ["EVENTS_KEPT", "MESSAGE_KEPT", "ProgressWatch"]
 
 #: How much of a progress message an event keeps.
 MESSAGE_KEPT = 500
+#: How many ``mcp.progress`` events one call emits at most (later notifications still
+#: start the idle clock again); the last one kept says ``last_kept: True``.
+EVENTS_KEPT = 200
 
 Report = Callable[[float, "float | None", "str | None"], None]
 

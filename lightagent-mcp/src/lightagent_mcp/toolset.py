@@ -22,7 +22,7 @@ from lightagent_mcp.connection import ServerLink
 from lightagent_mcp.credentials import Scrubber
 from lightagent_mcp.errors import MCPConfigError, MCPDefinitionChanged
 from lightagent_mcp.pins import DefinitionPins
-from lightagent_mcp.progress import MESSAGE_KEPT, Report
+from lightagent_mcp.progress import EVENTS_KEPT, MESSAGE_KEPT, Report
 from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
 
 __all__ = ["MCPToolset"]
@@ -259,8 +259,13 @@ class MCPToolset(BaseToolset):
         if emit is None:
             return None
         key = getattr(context, "idempotency_key", None)
+        sent = 0
 
         def report(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal sent
+            sent += 1
+            if sent > EVENTS_KEPT:  # a chatty server must not flood the run's log
+                return
             text = self.scrubber.text(message)[:MESSAGE_KEPT] if message is not None else None
             emit(
                 "mcp.progress",
@@ -271,6 +276,7 @@ class MCPToolset(BaseToolset):
                     "total": total,
                     "message": text,
                     "idempotency_key": key,
+                    **({"last_kept": True} if sent == EVENTS_KEPT else {}),
                 },
             )
 
