@@ -90,9 +90,10 @@ def test_total_timeout_below_timeout_is_a_config_error():
     assert "total_timeout" in info.value.message
 
 
-def test_server_log_messages_reach_python_logging_at_their_level_redacted(caplog):
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])  # auto: a 2026 session, which opts in
+def test_server_log_messages_reach_python_logging_at_their_level_redacted(caplog, protocol):
     caplog.set_level(logging.DEBUG, logger="lightagent.mcp")
-    toolset = MCPToolset(stdio("progress"), name="talker")
+    toolset = MCPToolset(stdio("progress", protocol=protocol), name="talker")
     owner = ToolsetOwner(toolset)
     try:
         assert asyncio.run(owner.acall("chatty", {}, None)).content == "logged"

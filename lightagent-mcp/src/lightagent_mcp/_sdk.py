@@ -192,7 +192,7 @@ async def open_session(
         transport = streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]
             resolved.url, headers=resolved.headers or None, timeout=timedelta(seconds=timeout)
         )
-    from lightagent_mcp.logs import quiet_sdk_loggers
+    from lightagent_mcp.logs import quiet_sdk_loggers, wanted_level
 
     quiet_sdk_loggers()  # the transport's modules are imported by now
     if watch is not None:
@@ -203,6 +203,8 @@ async def open_session(
             mode=settings.protocol,
             read_timeout_seconds=timeout,
             message_handler=message_handler,
+            # 2026 servers send log messages only to a client that asks for a level
+            log_level=wanted_level(settings.name),
             client_info=mcp.Implementation(name="lightagent", version=_version()),
             cache=None,
         )

@@ -13,7 +13,7 @@ import json
 import logging
 from typing import Any
 
-__all__ = ["LEVELS", "forward_server_log", "quiet_sdk_loggers"]
+__all__ = ["LEVELS", "forward_server_log", "quiet_sdk_loggers", "wanted_level"]
 
 #: MCP log levels (RFC 5424 names) to Python's.
 LEVELS = {
@@ -45,6 +45,15 @@ def forward_server_log(server: str, params: Any, scrub: Any) -> None:
     if len(text) > _KEPT:
         text = f"{text[:_KEPT]}... [{len(text) - _KEPT:,} more characters not kept]"
     log.log(level, "%s", text)
+
+
+def wanted_level(server: str) -> str:
+    """The MCP level asked of a 2026 server: what ``lightagent.mcp.<server>`` logs now."""
+    level = logging.getLogger(f"lightagent.mcp.{server}").getEffectiveLevel()
+    for name in ("debug", "info", "warning", "error"):
+        if level <= LEVELS[name]:
+            return name
+    return "critical"
 
 
 class _OneLine(logging.Filter):
