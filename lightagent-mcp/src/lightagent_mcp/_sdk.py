@@ -204,7 +204,7 @@ async def open_session(
             read_timeout_seconds=timeout,
             message_handler=message_handler,
             # 2026 servers send log messages only to a client that asks for a level
-            log_level=wanted_level(settings.name),
+            log_level=wanted_level(settings.name),  # type: ignore[arg-type,unused-ignore]
             client_info=mcp.Implementation(name="lightagent", version=_version()),
             cache=None,
         )
