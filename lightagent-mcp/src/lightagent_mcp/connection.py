@@ -439,7 +439,7 @@ class ServerLink:
                 raise
             except Exception as exc:
                 kind = _sdk.classify(exc)
-                if kind == "timeout":
+                if kind == "timeout" and hasattr(exc, "error"):  # the SDK's request timeout
                     raise self._timeout(tool, "total_timeout", watch.reports) from None
                 if kind in ("session", "transport") and self.settings.transport != "stdio":
                     # The server never ran this call (it does not know the session, or
