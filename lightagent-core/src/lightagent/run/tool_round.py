@@ -159,6 +159,7 @@ def tool_round(
                     "output": output,
                     "error": err,
                     "latency_ms": latency,
+                    **getattr(output, "details", {}),  # a toolset's structured content, metadata
                 },
             )
             if err is not None:
