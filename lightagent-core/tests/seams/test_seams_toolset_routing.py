@@ -225,6 +225,17 @@ def test_a_results_structured_content_and_metadata_reach_its_tool_result_event()
     assert model.requests[1].messages[-1]["content"] == "seen"
 
 
+def test_detailed_output_survives_copy_and_pickle():
+    import copy
+    import pickle
+
+    from lightagent.tools.output import DetailedOutput
+
+    text = DetailedOutput("seen", {"structured": {"seen": True}})
+    for made in (copy.deepcopy(text), pickle.loads(pickle.dumps(text))):
+        assert made == "seen" and made.details == {"structured": {"seen": True}}
+
+
 def test_function_toolset_is_a_toolset_too():
     def add(a: int, b: int) -> int:
         """Add."""

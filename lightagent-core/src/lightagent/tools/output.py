@@ -28,9 +28,9 @@ class DetailedOutput(str):
 
     details: dict[str, Any]
 
-    def __new__(cls, text: str, details: dict[str, Any]) -> DetailedOutput:
+    def __new__(cls, text: str, details: dict[str, Any] | None = None) -> DetailedOutput:
         made = super().__new__(cls, text)
-        made.details = details
+        made.details = details or {}  # copy and pickle call this with the text alone
         return made
 
 
