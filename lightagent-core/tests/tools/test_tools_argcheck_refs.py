@@ -147,3 +147,8 @@ def test_the_plain_fast_path_is_not_slowed():
         check_arguments(schema, args)
     per_call = (time.perf_counter() - started) / 20000
     assert per_call < 20e-6  # about 1 microsecond here; generous for a loaded machine
+
+
+def test_a_null_for_an_optional_referenced_parameter_is_left_out():
+    schema = {**PAINT, "required": []}
+    assert check_arguments(schema, {"job": None}) == ({}, [])

@@ -100,30 +100,6 @@ def _coerce(value: Any, kinds: set[str]) -> Any:
     return value
 
 
-def precoerce(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """Top-level lax fixes before validation (JSON-text lists, numbers for strings, nulls)."""
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
-    out: dict[str, Any] = {}
-    for name, value in arguments.items():
-        prop = properties.get(name)
-        if prop is None:
-            out[name] = value
-            continue
-        kinds = schema_types(prop)
-        if value is None and name not in required and kinds and "null" not in kinds:
-            continue  # a model's way of saying "not given": use the default
-        if isinstance(value, str) and kinds & {"array", "object"}:
-            value = _coerce(value, kinds)
-        out[name] = value
-    return out
-
-
-def _describe(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _pointer(root: Any, ref: str) -> Any:
     """The schema ``ref`` (a local JSON pointer) names in ``root``; None when there is none."""
     if ref == "#":
@@ -140,6 +116,32 @@ def _pointer(root: Any, ref: str) -> Any:
         else:
             return None
     return node if isinstance(node, dict) else None
+
+
+def precoerce(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Top-level lax fixes before validation (JSON-text lists, numbers for strings, nulls)."""
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    out: dict[str, Any] = {}
+    for name, value in arguments.items():
+        prop = properties.get(name)
+        if prop is None:
+            out[name] = value
+            continue
+        if isinstance(prop, dict) and isinstance(prop.get("$ref"), str):
+            prop = _pointer(schema, prop["$ref"]) or prop
+        kinds = schema_types(prop)
+        if value is None and name not in required and kinds and "null" not in kinds:
+            continue  # a model's way of saying "not given": use the default
+        if isinstance(value, str) and kinds & {"array", "object"}:
+            value = _coerce(value, kinds)
+        out[name] = value
+    return out
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class _Checker:
