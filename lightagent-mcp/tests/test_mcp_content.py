@@ -11,6 +11,7 @@ import pytest
 from lightagent import LightAgent, OpenAIModel
 from lightagent.toolsets import ToolsetOwner
 from lightagent_contracts.loopback import LoopbackServer
+from lightagent_guardrails import ToolOutputScreen
 from lightagent_mcp import MCPConfigError, MCPToolset
 from lightagent_mcp.content import DEFAULT_MAX_OUTPUT_CHARS
 from mcp_testkit import stdio
@@ -28,11 +29,13 @@ def content() -> Iterator[MCPToolset]:
     holder.close()
 
 
-def _run(srv: LoopbackServer, toolset: MCPToolset, tool: str, arguments: Any = None) -> Any:
+def _run(
+    srv: LoopbackServer, toolset: MCPToolset, tool: str, arguments: Any = None, **agent: Any
+) -> Any:
     """The agent calls ``tool`` once, then answers; (tool message sent back, tool_result event)."""
     srv.reply({"tool_calls": [{"name": tool, "arguments": arguments or {}}]}, "ok")
     model = OpenAIModel("m", base_url=srv.base_url, api_key="k", max_retry=0)
-    agent = LightAgent(model=model, tools=[toolset])
+    agent = LightAgent(model=model, tools=[toolset], **agent)
     result = agent.run("go", result_format="object", trace=True)
     assert result.content == "ok"
     sent = [m for m in srv.requests[-1]["messages"] if m["role"] == "tool"]
@@ -71,6 +74,17 @@ def test_a_result_only_for_the_user_tells_the_model_so(loopback_server, content)
 def test_structured_content_is_the_text_without_text_and_is_in_the_event(loopback_server, content):
     text, event = _run(loopback_server, content, "weather")
     assert json.loads(text) == {"city": "Oslo", "temp": -3}
+    assert event["structured"] == {"city": "Oslo", "temp": -3}
+
+
+def test_the_event_keeps_structured_content_when_a_screen_rewrites_the_text(
+    loopback_server, content
+):
+    screen = ToolOutputScreen(only_untrusted=True)
+    text, event = _run(loopback_server, content, "report", hooks=[screen])
+    assert text.startswith("<untrusted_tool_output") and "USER-ONLY" not in text
+    assert event["metadata"]["user_content"] == [0]
+    text, event = _run(loopback_server, content, "weather", hooks=[screen])
     assert event["structured"] == {"city": "Oslo", "temp": -3}
 
 
