@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from enum import Enum
 
 import pytest
@@ -137,16 +136,6 @@ def test_a_local_tool_with_a_pydantic_enum_field_refuses_a_bad_value_before_the_
     errors = [e["data"]["error"] for e in result.trace if e["type"] == "tool_result"]
     assert calls == [] and errors[0]["code"] == "LA-TOOL-ARGS"
     assert "job.color" in errors[0]["message"]
-
-
-def test_the_plain_fast_path_is_not_slowed():
-    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
-    args = {"q": "hello"}
-    started = time.perf_counter()
-    for _ in range(20000):
-        check_arguments(schema, args)
-    per_call = (time.perf_counter() - started) / 20000
-    assert per_call < 20e-6  # about 1 microsecond here; generous for a loaded machine
 
 
 def test_a_null_for_an_optional_referenced_parameter_is_left_out():
