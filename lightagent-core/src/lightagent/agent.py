@@ -16,7 +16,7 @@ from typing import Any, Literal, cast, overload
 
 from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_jobs import JobMethods
-from lightagent.agent_log import QueuedFileHandler, adrain, drain, log_failure
+from lightagent.agent_log import QueuedFileHandler, adrain, drain
 from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_runtime import RuntimeMethods
 from lightagent.agent_sessions import SessionMethods
@@ -25,6 +25,7 @@ from lightagent.errors import ConfigurationError
 from lightagent.models.adapt import as_model, is_model
 from lightagent.providers import provider_reference
 from lightagent.results import RunResult, StreamEvent
+from lightagent.run.failure_log import log_failure
 from lightagent.run.options import (
     UNAVAILABLE,
     check_unavailable,

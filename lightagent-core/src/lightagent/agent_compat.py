@@ -156,7 +156,7 @@ class LogObserver:
     """Writes a run's trace events to the agent's logger (``log_file=`` / ``debug=``).
 
     Run start and end at INFO, blocks at WARNING, the rest at DEBUG (a failed run's one
-    WARNING is the agent's own, :func:`lightagent.agent_log.log_failure`); the data is
+    WARNING is the agent's own, :func:`lightagent.run.failure_log.log_failure`); the data is
     passed through :func:`lightagent.redact` and the file handler's redacting filter.
     """
 

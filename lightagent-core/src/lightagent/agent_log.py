@@ -4,7 +4,7 @@ A log line is written to ``log_file`` by one background thread per file: a run o
 loop only puts the record on a queue, so a slow disk never stalls other runs. Lines are
 redacted (a log file is persisted too) on that thread, before they are written. A run
 returns only once its lines are in the file (:func:`drain`; :func:`adrain` waits on a
-kept thread, off the loop), and a failed run leaves one WARNING (:func:`log_failure`).
+kept thread, off the loop).
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ import os
 import queue
 import threading
 from logging.handlers import QueueHandler, QueueListener
-from typing import Any
 
-__all__ = ["QueuedFileHandler", "adrain", "agent_logger", "drain", "log_failure"]
+__all__ = ["QueuedFileHandler", "adrain", "agent_logger", "drain"]
 
 
 class QueuedFileHandler(QueueHandler):
@@ -114,14 +113,3 @@ async def adrain(logger: logging.Logger) -> None:
         from lightagent.blocking import run_blocking
 
         await run_blocking(drain, logger)
-
-
-def log_failure(logger: logging.Logger, result: Any) -> None:
-    """One WARNING for a run that ended with an error: its id, code and redacted message."""
-    error = getattr(result, "error", None)
-    if not error:
-        return
-    from lightagent.redaction import redact_text
-
-    message = redact_text(str(error.get("message") or ""))
-    logger.warning("run %s failed: [%s] %s", result.run_id, error.get("code"), message)

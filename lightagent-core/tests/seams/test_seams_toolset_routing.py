@@ -204,6 +204,38 @@ def test_tool_result_errors_and_sync_toolsets():
     assert "the backend said no" in result.tool_calls[0]["output"]
 
 
+class Detailed(BaseToolset):
+    namespace = "detailed"
+
+    def list_tools(self):
+        return [ToolDefinition("look", "Looks.", {"type": "object", "properties": {}})]
+
+    def call_tool(self, name, arguments, context):
+        return ToolResult("seen", structured={"seen": True}, metadata={"source": "cam"})
+
+
+def test_a_results_structured_content_and_metadata_reach_its_tool_result_event():
+    model = ScriptedModel([_calls("look"), "ok"])
+    result = LightAgent(model=model, tools=[Detailed()]).run(
+        "x", result_format="object", trace=True
+    )
+    (event,) = [e["data"] for e in result.trace if e["type"] == "tool_result"]
+    assert event["output"] == "seen"
+    assert event["structured"] == {"seen": True} and event["metadata"] == {"source": "cam"}
+    assert model.requests[1].messages[-1]["content"] == "seen"
+
+
+def test_detailed_output_survives_copy_and_pickle():
+    import copy
+    import pickle
+
+    from lightagent.tools.output import DetailedOutput
+
+    text = DetailedOutput("seen", {"structured": {"seen": True}})
+    for made in (copy.deepcopy(text), pickle.loads(pickle.dumps(text))):
+        assert made == "seen" and made.details == {"structured": {"seen": True}}
+
+
 def test_function_toolset_is_a_toolset_too():
     def add(a: int, b: int) -> int:
         """Add."""

@@ -1,7 +1,7 @@
 """The official ``mcp`` SDK behind one small surface: 2.x (``mcp.Client``) and 1.x (``ClientSession``).
 
 Everything version-specific lives here: opening a session over stdio, SSE or streamable
-HTTP, listing tools page by page, calling one, and reading results and errors, whose field
+HTTP, listing tools page by page, calling one, and reading tools and errors, whose field
 names differ between the two lines (``input_schema`` / ``inputSchema`` …).
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import json
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from importlib import metadata
@@ -20,7 +19,6 @@ __all__ = [
     "error_text",
     "list_all_tools",
     "open_session",
-    "result_parts",
     "sdk_major",
     "tool_parts",
 ]
@@ -74,33 +72,6 @@ def tool_parts(tool: Any) -> dict[str, Any]:
         "output_schema": _dump(_field(tool, "output_schema", "outputSchema")),
         "annotations": _dump(annotations) if annotations is not None else None,
     }
-
-
-def _block_text(block: Any) -> str:
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return str(block.text)
-    if kind in ("image", "audio"):
-        mime = _field(block, "mime_type", "mimeType") or "application/octet-stream"
-        return f"[{kind}: {mime}, {len(getattr(block, 'data', '') or '') * 3 // 4} bytes]"
-    if kind == "resource_link":
-        return f"[resource: {block.uri}]"
-    if kind == "resource":
-        resource = block.resource
-        text = getattr(resource, "text", None)
-        return str(text) if text is not None else f"[resource: {resource.uri}]"
-    return json.dumps(_dump(block), ensure_ascii=False, default=str)
-
-
-def result_parts(result: Any) -> tuple[str, dict[str, Any] | None, bool, list[Any]]:
-    """(text the model reads, structured content, is_error, content blocks as dicts)."""
-    blocks = list(_field(result, "content") or [])
-    structured = _field(result, "structured_content", "structuredContent")
-    is_error = bool(_field(result, "is_error", "isError"))
-    text = "\n".join(_block_text(b) for b in blocks)
-    if not text and structured is not None:
-        text = json.dumps(structured, ensure_ascii=False, default=str)
-    return text, structured, is_error, [_dump(b) for b in blocks]
 
 
 def classify(exc: BaseException) -> str:

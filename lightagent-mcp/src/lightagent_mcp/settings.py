@@ -7,7 +7,7 @@ is SSE, as in the seeds; an explicit ``transport`` always wins. Common keys: ``d
 ``namespace``, ``namespace_tools``, ``reconnect_attempts``, and ours: ``include`` /
 ``exclude`` (tool-name globs), ``timeout`` (a call's idle limit, reset by each progress
 notification), ``total_timeout`` (a call's hard limit), ``init_timeout``, ``kill_timeout``,
-``protocol`` and ``approval``.
+``protocol``, ``approval`` and ``max_output_chars`` (the text the model reads of one result).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lightagent_mcp.content import DEFAULT_MAX_OUTPUT_CHARS
 from lightagent_mcp.credentials import check_literal_secrets
 from lightagent_mcp.errors import MCPConfigError
 
@@ -37,6 +38,7 @@ _KEYS = {
     "command", "args", "env", "cwd", "url", "headers", "transport", "type", "disabled",
     "namespace", "namespace_tools", "reconnect_attempts", "include", "exclude", "timeout",
     "total_timeout", "init_timeout", "kill_timeout", "protocol", "approval", "description",
+    "max_output_chars",
 }  # fmt: skip
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -72,6 +74,8 @@ class ServerSettings:
     #: ``"first_use"`` (pin definitions when first seen) or ``"manual"`` (approve each tool).
     approval: str = "first_use"
     description: str = ""
+    #: Characters of one result's text the model reads; the rest is cut with a marker.
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
     #: Seconds a tool call may take in all, progress or not (default: the larger of 600 and ``timeout``).
     total_timeout: float = 600.0
 
@@ -196,6 +200,9 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
     description = cfg.get("description", "")
     if not isinstance(description, str):
         raise _fail(name, "description", "must be a string")
+    limit = cfg.get("max_output_chars", DEFAULT_MAX_OUTPUT_CHARS)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise _fail(name, "max_output_chars", f"must be a positive integer, got {limit!r}")
     timeout = _seconds(name, "timeout", cfg.get("timeout"), 60.0)
     total_timeout = _seconds(name, "total_timeout", cfg.get("total_timeout"), max(600.0, timeout))
     if total_timeout < timeout:
@@ -226,6 +233,7 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         protocol=protocol,
         approval=approval,
         description=description,
+        max_output_chars=limit,
     )
 
 

@@ -19,6 +19,7 @@ from lightagent.errors import ToolError
 
 from lightagent_mcp import _sdk
 from lightagent_mcp.connection import ServerLink
+from lightagent_mcp.content import convert_result
 from lightagent_mcp.credentials import Scrubber
 from lightagent_mcp.errors import MCPConfigError, MCPDefinitionChanged
 from lightagent_mcp.pins import DefinitionPins
@@ -221,7 +222,8 @@ class MCPToolset(BaseToolset):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: ToolCallContext | None = None
     ) -> ToolResult:
-        """Call ``name``; the model reads the text content, ``structured`` keeps the structured content."""
+        """Call ``name``; the model reads the text (see :mod:`lightagent_mcp.content`),
+        ``structured`` keeps the structured content, ``metadata`` the blocks and their notes."""
         if self._definitions is None:
             await self.list_tools()
         if name in self.pending:
@@ -245,12 +247,14 @@ class MCPToolset(BaseToolset):
         result = await self.link.call(
             name, dict(arguments or {}), self._progress_events(name, context)
         )
-        text, structured, is_error, blocks = _sdk.result_parts(result)
+        text, structured, is_error, metadata = convert_result(
+            result, self.settings.max_output_chars
+        )
         return ToolResult(
             content=text,
             structured=structured,
             is_error=is_error,
-            metadata={"server": self.settings.name, "content": blocks},
+            metadata={"server": self.settings.name, **metadata},
         )
 
     def _progress_events(self, tool: str, context: ToolCallContext | None) -> Report | None:

@@ -205,6 +205,10 @@ def build(mode: str = "normal") -> object:
 
         for index, odd in enumerate(ODD_NAMES):
             app.add_tool(answer_as(index), name=odd)  # type: ignore[arg-type]
+    if mode == "content":
+        from content_tools import add_content_tools
+
+        add_content_tools(app)
     return app
 
 

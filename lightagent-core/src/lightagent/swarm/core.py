@@ -22,6 +22,7 @@ from typing import Any, cast
 from lightagent.control.context import SecurityContext
 from lightagent.errors import ConfigurationError
 from lightagent.results import RunResult, StreamEvent
+from lightagent.run.failure_log import log_failure
 from lightagent.run.ids import new_id
 from lightagent.run.options import positive_int
 from lightagent.run.prepare import build_spec
@@ -207,6 +208,7 @@ class LightSwarm:
             result = yield spec
             if result is not None:
                 results.append(result)
+                log_failure(agent.logger, result)  # the hop's own agent says it failed, once
             handoff = route.taken
             if handoff is None or (result is not None and result.error is not None):
                 return _combined(results)

@@ -190,7 +190,14 @@ def _result_value(name: str, result: Any) -> Any:
                 format_output(result.content) if result.content is not None else "tool error",
                 details={"tool": name},
             )
-        return result.content if result.content is not None else result.structured
+        value = result.content if result.content is not None else result.structured
+        details = {"structured": result.structured, "metadata": result.metadata}
+        details = {k: v for k, v in details.items() if v}
+        if details:
+            from lightagent.tools.output import DetailedOutput, format_output
+
+            return DetailedOutput(format_output(value), details)
+        return value
     return result
 
 
