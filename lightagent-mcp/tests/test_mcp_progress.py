@@ -30,17 +30,19 @@ class Seen:
 
 
 def test_progress_becomes_events_and_keeps_a_call_alive_past_the_idle_timeout():
-    # 5 reports 0.3 s apart: 1.5 s in all, longer than the 1.2 s idle timeout, and longer
-    # than the agent's own tool_timeout; each report starts the idle clock again.
-    toolset = MCPToolset(stdio("progress", timeout=1.2, total_timeout=20), name="long")
+    # 5 reports 0.5 s apart: 2.5 s in all, longer than the 2 s idle timeout (4x a gap, so
+    # a loaded machine does not end it) and the agent's own tool_timeout; each report
+    # starts the idle clock again.
+    toolset = MCPToolset(stdio("progress", timeout=2.0, total_timeout=30), name="long")
     seen = Seen()
-    model = ScriptedModel([call("report", count=5, pause=0.3), "done"])
+    model = ScriptedModel([call("report", count=5, pause=0.5), "done"])
     agent = LightAgent(model=model, tools=[toolset], tool_timeout=1.0, observers=[seen])
     with agent:
+        agent.open()  # the server's start-up is not part of the call
         started = time.monotonic()
         result = agent.run("go", result_format="object", trace=True)
         took = time.monotonic() - started
-    assert took > 1.5
+    assert took > 2.0
     outputs = [e["data"]["output"] for e in result.trace if e["type"] == "tool_result"]
     assert outputs == ["reported 5"]
     types = [e["type"] for e in result.trace]
@@ -58,10 +60,11 @@ def test_a_call_past_the_total_timeout_is_a_typed_timeout_even_while_progressing
     toolset = MCPToolset(stdio("progress", timeout=1.0, total_timeout=1.5), name="capped")
     owner = ToolsetOwner(toolset)
     try:
+        assert asyncio.run(owner.acall("echo", {"text": "up"}, None)).content == "up"
         started = time.monotonic()
         with pytest.raises(MCPTimeout) as info:
-            asyncio.run(owner.acall("report", {"count": 40, "pause": 0.1}, None))
-        assert time.monotonic() - started < 4.0  # the 4 s of reports were cut short
+            asyncio.run(owner.acall("report", {"count": 300, "pause": 0.1}, None))
+        assert time.monotonic() - started < 20.0  # the 30 s of reports were cut short
         assert info.value.code == "LA-MCP-TIMEOUT"
         assert "total_timeout" in info.value.message
         assert info.value.details["limit"] == "total_timeout"
