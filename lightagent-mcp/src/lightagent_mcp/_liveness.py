@@ -3,8 +3,8 @@
 A streamable-HTTP server that gives its events ids lets the SDK resume a cut stream: it waits
 the server's retry hint (1 s unless the server says otherwise) before each of its two
 attempts, and only then gives the call up. A dead server cannot be resumed. So when a
-response stream breaks, one request (``HEAD`` on the server's URL, through the same HTTP
-client) tells a dead server from a cut connection: a refused connection fails the calls in
+response stream breaks, one request (``HEAD`` on the server's URL, on a new connection)
+tells a dead server from a cut connection: a refused connection fails the calls in
 flight at once; any answer leaves the resumption to the SDK.
 """
 
@@ -51,14 +51,18 @@ def cut_watching_transport(on_cut: Callable[[], None]) -> Any:
     return Transport()
 
 
-async def reachable(http: Any, url: str, timeout: float) -> bool | None:
+async def reachable(url: str, timeout: float) -> bool | None:
     """Whether the server at ``url`` answers at all: False when the connection is refused,
-    None when that cannot be told within ``timeout`` seconds."""
+    None when that cannot be told within ``timeout`` seconds.
+
+    It asks on a new connection: a kept-alive one to a dead server fails with a read error,
+    which cannot be told from a cut network, so the session's own client is not used."""
     import httpx2
 
     try:
-        response = await http.request("HEAD", url, timeout=timeout)
-        await response.aclose()
+        async with httpx2.AsyncClient(timeout=timeout) as fresh:
+            response = await fresh.request("HEAD", url)
+            await response.aclose()
     except httpx2.ConnectError:
         return False
     except httpx2.HTTPError:

@@ -147,7 +147,7 @@ async def open_session(
         from lightagent_mcp._liveness import cut_watching_transport, reachable
 
         def probe() -> Any:
-            return reachable(http, resolved.url, min(timeout, 5.0))
+            return reachable(resolved.url, min(timeout, 5.0))
 
         http = await stack.enter_async_context(
             httpx2.AsyncClient(
