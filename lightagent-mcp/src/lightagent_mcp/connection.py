@@ -173,6 +173,8 @@ class ServerLink:
         #: Recent lifecycle events: connect, reconnect, lost, list_changed (newest last).
         self.events: deque[dict[str, Any]] = deque(maxlen=50)
         self.last_error: dict[str, Any] | None = None
+        #: Called with (method, notification) for each server notification.
+        self.notification_listeners: list[Callable[[str, Any], None]] = []
 
     # -- the attempt task ---------------------------------------------------------------
     async def _run(self, attempt: _Attempt) -> None:
@@ -225,6 +227,8 @@ class ServerLink:
             )
             return
         method = getattr(getattr(message, "root", message), "method", None)
+        for listener in self.notification_listeners:
+            listener(str(method), getattr(message, "root", message))
         if method == "notifications/tools/list_changed":
             self._event("list_changed")
             self._changed("list_changed")

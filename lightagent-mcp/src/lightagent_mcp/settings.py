@@ -6,7 +6,8 @@ SSE ``url``/``headers``; streamable HTTP ``transport: "streamable-http"`` (or
 is SSE, as in the seeds; an explicit ``transport`` always wins. Common keys: ``disabled``,
 ``namespace``, ``namespace_tools``, ``reconnect_attempts``, and ours: ``include`` /
 ``exclude`` (tool-name globs), ``timeout`` (per call), ``init_timeout``, ``kill_timeout``,
-``protocol`` and ``approval``.
+``protocol`` and ``approval``; ``resources`` / ``prompts`` offer the model the server's
+resources and prompts as tools.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ _KEYS = {
     "namespace", "namespace_tools", "reconnect_attempts", "include", "exclude", "timeout",
     "init_timeout", "kill_timeout", "protocol", "approval", "description",
 }  # fmt: skip
+_KEYS |= {"resources", "prompts"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -71,6 +73,10 @@ class ServerSettings:
     #: ``"first_use"`` (pin definitions when first seen) or ``"manual"`` (approve each tool).
     approval: str = "first_use"
     description: str = ""
+    #: Offer the model ``resources_list`` / ``resources_read`` for this server.
+    resources: bool = False
+    #: Offer the model ``prompts_list`` / ``prompts_get`` for this server.
+    prompts: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The settings in the seeds' shape (references unresolved, so no secret)."""
@@ -214,6 +220,8 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         protocol=protocol,
         approval=approval,
         description=description,
+        resources=_flag(name, "resources", cfg.get("resources", False)),
+        prompts=_flag(name, "prompts", cfg.get("prompts", False)),
     )
 
 

@@ -22,6 +22,7 @@ from lightagent_mcp.connection import ServerLink
 from lightagent_mcp.credentials import Scrubber
 from lightagent_mcp.errors import MCPConfigError, MCPDefinitionChanged
 from lightagent_mcp.pins import DefinitionPins
+from lightagent_mcp.resources import ServerFeatures, task_only
 from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
 
 __all__ = ["MCPToolset"]
@@ -29,8 +30,8 @@ __all__ = ["MCPToolset"]
 _log = logging.getLogger("lightagent.mcp")
 
 
-class MCPToolset(BaseToolset):
-    """The tools of one MCP server (stdio, SSE or streamable HTTP).
+class MCPToolset(ServerFeatures, BaseToolset):
+    """The tools of one MCP server (stdio, SSE or streamable HTTP), and its resources and prompts.
 
     ``MCPToolset({"command": "uvx", "args": ["mcp-server-time"]}, name="time")`` or
     ``MCPToolset(ServerSettings(...))``; :meth:`from_settings` builds one per server of an
@@ -142,6 +143,9 @@ class MCPToolset(BaseToolset):
             parts = _sdk.tool_parts(tool)
             if not self._selected(parts["name"]):
                 continue
+            if task_only(tool):
+                self._withhold(parts["name"])
+                continue
             definition = ToolDefinition(
                 name=parts["name"],
                 description=parts["description"],
@@ -182,6 +186,8 @@ class MCPToolset(BaseToolset):
                     approved=pinned,
                     current=current,
                 )
+        for extra in await self._feature_tools(set(approved) | set(pending)):
+            approved[extra.name] = extra
         self.pending = pending
         self._definitions = approved
         return list(approved.values())
@@ -230,6 +236,8 @@ class MCPToolset(BaseToolset):
                 f"MCP server {self.settings.name!r} offers no tool {name!r}",
                 details={"server": self.settings.name, "tool": name},
             )
+        if (self._definitions or {})[name].metadata.get("feature") == name:
+            return await self._call_feature(name, dict(arguments or {}))
         result = await self.link.call(name, dict(arguments or {}))
         text, structured, is_error, blocks = _sdk.result_parts(result)
         return ToolResult(
