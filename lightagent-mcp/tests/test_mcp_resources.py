@@ -192,7 +192,11 @@ def test_task_only_tools_are_not_offered_and_say_why(loopback_server, caplog):
         with LightAgent(
             model="gpt-4.1", api_key="k", base_url=loopback_server.base_url, tools=[toolset]
         ) as agent:
-            assert agent.run("research") == "ok"
+            result = agent.run("research", result_format="object", trace=True)
+    assert result.content == "ok"
+    (dropped,) = [e["data"] for e in result.trace if e["type"] == "toolset_tool_dropped"]
+    assert dropped["tool"] == "research" and dropped["toolset"] == "kit"
+    assert "taskSupport: required" in dropped["reason"]
     names = offered(loopback_server.requests[0])
     assert "echo" in names and "research" not in names
     assert "taskSupport: required" in toolset.withheld["research"]

@@ -288,3 +288,19 @@ def test_plugins_register_toolset_factories_built_with_configuration(toolset_plu
         LightAgent(model=ScriptedModel([]), tools=["configured"])
     assert info.value.code == "LA-CONFIG"
     assert "'configured'" in info.value.message and "'prefix'" in info.value.message
+
+
+def test_a_tool_a_toolset_withholds_is_a_dropped_event_naming_why():
+    echo = Echo("srv", names=("echo",))
+    echo.withheld = {"research": "the server runs it only as a task"}
+    model = ScriptedModel(["done"])
+    result = LightAgent(model=model, tools=[echo]).run("x", result_format="object", trace=True)
+    assert [t["function"]["name"] for t in model.requests[0].tools] == ["echo"]
+    (dropped,) = [e["data"] for e in result.trace if e["type"] == "toolset_tool_dropped"]
+    assert dropped == {
+        "toolset": "srv",
+        "tool": "research",
+        "exposed": None,
+        "code": "LA-TOOL-DEFINITION",
+        "reason": "the server runs it only as a task",
+    }
