@@ -20,6 +20,7 @@ from lightagent_mcp import (
     MCPClientManager,
     MCPConfigError,
     MCPProtocolError,
+    MCPServerExited,
     MCPToolset,
     parse_server,
 )
@@ -109,6 +110,27 @@ def test_a_subscription_delivers_resource_updated(kit):
     assert any(e["event"] == "resource_updated" and e["uri"] == "notes://7" for e in kit.events)
     (note,) = asyncio.run(kit.read_resource("notes://7"))
     assert note["text"] == "new"
+
+
+def test_subscriptions_are_sent_again_after_the_server_restarts():
+    toolset = MCPToolset(stdio("resources"), name="kit")
+    owner = ToolsetOwner(toolset)
+    owner.open()
+    try:
+        arrived = threading.Event()
+        asyncio.run(toolset.subscribe_resource("notes://3", lambda uri: arrived.set()))
+        asyncio.run(toolset.subscribe_resource("notes://4"))
+        asyncio.run(toolset.unsubscribe_resource("notes://4"))
+        with pytest.raises(MCPServerExited):
+            asyncio.run(owner.acall("die", {}, None))
+        # the reconnect of this read sends the subscriptions again before the read
+        asyncio.run(toolset.list_resources())
+        (again,) = [e for e in toolset.events if e["event"] == "resubscribed"]
+        assert again["uris"] == ["notes://3"]
+        asyncio.run(owner.acall("touch_note", {"id": "3", "text": "x"}, None))
+        assert arrived.wait(30), "the subscription did not survive the restart"
+    finally:
+        owner.close()
 
 
 def test_a_server_without_subscriptions_refuses_with_a_typed_error():

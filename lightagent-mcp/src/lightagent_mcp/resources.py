@@ -171,6 +171,9 @@ class ServerFeatures:
         link = self.link
         for attempt in range(2):
             client = await link.client()
+            pending = self._feature_state().get("resubscribing")
+            if pending is not None:  # a new session gets the old subscriptions first
+                await asyncio.shield(pending)
             try:
                 return await asyncio.wait_for(send(client), link.settings.timeout)
             except Exception as exc:
@@ -253,16 +256,62 @@ class ServerFeatures:
                 details={"server": self.settings.name, "uri": uri},
             )
 
+        await self._send_subscribe(uri)
+        callbacks = state["subscriptions"].setdefault(uri, [])
+        if callback is not None:
+            callbacks.append(callback)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop the updates of ``uri`` (and forget its callbacks)."""
+        await self._on_session_loop(self._unsubscribe(uri))
+
+    async def _unsubscribe(self, uri: str) -> None:
+        if self._feature_state()["subscriptions"].pop(uri, None) is None:
+            return
+
+        async def send(client: Any) -> Any:
+            session = client.session if _sdk.sdk_major() >= 2 else client
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return await session.unsubscribe_resource(uri)
+
+        await self._ask("resources/unsubscribe", send)
+
+    def _resubscribe(self) -> None:
+        """After a reconnect: send the subscriptions again (the new session has none)."""
+        state = self._feature_state()
+        uris = list(state["subscriptions"])
+        if not uris:
+            return
+
+        async def again() -> None:
+            for uri in uris:
+                try:
+                    await self._send_subscribe(uri)
+                except Exception as exc:  # the subscription is lost; say so, keep the session
+                    _log.warning(
+                        "MCP server %s: cannot subscribe to %s again: %s",
+                        self.settings.name, uri, _sdk.error_text(exc),
+                    )  # fmt: skip
+            self.link._event("resubscribed", uris=uris)
+
+        task = asyncio.get_running_loop().create_task(again())
+        state["resubscribing"] = task
+        task.add_done_callback(lambda t: state.pop("resubscribing", None))
+
+    async def _send_subscribe(self, uri: str) -> None:
         async def send(client: Any) -> Any:
             session = client.session if _sdk.sdk_major() >= 2 else client
             with warnings.catch_warnings():  # deprecated only for 2026 servers, which we probe
                 warnings.simplefilter("ignore")
                 return await session.subscribe_resource(uri)
 
-        await self._ask("resources/subscribe", send)
-        callbacks = state["subscriptions"].setdefault(uri, [])
-        if callback is not None:
-            callbacks.append(callback)
+        link = self.link
+        client = await link.client()
+        try:
+            await asyncio.wait_for(send(client), link.settings.timeout)
+        except Exception as exc:
+            raise link._request_failure(exc, _sdk.classify(exc), "resources/subscribe") from None
 
     def _notified(self, method: str, message: Any) -> None:
         if method != _UPDATED:

@@ -125,6 +125,8 @@ class MCPToolset(ServerFeatures, BaseToolset):
     def _server_changed(self, why: str) -> None:
         self._definitions = None
         self.notify_changed()
+        if why == "reconnect":
+            self._resubscribe()
 
     # -- tools -------------------------------------------------------------------------------
     def _selected(self, tool: str) -> bool:

@@ -72,7 +72,7 @@ def build_browser() -> object:
 def add_resources(app: object) -> None:
     """Resources (text, binary, a ``notes://{id}`` template, subscriptions) and a prompt."""
     from mcp.server.mcpserver import Context
-    from mcp_types import EmptyResult, SubscribeRequestParams
+    from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
     subscribed: set[str] = set()
     notes = {"1": "first note", "2": "second note"}
@@ -105,9 +105,13 @@ def add_resources(app: object) -> None:
         subscribed.add(str(params.uri))
         return EmptyResult()
 
-    app._lowlevel_server.add_request_handler(
-        "resources/subscribe", SubscribeRequestParams, subscribe
-    )  # type: ignore[attr-defined]
+    async def unsubscribe(ctx: object, params: UnsubscribeRequestParams) -> EmptyResult:
+        subscribed.discard(str(params.uri))
+        return EmptyResult()
+
+    server = app._lowlevel_server  # type: ignore[attr-defined]
+    server.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+    server.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
 
 
 def add_task_tool(app: object) -> None:
