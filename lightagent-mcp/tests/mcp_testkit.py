@@ -29,8 +29,9 @@ def free_port() -> int:
 class HttpServer:
     """The test server as a subprocess on 127.0.0.1; ``restart()`` keeps the port."""
 
-    def __init__(self, transport: str) -> None:
+    def __init__(self, transport: str, mode: str | None = None) -> None:
         self.transport = transport
+        self.mode = mode
         self.port = free_port()
         path = "/sse" if transport == "sse" else "/mcp"
         self.url = f"http://127.0.0.1:{self.port}{path}"
@@ -39,7 +40,8 @@ class HttpServer:
     def start(self) -> None:
         env = {**os.environ, "EXPECT_TOKEN": TOKEN}
         self.proc = subprocess.Popen(
-            [sys.executable, SERVER, "--transport", self.transport, "--port", str(self.port)],
+            [sys.executable, SERVER, "--transport", self.transport, "--port", str(self.port)]
+            + (["--mode", self.mode] if self.mode else []),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env,

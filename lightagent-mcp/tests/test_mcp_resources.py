@@ -24,7 +24,7 @@ from lightagent_mcp import (
     MCPToolset,
     parse_server,
 )
-from mcp_testkit import stdio
+from mcp_testkit import HttpServer, stdio
 
 LOGO = b"\x89PNG\r\n\x1a\n" + bytes(range(24))
 
@@ -270,3 +270,24 @@ def test_the_opt_in_settings_are_checked():
     assert not parse_server("kit", {"command": "x"}).resources
     with pytest.raises(MCPConfigError, match=r"mcpServers\.kit\.resources"):
         parse_server("kit", {"command": "x", "resources": "yes"})
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_resources_prompts_and_subscriptions_over_remote_transports(transport, token_env):
+    server = HttpServer(transport, mode="resources")
+    server.start()
+    toolset = MCPToolset(server.settings(resources=True), name="remote")
+    owner = ToolsetOwner(toolset)
+    try:
+        owner.open()
+        assert "resources_read" in {d.name for d in owner.list()}
+        (blob,) = asyncio.run(toolset.read_resource("files://logo.png"))
+        assert blob["blob"] == LOGO
+        assert asyncio.run(toolset.get_prompt("review", {"code": "q"}))["messages"]
+        arrived = threading.Event()
+        asyncio.run(toolset.subscribe_resource("notes://5", lambda uri: arrived.set()))
+        asyncio.run(owner.acall("touch_note", {"id": "5", "text": "y"}, None))
+        assert arrived.wait(30)
+    finally:
+        owner.close()
+        server.stop()
