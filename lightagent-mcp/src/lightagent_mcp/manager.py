@@ -17,8 +17,8 @@ from lightagent.errors import ToolError
 from lightagent.toolsets import ToolsetOwner
 
 from lightagent_mcp.errors import MCPConfigError
+from lightagent_mcp.manager_features import ManagerFeatures
 from lightagent_mcp.pins import DefinitionPins
-from lightagent_mcp.resources import ManagerFeatures
 from lightagent_mcp.toolset import MCPToolset
 
 __all__ = ["MCPClientManager", "setup_mcp"]
