@@ -158,6 +158,7 @@ class ServerFeatures:
             state = self.__dict__["_mcp_features"] = {
                 "subscriptions": {},
                 "withheld": {},
+                "withheld_now": {},
                 "tasks": set(),
             }
             self.link.notification_listeners.append(self._notified)
@@ -382,19 +383,21 @@ class ServerFeatures:
         return dict(self._feature_state()["withheld"])
 
     def _withhold(self, tool: str) -> None:
-        withheld = self._feature_state()["withheld"]
-        if tool in withheld:
-            return
+        state = self._feature_state()
         why = (
             "the server runs it only as a task (execution.taskSupport: required), "
             "and the MCP task flow is not supported"
         )
-        withheld[tool] = why
+        state["withheld_now"][tool] = why
+        if tool in state["withheld"]:
+            return
         _log.warning("MCP server %s: tool %r is not offered: %s", self.settings.name, tool, why)
-        self.link._event("tool_withheld", tool=tool, code="LA-MCP-PROTOCOL", reason=why)
+        self.link._event("tool_withheld", tool=tool, code="LA-TOOL-DEFINITION", reason=why)
 
     async def _feature_tools(self, taken: set[str]) -> list[ToolDefinition]:
-        """The opt-in tools the settings ask for and the server supports."""
+        """The opt-in tools the settings ask for and the server supports (ends a listing)."""
+        state = self._feature_state()
+        state["withheld"], state["withheld_now"] = state["withheld_now"], {}
         server, out = self.settings.name, []
         wanted = [
             ("resources", RESOURCE_TOOLS, getattr(self.settings, "resources", False)),
