@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 
 import pytest
 from lightagent import LightAgent, ScriptedModel
-from lightagent.toolsets import ToolsetOwner
+from lightagent.toolsets import ToolCallContext, ToolsetOwner
 from lightagent_mcp import MCPToolset, MCPUnavailable
-from mcp_testkit import TOKEN, free_port
+from mcp_testkit import TOKEN, HttpServer, free_port
 
 
 def call(name: str, **arguments: object) -> dict:
@@ -99,3 +100,30 @@ def test_a_restarted_sse_server_is_reconnected(sse_server, token_env):
         assert after != before and [e["event"] for e in toolset.events][-1] == "reconnect"
     finally:
         owner.close()
+
+
+def test_a_resumable_http_server_killed_mid_call_is_reported_at_once(token_env):
+    # The server gives its events ids and a 20 s retry hint: the SDK alone would wait to
+    # resume the cut stream (twice) before giving the call up.
+    server = HttpServer("http", mode="resumable")
+    server.start()
+    owner = ToolsetOwner(MCPToolset(server.settings(timeout=60), name="resumable"))
+    reporting = threading.Event()
+    context = ToolCallContext(emit=lambda kind, data: reporting.set())
+
+    async def kill_mid_call() -> float:
+        call = asyncio.ensure_future(owner.acall("report", {"count": 600, "pause": 0.1}, context))
+        assert await asyncio.get_running_loop().run_in_executor(None, reporting.wait, 60)
+        server.proc.kill()
+        server.proc.wait()
+        killed = time.monotonic()
+        with pytest.raises(MCPUnavailable) as info:
+            await call
+        assert "was lost during report" in info.value.message
+        return time.monotonic() - killed
+
+    try:
+        assert asyncio.run(kill_mid_call()) < 10
+    finally:
+        owner.close()
+        server.stop()

@@ -174,9 +174,20 @@ def test_the_model_reads_resources_and_prompts_through_the_opt_in_tools(kit, loo
     assert listing["resource_templates"][0]["uri_template"] == "notes://{id}"
     note, logo = [m["content"] for m in third["messages"] if m["role"] == "tool"][-2:]
     assert note == "first note"
-    assert logo == "[binary resource: files://logo.png, image/png, 32 bytes]"
+    assert logo == "[resource: files://logo.png (image/png, 32 bytes)]"
     prompt = fourth["messages"][-1]["content"]
     assert prompt == "user: Review this code (short):\ny = 2"
+
+
+def test_a_resource_read_by_the_model_is_cut_at_max_output_chars():
+    toolset = MCPToolset(stdio("resources", resources=True, max_output_chars=9), name="kit")
+    owner = ToolsetOwner(toolset)
+    try:
+        result = asyncio.run(owner.acall("resources_read", {"uri": "notes://readme"}, None))
+    finally:
+        owner.close()
+    assert result.content.startswith("The notes\n[LA-MCP-TRUNCATED: showed 9 of 29 characters")
+    assert result.metadata["truncated"] is True and result.metadata["original_chars"] == 29
 
 
 def test_without_the_opt_in_no_resource_or_prompt_tool_is_offered(loopback_server):

@@ -204,6 +204,38 @@ def test_tool_result_errors_and_sync_toolsets():
     assert "the backend said no" in result.tool_calls[0]["output"]
 
 
+class Detailed(BaseToolset):
+    namespace = "detailed"
+
+    def list_tools(self):
+        return [ToolDefinition("look", "Looks.", {"type": "object", "properties": {}})]
+
+    def call_tool(self, name, arguments, context):
+        return ToolResult("seen", structured={"seen": True}, metadata={"source": "cam"})
+
+
+def test_a_results_structured_content_and_metadata_reach_its_tool_result_event():
+    model = ScriptedModel([_calls("look"), "ok"])
+    result = LightAgent(model=model, tools=[Detailed()]).run(
+        "x", result_format="object", trace=True
+    )
+    (event,) = [e["data"] for e in result.trace if e["type"] == "tool_result"]
+    assert event["output"] == "seen"
+    assert event["structured"] == {"seen": True} and event["metadata"] == {"source": "cam"}
+    assert model.requests[1].messages[-1]["content"] == "seen"
+
+
+def test_detailed_output_survives_copy_and_pickle():
+    import copy
+    import pickle
+
+    from lightagent.tools.output import DetailedOutput
+
+    text = DetailedOutput("seen", {"structured": {"seen": True}})
+    for made in (copy.deepcopy(text), pickle.loads(pickle.dumps(text))):
+        assert made == "seen" and made.details == {"structured": {"seen": True}}
+
+
 def test_function_toolset_is_a_toolset_too():
     def add(a: int, b: int) -> int:
         """Add."""
@@ -288,6 +320,44 @@ def test_plugins_register_toolset_factories_built_with_configuration(toolset_plu
         LightAgent(model=ScriptedModel([]), tools=["configured"])
     assert info.value.code == "LA-CONFIG"
     assert "'configured'" in info.value.message and "'prefix'" in info.value.message
+
+
+class Reporting(BaseToolset):
+    """A loop-bound toolset whose call reports steps through ``context.emit``."""
+
+    loop_bound = True
+
+    def list_tools(self):
+        return [ToolDefinition("work", "Work in steps.", SCHEMA)]
+
+    async def call_tool(self, name, arguments, context):
+        for step in (1, 2, 3):
+            context.emit("work.step", {"step": step})
+        return "worked"
+
+
+@pytest.mark.parametrize("driver", ["run", "arun"])
+def test_a_toolset_call_emits_events_into_the_run_from_its_own_loop(driver):
+    seen = []
+
+    class Observer:
+        def on_event(self, run, event):
+            seen.append(event["type"])
+
+    agent = LightAgent(
+        model=ScriptedModel([_calls("work"), "done"]), tools=[Reporting()], observers=[Observer()]
+    )
+    with agent:
+        if driver == "run":
+            result = agent.run("x", result_format="object", trace=True)
+        else:
+            result = asyncio.run(agent.arun("x", result_format="object", trace=True))
+    steps = [e["data"]["step"] for e in result.trace if e["type"] == "work.step"]
+    assert steps == [1, 2, 3]
+    types_ = [e["type"] for e in result.trace]
+    assert types_.index("tool_call") < types_.index("work.step") < types_.index("tool_result")
+    assert seen.count("work.step") == 3
+    assert [e["seq"] for e in result.trace] == sorted(e["seq"] for e in result.trace)
 
 
 def test_a_tool_a_toolset_withholds_is_a_dropped_event_naming_why():

@@ -1,7 +1,7 @@
 """The official ``mcp`` SDK behind one small surface: 2.x (``mcp.Client``) and 1.x (``ClientSession``).
 
 Everything version-specific lives here: opening a session over stdio, SSE or streamable
-HTTP, listing tools page by page, calling one, and reading results and errors, whose field
+HTTP, listing tools page by page, calling one, and reading tools and errors, whose field
 names differ between the two lines (``input_schema`` / ``inputSchema`` …).
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import json
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from importlib import metadata
@@ -20,7 +19,6 @@ __all__ = [
     "error_text",
     "list_all_tools",
     "open_session",
-    "result_parts",
     "sdk_major",
     "tool_parts",
 ]
@@ -76,33 +74,6 @@ def tool_parts(tool: Any) -> dict[str, Any]:
     }
 
 
-def _block_text(block: Any) -> str:
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return str(block.text)
-    if kind in ("image", "audio"):
-        mime = _field(block, "mime_type", "mimeType") or "application/octet-stream"
-        return f"[{kind}: {mime}, {len(getattr(block, 'data', '') or '') * 3 // 4} bytes]"
-    if kind == "resource_link":
-        return f"[resource: {block.uri}]"
-    if kind == "resource":
-        resource = block.resource
-        text = getattr(resource, "text", None)
-        return str(text) if text is not None else f"[resource: {resource.uri}]"
-    return json.dumps(_dump(block), ensure_ascii=False, default=str)
-
-
-def result_parts(result: Any) -> tuple[str, dict[str, Any] | None, bool, list[Any]]:
-    """(text the model reads, structured content, is_error, content blocks as dicts)."""
-    blocks = list(_field(result, "content") or [])
-    structured = _field(result, "structured_content", "structuredContent")
-    is_error = bool(_field(result, "is_error", "isError"))
-    text = "\n".join(_block_text(b) for b in blocks)
-    if not text and structured is not None:
-        text = json.dumps(structured, ensure_ascii=False, default=str)
-    return text, structured, is_error, [_dump(b) for b in blocks]
-
-
 def classify(exc: BaseException) -> str:
     """``timeout``, ``session`` (the server no longer knows our session), ``closed``,
     ``protocol`` (a JSON-RPC error answer) or ``transport`` (could not reach the server)."""
@@ -143,10 +114,13 @@ async def open_session(
     message_handler: Any,
     stdio_transport: Any,
     watch: Any = None,
+    on_cut: Any = None,
 ) -> Any:
     """Connect and initialize; the session's resources are entered on ``stack``.
 
-    ``stdio_transport(params)`` wraps the SDK's stdio transport (process-group tracking).
+    ``stdio_transport(params)`` wraps the SDK's stdio transport (process-group tracking);
+    ``on_cut(probe)`` hears that a streamable-HTTP response stream broke off, ``await
+    probe()`` then says whether the server still answers (see :mod:`lightagent_mcp._liveness`).
     """
     import mcp
 
@@ -170,10 +144,16 @@ async def open_session(
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from lightagent_mcp._liveness import cut_watching_transport, reachable
+
+        def probe() -> Any:
+            return reachable(http, resolved.url, min(timeout, 5.0))
+
         http = await stack.enter_async_context(
             httpx2.AsyncClient(
                 headers=resolved.headers or None,
                 timeout=httpx2.Timeout(timeout, read=max(settings.timeout, 300.0)),
+                transport=cut_watching_transport(lambda: on_cut(probe)) if on_cut else None,
             )
         )
         transport = streamable_http_client(resolved.url, http_client=http)
@@ -183,6 +163,9 @@ async def open_session(
         transport = streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]
             resolved.url, headers=resolved.headers or None, timeout=timedelta(seconds=timeout)
         )
+    from lightagent_mcp.logs import quiet_sdk_loggers, wanted_level
+
+    quiet_sdk_loggers()  # the transport's modules are imported by now
     if watch is not None:
         transport = watch(transport)
     if major >= 2:
@@ -191,6 +174,8 @@ async def open_session(
             mode=settings.protocol,
             read_timeout_seconds=timeout,
             message_handler=message_handler,
+            # 2026 servers send log messages only to a client that asks for a level
+            log_level=wanted_level(settings.name),  # type: ignore[arg-type,unused-ignore]
             client_info=mcp.Implementation(name="lightagent", version=_version()),
             cache=None,
         )
@@ -231,8 +216,21 @@ async def list_all_tools(client: Any, timeout: float) -> list[Any]:
     return tools
 
 
-async def call_tool(client: Any, name: str, arguments: dict[str, Any], timeout: float) -> Any:
-    """One ``tools/call``, answered within ``timeout`` seconds or an SDK timeout error."""
+async def call_tool(
+    client: Any, name: str, arguments: dict[str, Any], timeout: float, progress: Any = None
+) -> Any:
+    """One ``tools/call``, answered within ``timeout`` seconds or an SDK timeout error.
+
+    ``progress(progress, total, message)`` (async) hears the call's progress notifications;
+    with it the SDK sends a progress token.
+    """
     if sdk_major() >= 2:
-        return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
-    return await client.call_tool(name, arguments, read_timeout_seconds=timedelta(seconds=timeout))
+        return await client.call_tool(
+            name, arguments, read_timeout_seconds=timeout, progress_callback=progress
+        )
+    return await client.call_tool(
+        name,
+        arguments,
+        read_timeout_seconds=timedelta(seconds=timeout),
+        progress_callback=progress,
+    )

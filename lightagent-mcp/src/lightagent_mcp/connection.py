@@ -16,7 +16,7 @@ import logging
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -31,6 +31,8 @@ from lightagent_mcp.errors import (
     MCPTimeout,
     MCPUnavailable,
 )
+from lightagent_mcp.logs import forward_server_log
+from lightagent_mcp.progress import ProgressWatch, Report
 from lightagent_mcp.settings import ServerSettings
 
 __all__ = ["ServerLink"]
@@ -166,6 +168,8 @@ class ServerLink:
         self._lock: asyncio.Lock | None = None
         self._stderr: Any = None
         self._broken = False
+        self._calls: set[ProgressWatch] = set()
+        self._probing: asyncio.Task[None] | None = None
         #: The stdio server's process group (its pid), while it runs.
         self.pgid: int | None = None
         #: Successful connections so far (1 after the first open).
@@ -192,6 +196,7 @@ class ServerLink:
                         message_handler=self._on_message,
                         stdio_transport=self._stdio,
                         watch=lambda transport: _Watched(transport, self),
+                        on_cut=self._stream_cut,
                     )
                     attempt.ready.set_result(client)
                     await attempt.done.wait()
@@ -202,6 +207,22 @@ class ServerLink:
                     self._lost(attempt, exc)
         if not attempt.ready.done():
             attempt.ready.set_exception(asyncio.CancelledError())
+
+    def _stream_cut(self, probe: Callable[[], Awaitable[bool | None]]) -> None:
+        # A cut response stream: ask whether the server is still there (once at a time).
+        if self._probing is None or self._probing.done():
+            self._probing = asyncio.get_running_loop().create_task(self._probe(probe))
+
+    async def _probe(self, probe: Callable[[], Awaitable[bool | None]]) -> None:
+        try:
+            answers = await probe()
+        except Exception as exc:  # a closing client: nothing to tell
+            _log.debug("MCP server %s: probe failed: %s", self.settings.name, exc)
+            return
+        if answers is False:
+            self._broken = True  # the next request connects again
+            for watch in list(self._calls):
+                watch.lose()
 
     def _stdio(self, params: Any) -> _TrackedStdio:
         if self._stderr is None:
@@ -226,10 +247,13 @@ class ServerLink:
                 self.scrubber.text(_sdk.error_text(message)),
             )
             return
-        method = getattr(getattr(message, "root", message), "method", None)
+        notification = getattr(message, "root", message)
+        method = getattr(notification, "method", None)
         for listener in self.notification_listeners:
-            listener(str(method), getattr(message, "root", message))
-        if method == "notifications/tools/list_changed":
+            listener(str(method), notification)
+        if method == "notifications/message":
+            forward_server_log(self.settings.name, notification.params, self.scrubber.text)
+        elif method == "notifications/tools/list_changed":
             self._event("list_changed")
             self._changed("list_changed")
 
@@ -387,15 +411,40 @@ class ServerLink:
                 raise self._request_failure(exc, kind, "tools/list") from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """One ``tools/call`` within ``timeout``; a lost session is re-initialized and retried."""
+    async def call(
+        self, tool: str, arguments: dict[str, Any], on_progress: Report | None = None
+    ) -> Any:
+        """One ``tools/call`` within its timeouts; a lost session is re-initialized and retried.
+
+        ``on_progress(progress, total, message)`` hears each progress notification, and each
+        starts the idle ``timeout`` again; ``total_timeout`` bounds the call in any case.
+        """
         attempts = self.settings.reconnect_attempts
+        total = max(self.settings.total_timeout, self.settings.timeout)
         for attempt in range(attempts + 1):
             client = await self.client()
+            watch = ProgressWatch(self.settings.timeout, on_progress)
+            self._calls.add(watch)
             try:
-                return await _sdk.call_tool(client, tool, arguments, self.settings.timeout)
+                with watch.idle_clock():
+                    result = await _sdk.call_tool(client, tool, arguments, total, watch)
+                if watch.lost:
+                    self._client = None  # the next call connects again
+                    raise self._failure(
+                        MCPUnavailable,
+                        f"MCP server {self.settings.name!r} was lost during {tool}: "
+                        "it refuses connections",
+                        tool=tool,
+                    )
+                if not watch.idled:
+                    return result
+                raise self._timeout(tool, "timeout", watch.reports)
+            except MCPServerError:
+                raise
             except Exception as exc:
                 kind = _sdk.classify(exc)
+                if kind == "timeout" and hasattr(exc, "error"):  # the SDK's request timeout
+                    raise self._timeout(tool, "total_timeout", watch.reports) from None
                 if kind in ("session", "transport") and self.settings.transport != "stdio":
                     # The server never ran this call (it does not know the session, or
                     # the request did not reach it): a new session may retry it safely.
@@ -408,7 +457,23 @@ class ServerLink:
                 if kind in ("closed", "session", "transport"):
                     self._client = None  # the next call connects again
                 raise self._request_failure(exc, kind, tool) from None
+            finally:
+                self._calls.discard(watch)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _timeout(self, tool: str, limit: str, reports: int) -> MCPServerError:
+        s = self.settings
+        if limit == "timeout":
+            why = f"went {s.timeout:g} s without an answer or a progress notification (timeout)"
+        else:
+            why = f"did not finish within {max(s.total_timeout, s.timeout):g} s (total_timeout)"
+        return self._failure(
+            MCPTimeout,
+            f"{tool} on MCP server {s.name!r} {why}",
+            tool=tool,
+            limit=limit,
+            progress_reports=reports,
+        )
 
     def _request_failure(self, exc: BaseException, kind: str, what: str) -> MCPServerError:
         name, text = self.settings.name, _sdk.error_text(exc)

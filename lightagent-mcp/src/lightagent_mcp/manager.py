@@ -175,6 +175,7 @@ class MCPClientManager(ManagerFeatures):
             parameters=definition.parameters,
             func=call_mcp,
             title=definition.title,
+            timeout=self.toolsets[server]._call_limit,  # the server's limits, not the agent's
             source="schema",
             metadata={
                 "toolset": server,

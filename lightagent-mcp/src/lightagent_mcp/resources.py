@@ -25,19 +25,20 @@ import json
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine
+from types import SimpleNamespace
 from typing import Any
 
 from lightagent import ToolDefinition, ToolResult
 from lightagent.errors import ToolError
 
 from lightagent_mcp import _sdk
+from lightagent_mcp.content import block_text, convert_result
 from lightagent_mcp.errors import MCPProtocolError
 
 __all__ = [
     "PROMPT_TOOLS",
     "RESOURCE_TOOLS",
     "ServerFeatures",
-    "describe_contents",
     "task_only",
 ]
 
@@ -122,19 +123,6 @@ def _prompt(item: Any) -> dict[str, Any]:
             "arguments": arguments,
         }
     )
-
-
-def describe_contents(contents: list[dict[str, Any]]) -> str:
-    """What the model reads of a resource: its text; a binary part as ``[binary resource: …]``."""
-    parts = []
-    for part in contents:
-        if "text" in part:
-            body = part["text"]
-        else:
-            mime = part.get("mime_type") or "application/octet-stream"
-            body = f"[binary resource: {part['uri']}, {mime}, {part.get('size', 0)} bytes]"
-        parts.append(body if len(contents) == 1 else f"--- {part['uri']} ---\n{body}")
-    return "\n".join(parts)
 
 
 def _capability(client: Any, name: str) -> Any:
@@ -371,7 +359,7 @@ class ServerFeatures:
             self._ask(f"prompts/get {name}", lambda client: client.get_prompt(name, args))
         )
         messages = [
-            {"role": str(m.role), "content": _sdk._block_text(m.content)}
+            {"role": str(m.role), "content": block_text(_sdk._dump(m.content))}
             for m in _sdk._field(result, "messages") or []
         ]
         return _clean({"description": _sdk._field(result, "description"), "messages": messages})
@@ -423,26 +411,53 @@ class ServerFeatures:
         return out
 
     async def _call_feature(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        server = self.settings.name
-        meta: dict[str, Any] = {"server": server, "feature": name}
+        """An opt-in tool's call; its text is cut at ``max_output_chars`` like a tool's."""
+        structured: Any = None
         if name == "resources_list":
             listing = {
                 "resources": await self.list_resources(),
                 "resource_templates": await self.list_resource_templates(),
             }
-            return ToolResult(content=json.dumps(listing, ensure_ascii=False), metadata=meta)
-        if name == "resources_read":
+            blocks = [_text_block(json.dumps(listing, ensure_ascii=False))]
+        elif name == "resources_read":
             contents = await self.read_resource(arguments.get("uri"))  # type: ignore[arg-type]
-            described = [{k: v for k, v in c.items() if k != "blob"} for c in contents]
-            return ToolResult(
-                content=describe_contents(contents), metadata={**meta, "contents": described}
+            # as an embedded resource: text is read, binary described by type and size
+            blocks = [
+                {
+                    "type": "resource",
+                    "resource": {
+                        k: v
+                        for k, v in (
+                            ("uri", c["uri"]),
+                            ("mimeType", c.get("mime_type")),
+                            ("text", c.get("text")),
+                            ("size", c.get("size")),
+                        )
+                        if v is not None
+                    },
+                }
+                for c in contents
+            ]
+        elif name == "prompts_list":
+            blocks = [_text_block(json.dumps(await self.list_prompts(), ensure_ascii=False))]
+        else:
+            structured = await self.get_prompt(
+                arguments.get("name"),  # type: ignore[arg-type]
+                arguments.get("arguments"),
             )
-        if name == "prompts_list":
-            prompts = await self.list_prompts()
-            return ToolResult(content=json.dumps(prompts, ensure_ascii=False), metadata=meta)
-        prompt = await self.get_prompt(arguments.get("name"), arguments.get("arguments"))  # type: ignore[arg-type]
-        lines = [f"{m['role']}: {m['content']}" for m in prompt["messages"]]
-        return ToolResult(content="\n\n".join(lines), structured=prompt, metadata=meta)
+            lines = [f"{m['role']}: {m['content']}" for m in structured["messages"]]
+            blocks = [_text_block("\n\n".join(lines))]
+        result = SimpleNamespace(content=blocks, structured_content=structured)
+        text, kept, _, metadata = convert_result(result, self.settings.max_output_chars)
+        return ToolResult(
+            content=text,
+            structured=kept,
+            metadata={"server": self.settings.name, "feature": name, **metadata},
+        )
+
+
+def _text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
 
 
 def _definitions(server: str, names: tuple[str, ...]) -> list[ToolDefinition]:

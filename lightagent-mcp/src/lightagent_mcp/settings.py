@@ -5,9 +5,10 @@ SSE ``url``/``headers``; streamable HTTP ``transport: "streamable-http"`` (or
 ``"streamable_http"``, ``"http"``) with ``url``/``headers``. A ``url`` without ``transport``
 is SSE, as in the seeds; an explicit ``transport`` always wins. Common keys: ``disabled``,
 ``namespace``, ``namespace_tools``, ``reconnect_attempts``, and ours: ``include`` /
-``exclude`` (tool-name globs), ``timeout`` (per call), ``init_timeout``, ``kill_timeout``,
-``protocol`` and ``approval``; ``resources`` / ``prompts`` offer the model the server's
-resources and prompts as tools.
+``exclude`` (tool-name globs), ``timeout`` (a call's idle limit, reset by each progress
+notification), ``total_timeout`` (a call's hard limit), ``init_timeout``, ``kill_timeout``,
+``protocol``, ``approval``, ``max_output_chars`` (the text the model reads of one result),
+and ``resources`` / ``prompts`` (offer the model the server's resources and prompts as tools).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lightagent_mcp.content import DEFAULT_MAX_OUTPUT_CHARS
 from lightagent_mcp.credentials import check_literal_secrets
 from lightagent_mcp.errors import MCPConfigError
 
@@ -36,7 +38,8 @@ _TRANSPORTS = {
 _KEYS = {
     "command", "args", "env", "cwd", "url", "headers", "transport", "type", "disabled",
     "namespace", "namespace_tools", "reconnect_attempts", "include", "exclude", "timeout",
-    "init_timeout", "kill_timeout", "protocol", "approval", "description",
+    "total_timeout", "init_timeout", "kill_timeout", "protocol", "approval", "description",
+    "max_output_chars",
 }  # fmt: skip
 _KEYS |= {"resources", "prompts"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -62,7 +65,7 @@ class ServerSettings:
     reconnect_attempts: int = 1
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    #: Seconds for one tool call.
+    #: Seconds a tool call may go without an answer or a progress notification.
     timeout: float = 60.0
     #: Seconds for starting the server and the MCP handshake.
     init_timeout: float = 30.0
@@ -73,6 +76,10 @@ class ServerSettings:
     #: ``"first_use"`` (pin definitions when first seen) or ``"manual"`` (approve each tool).
     approval: str = "first_use"
     description: str = ""
+    #: Characters of one result's text the model reads; the rest is cut with a marker.
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    #: Seconds a tool call may take in all, progress or not (default: the larger of 600 and ``timeout``).
+    total_timeout: float = 600.0
     #: Offer the model ``resources_list`` / ``resources_read`` for this server.
     resources: bool = False
     #: Offer the model ``prompts_list`` / ``prompts_get`` for this server.
@@ -199,6 +206,17 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
     description = cfg.get("description", "")
     if not isinstance(description, str):
         raise _fail(name, "description", "must be a string")
+    limit = cfg.get("max_output_chars", DEFAULT_MAX_OUTPUT_CHARS)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise _fail(name, "max_output_chars", f"must be a positive integer, got {limit!r}")
+    timeout = _seconds(name, "timeout", cfg.get("timeout"), 60.0)
+    total_timeout = _seconds(name, "total_timeout", cfg.get("total_timeout"), max(600.0, timeout))
+    if total_timeout < timeout:
+        raise _fail(
+            name,
+            "total_timeout",
+            f"must be at least `timeout` ({timeout:g} s), got {total_timeout:g}",
+        )
     return ServerSettings(
         name=name,
         transport=transport,
@@ -214,12 +232,14 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         reconnect_attempts=attempts,
         include=_strings(name, "include", cfg.get("include", [])),
         exclude=_strings(name, "exclude", cfg.get("exclude", [])),
-        timeout=_seconds(name, "timeout", cfg.get("timeout"), 60.0),
+        timeout=timeout,
+        total_timeout=total_timeout,
         init_timeout=_seconds(name, "init_timeout", cfg.get("init_timeout"), 30.0),
         kill_timeout=_seconds(name, "kill_timeout", cfg.get("kill_timeout"), 2.0),
         protocol=protocol,
         approval=approval,
         description=description,
+        max_output_chars=limit,
         resources=_flag(name, "resources", cfg.get("resources", False)),
         prompts=_flag(name, "prompts", cfg.get("prompts", False)),
     )

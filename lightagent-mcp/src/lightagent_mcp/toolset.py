@@ -19,9 +19,11 @@ from lightagent.errors import ToolError
 
 from lightagent_mcp import _sdk
 from lightagent_mcp.connection import ServerLink
+from lightagent_mcp.content import convert_result
 from lightagent_mcp.credentials import Scrubber
 from lightagent_mcp.errors import MCPConfigError, MCPDefinitionChanged
 from lightagent_mcp.pins import DefinitionPins
+from lightagent_mcp.progress import EVENTS_KEPT, MESSAGE_KEPT, Report
 from lightagent_mcp.resources import ServerFeatures, task_only
 from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
 
@@ -122,6 +124,12 @@ class MCPToolset(ServerFeatures, BaseToolset):
         if self._users == 0:
             await self.link.close()
 
+    @property
+    def _call_limit(self) -> float:
+        # a little past total_timeout, so the typed LA-MCP-TIMEOUT is what a run sees
+        s = self.settings
+        return max(s.total_timeout, s.timeout) + s.kill_timeout + 1.0
+
     def _server_changed(self, why: str) -> None:
         self._definitions = None
         self.notify_changed()
@@ -155,7 +163,12 @@ class MCPToolset(ServerFeatures, BaseToolset):
                 output_schema=parts["output_schema"],
                 title=parts["title"],
                 untrusted_output=True,
-                metadata={"server": server, "annotations": parts["annotations"]},
+                metadata={
+                    "server": server,
+                    "annotations": parts["annotations"],
+                    # the server's own limits govern its calls, not the agent's tool_timeout
+                    "timeout": self._call_limit,
+                },
             )
             current, pinned = definition.definition_hash, self.pins.get(server, definition.name)
             if pinned is None and self.settings.approval == "first_use":
@@ -217,7 +230,8 @@ class MCPToolset(ServerFeatures, BaseToolset):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: ToolCallContext | None = None
     ) -> ToolResult:
-        """Call ``name``; the model reads the text content, ``structured`` keeps the structured content."""
+        """Call ``name``; the model reads the text (see :mod:`lightagent_mcp.content`),
+        ``structured`` keeps the structured content, ``metadata`` the blocks and their notes."""
         if self._definitions is None:
             await self.list_tools()
         if name in self.pending:
@@ -240,14 +254,47 @@ class MCPToolset(ServerFeatures, BaseToolset):
             )
         if (self._definitions or {})[name].metadata.get("feature") == name:
             return await self._call_feature(name, dict(arguments or {}))
-        result = await self.link.call(name, dict(arguments or {}))
-        text, structured, is_error, blocks = _sdk.result_parts(result)
+        result = await self.link.call(
+            name, dict(arguments or {}), self._progress_events(name, context)
+        )
+        text, structured, is_error, metadata = convert_result(
+            result, self.settings.max_output_chars
+        )
         return ToolResult(
             content=text,
             structured=structured,
             is_error=is_error,
-            metadata={"server": self.settings.name, "content": blocks},
+            metadata={"server": self.settings.name, **metadata},
         )
+
+    def _progress_events(self, tool: str, context: ToolCallContext | None) -> Report | None:
+        """A call's progress as ``mcp.progress`` events of the run that made it (if any)."""
+        emit = getattr(context, "emit", None)
+        if emit is None:
+            return None
+        key = getattr(context, "idempotency_key", None)
+        sent = 0
+
+        def report(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal sent
+            sent += 1
+            if sent > EVENTS_KEPT:  # a chatty server must not flood the run's log
+                return
+            text = self.scrubber.text(message)[:MESSAGE_KEPT] if message is not None else None
+            emit(
+                "mcp.progress",
+                {
+                    "server": self.settings.name,
+                    "tool": tool,
+                    "progress": progress,
+                    "total": total,
+                    "message": text,
+                    "idempotency_key": key,
+                    **({"last_kept": True} if sent == EVENTS_KEPT else {}),
+                },
+            )
+
+        return report
 
     # -- status ----------------------------------------------------------------------------
     @property

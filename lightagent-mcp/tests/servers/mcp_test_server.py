@@ -27,6 +27,10 @@ def _early(mode: str) -> None:
         time.sleep(3600)
 
 
+#: A credential-shaped value the ``chatty`` tool logs (``--mode progress``).
+SECRET = "hunter2-5b1c9e7a3f"
+
+
 #: Tool names a server may offer that no model API accepts (``--mode odd_names``).
 ODD_NAMES = ["a b", "../etc/passwd", "n" * 300, "pay\u202emoc.exe", "odd__echo"]
 
@@ -234,6 +238,28 @@ def build(mode: str = "normal") -> object:
             return "no check"
         return "authorized" if got == f"Bearer {expected}" else "unauthorized"
 
+    if mode in ("progress", "resumable"):
+
+        @app.tool()
+        async def report(count: int, pause: float, ctx: Context) -> str:
+            """Report progress ``count`` times, sleeping ``pause`` seconds before each report."""
+            import anyio
+
+            for step in range(1, count + 1):
+                await anyio.sleep(pause)
+                await ctx.report_progress(step, count, f"step {step} of {count}")
+            return f"reported {count}"
+
+        @app.tool()
+        async def chatty(ctx: Context) -> str:
+            """Log at several levels (one message carries a credential)."""
+            await ctx.log("debug", "looking around")
+            await ctx.log("info", {"rows": 3})
+            await ctx.log("warning", "slow disk", logger_name="disk")
+            await ctx.log("error", f"login failed with password={SECRET}")
+            await ctx.log("critical", "on fire")
+            return "logged"
+
     if mode == "odd_names":
 
         def answer_as(index: int) -> object:
@@ -245,11 +271,45 @@ def build(mode: str = "normal") -> object:
 
         for index, odd in enumerate(ODD_NAMES):
             app.add_tool(answer_as(index), name=odd)  # type: ignore[arg-type]
+    if mode == "content":
+        from content_tools import add_content_tools
+
+        add_content_tools(app)
     if mode == "resources":
         add_resources(app)
     if mode == "tasks":
         add_task_tool(app)
     return app
+
+
+def memory_event_store() -> object:
+    """An in-memory event store (resumable streams)."""
+    import itertools
+
+    from mcp.server.streamable_http import EventMessage, EventStore
+
+    class Memory(EventStore):
+        def __init__(self) -> None:
+            self.events: list[tuple[str, str, object]] = []
+            self.ids = itertools.count(1)
+
+        async def store_event(self, stream_id, message):  # type: ignore[no-untyped-def]
+            event_id = str(next(self.ids))
+            self.events.append((event_id, stream_id, message))
+            return event_id
+
+        async def replay_events_after(self, last_event_id, send_callback):  # type: ignore[no-untyped-def]
+            stream = next((s for e, s, _ in self.events if e == last_event_id), None)
+            if stream is None:
+                return None
+            after = False
+            for event_id, stream_id, message in self.events:
+                if after and stream_id == stream and message is not None:
+                    await send_callback(EventMessage(message, event_id))
+                after = after or event_id == last_event_id
+            return stream
+
+    return Memory()
 
 
 def main() -> None:
@@ -264,6 +324,16 @@ def main() -> None:
         app.run()  # type: ignore[attr-defined]
     elif args.transport == "sse":
         app.run("sse", host="127.0.0.1", port=args.port)  # type: ignore[attr-defined]
+    elif args.mode == "resumable":
+        # Event ids on every SSE event, and a long retry hint: a client resumes a cut stream
+        # (after 20 s) instead of giving the call up.
+        app.run(  # type: ignore[attr-defined]
+            "streamable-http",
+            host="127.0.0.1",
+            port=args.port,
+            event_store=memory_event_store(),
+            retry_interval=20000,
+        )
     else:
         app.run("streamable-http", host="127.0.0.1", port=args.port)  # type: ignore[attr-defined]
 

@@ -127,6 +127,8 @@ def tool_round(
         )
         if err is not None and err.get("code") in REPAIRABLE:
             repairable = True
+        # a toolset result's structured content and metadata, kept if a hook rewrites the text
+        details = getattr(output, "details", {})
         if interceptor is not None and err is None:
             payload: dict[str, Any] = {"tool_name": call.name, "output": output, "call_id": call.id}
             if call.id in untrusted:
@@ -159,6 +161,7 @@ def tool_round(
                     "output": output,
                     "error": err,
                     "latency_ms": latency,
+                    **details,
                 },
             )
             if err is not None:

@@ -3,7 +3,10 @@
 Used for tools whose schema is a plain dict: the seeds' ``tool_info`` callables and tools
 that providers (MCP, connectors) build. It covers what tool schemas use in practice:
 ``type`` (one or a list), ``enum``, ``const``, ``properties``/``required``/
-``additionalProperties``, ``items``, ``anyOf``/``oneOf``, numeric and length bounds.
+``additionalProperties``, ``items``, ``anyOf``/``oneOf``/``allOf``, numeric and length
+bounds, and local ``$ref``s (``#/$defs/...``, ``#/definitions/...``, any ``#/`` pointer),
+recursive ones included; a reference that cannot be followed, or that loops without
+reaching a schema, is an error (a value it should constrain is never let through unchecked).
 
 Coercions, chosen for the mistakes models make most (the same for pydantic tools):
 ``"3"`` → 3 for integer, ``"2.5"`` → 2.5 for number, ``"true"``/``"false"`` → bool,
@@ -97,6 +100,24 @@ def _coerce(value: Any, kinds: set[str]) -> Any:
     return value
 
 
+def _pointer(root: Any, ref: str) -> Any:
+    """The schema ``ref`` (a local JSON pointer) names in ``root``; None when there is none."""
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        return None  # remote or relative: not ours to fetch
+    node = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node if isinstance(node, dict) else None
+
+
 def precoerce(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
     """Top-level lax fixes before validation (JSON-text lists, numbers for strings, nulls)."""
     properties = schema.get("properties") or {}
@@ -107,6 +128,8 @@ def precoerce(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, An
         if prop is None:
             out[name] = value
             continue
+        if isinstance(prop, dict) and isinstance(prop.get("$ref"), str):
+            prop = _pointer(schema, prop["$ref"]) or prop
         kinds = schema_types(prop)
         if value is None and name not in required and kinds and "null" not in kinds:
             continue  # a model's way of saying "not given": use the default
@@ -122,21 +145,40 @@ def _describe(value: Any) -> str:
 
 
 class _Checker:
-    def __init__(self) -> None:
+    def __init__(self, root: Any = None) -> None:
         self.errors: list[str] = []
+        self.root = root
+        #: References followed at the current value without descending into it (a loop guard).
+        self.following: set[str] = set()
 
     def fail(self, path: str, message: str) -> None:
         if len(self.errors) < _MAX_ERRORS:
             self.errors.append(f"`{path}`: {message}" if path else message)
 
+    def follow(self, ref: Any, value: Any, path: str) -> Any:
+        target = _pointer(self.root, ref) if isinstance(ref, str) else None
+        if target is None or ref in self.following:
+            self.fail(path, f"cannot check the schema reference {ref!r}")
+            return value
+        self.following.add(ref)
+        try:
+            return self.check(target, value, path)
+        finally:
+            self.following.discard(ref)
+
     def check(self, schema: Any, value: Any, path: str) -> Any:
         if not isinstance(schema, dict) or not schema:
             return value
+        if "$ref" in schema:
+            value = self.follow(schema["$ref"], value, path)
+        for sub_schema in schema.get("allOf") or ():
+            value = self.check(sub_schema, value, path)
         for key in ("anyOf", "oneOf"):
             options = schema.get(key)
             if options:
                 for option in options:
-                    sub = _Checker()
+                    sub = _Checker(self.root)
+                    sub.following = set(self.following)
                     result = sub.check(option, value, path)
                     if not sub.errors:
                         value = result
@@ -174,10 +216,20 @@ class _Checker:
                 self.fail(path, f"allows at most {schema['maxItems']} items")
             items = schema.get("items")
             if isinstance(items, dict):
-                value = [self.check(items, v, f"{path}[{i}]") for i, v in enumerate(value)]
+                value = [self.child(items, v, f"{path}[{i}]") for i, v in enumerate(value)]
         if isinstance(value, dict) and ("properties" in schema or "required" in schema):
             value = self.check_object(schema, value, path)
         return value
+
+    def child(self, schema: Any, value: Any, path: str) -> Any:
+        """Check a value inside the current one: references may be followed afresh."""
+        if not self.following:
+            return self.check(schema, value, path)
+        outer, self.following = self.following, set()
+        try:
+            return self.check(schema, value, path)
+        finally:
+            self.following = outer
 
     def check_object(self, schema: dict[str, Any], value: dict[str, Any], path: str) -> dict:
         properties = schema.get("properties") or {}
@@ -189,13 +241,13 @@ class _Checker:
         extra = schema.get("additionalProperties", True)
         for name, item in value.items():
             if name in properties:
-                out[name] = self.check(properties[name], item, f"{prefix}{name}")
+                out[name] = self.child(properties[name], item, f"{prefix}{name}")
             elif extra is False:
                 known = ", ".join(properties) or "none"
                 self.fail("", f"unknown parameter `{prefix}{name}` (known: {known})")
             else:
                 out[name] = (
-                    self.check(extra, item, f"{prefix}{name}") if isinstance(extra, dict) else item
+                    self.child(extra, item, f"{prefix}{name}") if isinstance(extra, dict) else item
                 )
         return out
 
@@ -234,6 +286,6 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> tuple[
     """``(coerced arguments, errors)``; ``errors`` is empty when the arguments fit."""
     if _already_fit(schema, arguments):
         return dict(arguments), []
-    checker = _Checker()
+    checker = _Checker(schema)
     value = checker.check_object(schema, precoerce(schema, arguments), "")
     return value, checker.errors

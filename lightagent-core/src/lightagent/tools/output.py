@@ -8,11 +8,30 @@ from typing import Any
 
 from lightagent.errors import LightAgentError, ToolError
 
-__all__ = ["NO_OUTPUT", "error_text", "format_output", "join_items", "wrap_exception"]
+__all__ = [
+    "NO_OUTPUT",
+    "DetailedOutput",
+    "error_text",
+    "format_output",
+    "join_items",
+    "wrap_exception",
+]
 
 #: What the model reads when a tool returns ``None``.
 NO_OUTPUT = "(no output)"
 _MAX_ERROR_CHARS = 300
+
+
+class DetailedOutput(str):
+    """A tool's text for the model that also carries ``details`` for its ``tool_result`` event
+    (a toolset result's ``structured`` and ``metadata``); it is the plain text everywhere else."""
+
+    details: dict[str, Any]
+
+    def __new__(cls, text: str, details: dict[str, Any] | None = None) -> DetailedOutput:
+        made = super().__new__(cls, text)
+        made.details = details or {}  # copy and pickle call this with the text alone
+        return made
 
 
 def _jsonable(value: Any) -> Any:

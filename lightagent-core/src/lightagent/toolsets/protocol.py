@@ -8,6 +8,7 @@ and routes each call to the toolset that listed the tool.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -93,6 +94,9 @@ class ToolCallContext:
     #: Who the run acts for, as a session records it: ``user_id``, and the ``tenant_id`` and
     #: ``project_id`` of the agent's security context (None outside a run).
     owner: dict[str, str] | None = None
+    #: ``emit(type, data)`` adds an event to the run's trace and observers, from any thread
+    #: (None outside a run); e.g. the progress a long call reports.
+    emit: Callable[[str, dict[str, Any]], None] | None = None
 
     @classmethod
     def from_run(cls, run: Any, *, idempotency_key: str | None = None) -> ToolCallContext:
@@ -113,7 +117,51 @@ class ToolCallContext:
             metadata={k: v for k, v in metadata.items() if not k.startswith("_")},
             approval_id=getattr(run, "approval_id", None),
             owner=getattr(run, "owner", None),
+            emit=_RunEvents.of(run),
         )
+
+
+class _RunEvents:
+    """``run.emit`` callable from any thread: the event is emitted on the loop that made the
+    call (the run's own, so events stay in order with the run's); an emit that raised is kept
+    in ``failure`` for the caller to raise after the call."""
+
+    __slots__ = ("_emit", "_loop", "failure")
+
+    def __init__(self, emit: Callable[[str, dict[str, Any]], Any], loop: Any) -> None:
+        self._emit, self._loop = emit, loop
+        self.failure: Exception | None = None
+
+    @classmethod
+    def of(cls, run: Any) -> _RunEvents | None:
+        emit = getattr(run, "emit", None)
+        if not callable(emit):
+            return None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        return cls(emit, loop)
+
+    def __call__(self, type: str, data: dict[str, Any]) -> None:
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if self._loop is None or here is self._loop:
+            self._deliver(type, data)
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._deliver, type, data)
+        except RuntimeError:  # the run's loop is closed: the run is over
+            pass
+
+    def _deliver(self, type: str, data: dict[str, Any]) -> None:
+        try:
+            self._emit(type, data)
+        except Exception as exc:
+            if self.failure is None:
+                self.failure = exc
 
 
 @dataclass

@@ -191,7 +191,14 @@ def _result_value(name: str, result: Any) -> Any:
                 format_output(result.content) if result.content is not None else "tool error",
                 details={"tool": name},
             )
-        return result.content if result.content is not None else result.structured
+        value = result.content if result.content is not None else result.structured
+        details = {"structured": result.structured, "metadata": result.metadata}
+        details = {k: v for k, v in details.items() if v}
+        if details:
+            from lightagent.tools.output import DetailedOutput, format_output
+
+            return DetailedOutput(format_output(value), details)
+        return value
     return result
 
 
@@ -406,7 +413,12 @@ def _proxy(owner: ToolsetOwner, namespace: str, definition: ToolDefinition, expo
         context = ToolCallContext.from_run(
             _lightagent_context, idempotency_key=_lightagent_idempotency_key
         )
-        result = await owner.acall(original, arguments, context)
+        try:
+            result = await owner.acall(original, arguments, context)
+        finally:
+            failure = getattr(context.emit, "failure", None)
+            if failure is not None:  # an event the run could not record (a durable log)
+                raise failure
         return _result_value(original, result)
 
     timeout = definition.metadata.get("timeout")
