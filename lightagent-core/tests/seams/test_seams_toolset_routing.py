@@ -358,3 +358,19 @@ def test_a_toolset_call_emits_events_into_the_run_from_its_own_loop(driver):
     assert types_.index("tool_call") < types_.index("work.step") < types_.index("tool_result")
     assert seen.count("work.step") == 3
     assert [e["seq"] for e in result.trace] == sorted(e["seq"] for e in result.trace)
+
+
+def test_a_tool_a_toolset_withholds_is_a_dropped_event_naming_why():
+    echo = Echo("srv", names=("echo",))
+    echo.withheld = {"research": "the server runs it only as a task"}
+    model = ScriptedModel(["done"])
+    result = LightAgent(model=model, tools=[echo]).run("x", result_format="object", trace=True)
+    assert [t["function"]["name"] for t in model.requests[0].tools] == ["echo"]
+    (dropped,) = [e["data"] for e in result.trace if e["type"] == "toolset_tool_dropped"]
+    assert dropped == {
+        "toolset": "srv",
+        "tool": "research",
+        "exposed": None,
+        "code": "LA-TOOL-DEFINITION",
+        "reason": "the server runs it only as a task",
+    }

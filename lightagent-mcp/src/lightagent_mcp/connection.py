@@ -177,6 +177,8 @@ class ServerLink:
         #: Recent lifecycle events: connect, reconnect, lost, list_changed (newest last).
         self.events: deque[dict[str, Any]] = deque(maxlen=50)
         self.last_error: dict[str, Any] | None = None
+        #: Called with (method, notification) for each server notification.
+        self.notification_listeners: list[Callable[[str, Any], None]] = []
 
     # -- the attempt task ---------------------------------------------------------------
     async def _run(self, attempt: _Attempt) -> None:
@@ -247,6 +249,8 @@ class ServerLink:
             return
         notification = getattr(message, "root", message)
         method = getattr(notification, "method", None)
+        for listener in self.notification_listeners:
+            listener(str(method), notification)
         if method == "notifications/message":
             forward_server_log(self.settings.name, notification.params, self.scrubber.text)
         elif method == "notifications/tools/list_changed":

@@ -17,6 +17,7 @@ from lightagent.errors import ToolError
 from lightagent.toolsets import ToolsetOwner
 
 from lightagent_mcp.errors import MCPConfigError
+from lightagent_mcp.manager_features import ManagerFeatures
 from lightagent_mcp.pins import DefinitionPins
 from lightagent_mcp.toolset import MCPToolset
 
@@ -43,13 +44,17 @@ def _receipt(server: str, phase: str, error: BaseException | dict[str, Any]) -> 
     }
 
 
-class MCPClientManager:
+class MCPClientManager(ManagerFeatures):
     """The seeds' MCP manager over an ``mcpServers`` document (dict, JSON string or path).
 
     ``register_mcp_tool()`` connects every enabled server and, when a ``tool_registry`` was
     given, registers its tools there (``<namespace>__<tool>`` on a collision or with
     ``namespace_tools``). ``last_mcp_errors`` holds redacted receipts of the last failures.
+    ``list_resources``, ``read_resource``, ``list_prompts``, ``get_prompt`` … reach the
+    servers' resources and prompts.
     """
+
+    _receipt = staticmethod(_receipt)  # for the resource and prompt methods (ManagerFeatures)
 
     def __init__(
         self,

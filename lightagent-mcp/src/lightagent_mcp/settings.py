@@ -7,7 +7,8 @@ is SSE, as in the seeds; an explicit ``transport`` always wins. Common keys: ``d
 ``namespace``, ``namespace_tools``, ``reconnect_attempts``, and ours: ``include`` /
 ``exclude`` (tool-name globs), ``timeout`` (a call's idle limit, reset by each progress
 notification), ``total_timeout`` (a call's hard limit), ``init_timeout``, ``kill_timeout``,
-``protocol``, ``approval`` and ``max_output_chars`` (the text the model reads of one result).
+``protocol``, ``approval``, ``max_output_chars`` (the text the model reads of one result),
+and ``resources`` / ``prompts`` (offer the model the server's resources and prompts as tools).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _KEYS = {
     "total_timeout", "init_timeout", "kill_timeout", "protocol", "approval", "description",
     "max_output_chars",
 }  # fmt: skip
+_KEYS |= {"resources", "prompts"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -78,6 +80,10 @@ class ServerSettings:
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
     #: Seconds a tool call may take in all, progress or not (default: the larger of 600 and ``timeout``).
     total_timeout: float = 600.0
+    #: Offer the model ``resources_list`` / ``resources_read`` for this server.
+    resources: bool = False
+    #: Offer the model ``prompts_list`` / ``prompts_get`` for this server.
+    prompts: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The settings in the seeds' shape (references unresolved, so no secret)."""
@@ -234,6 +240,8 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         approval=approval,
         description=description,
         max_output_chars=limit,
+        resources=_flag(name, "resources", cfg.get("resources", False)),
+        prompts=_flag(name, "prompts", cfg.get("prompts", False)),
     )
 
 

@@ -24,6 +24,7 @@ from lightagent_mcp.credentials import Scrubber
 from lightagent_mcp.errors import MCPConfigError, MCPDefinitionChanged
 from lightagent_mcp.pins import DefinitionPins
 from lightagent_mcp.progress import EVENTS_KEPT, MESSAGE_KEPT, Report
+from lightagent_mcp.resources import ServerFeatures, task_only
 from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
 
 __all__ = ["MCPToolset"]
@@ -31,8 +32,8 @@ __all__ = ["MCPToolset"]
 _log = logging.getLogger("lightagent.mcp")
 
 
-class MCPToolset(BaseToolset):
-    """The tools of one MCP server (stdio, SSE or streamable HTTP).
+class MCPToolset(ServerFeatures, BaseToolset):
+    """The tools of one MCP server (stdio, SSE or streamable HTTP), and its resources and prompts.
 
     ``MCPToolset({"command": "uvx", "args": ["mcp-server-time"]}, name="time")`` or
     ``MCPToolset(ServerSettings(...))``; :meth:`from_settings` builds one per server of an
@@ -132,6 +133,8 @@ class MCPToolset(BaseToolset):
     def _server_changed(self, why: str) -> None:
         self._definitions = None
         self.notify_changed()
+        if why == "reconnect":
+            self._resubscribe()
 
     # -- tools -------------------------------------------------------------------------------
     def _selected(self, tool: str) -> bool:
@@ -149,6 +152,9 @@ class MCPToolset(BaseToolset):
         for tool in listed:
             parts = _sdk.tool_parts(tool)
             if not self._selected(parts["name"]):
+                continue
+            if task_only(tool):
+                self._withhold(parts["name"])
                 continue
             definition = ToolDefinition(
                 name=parts["name"],
@@ -195,6 +201,8 @@ class MCPToolset(BaseToolset):
                     approved=pinned,
                     current=current,
                 )
+        for extra in await self._feature_tools(set(approved) | set(pending)):
+            approved[extra.name] = extra
         self.pending = pending
         self._definitions = approved
         return list(approved.values())
@@ -244,6 +252,8 @@ class MCPToolset(BaseToolset):
                 f"MCP server {self.settings.name!r} offers no tool {name!r}",
                 details={"server": self.settings.name, "tool": name},
             )
+        if (self._definitions or {})[name].metadata.get("feature") == name:
+            return await self._call_feature(name, dict(arguments or {}))
         result = await self.link.call(
             name, dict(arguments or {}), self._progress_events(name, context)
         )

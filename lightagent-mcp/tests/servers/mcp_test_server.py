@@ -73,6 +73,72 @@ def build_browser() -> object:
     return app
 
 
+def add_resources(app: object) -> None:
+    """Resources (text, binary, a ``notes://{id}`` template, subscriptions) and a prompt."""
+    from mcp.server.mcpserver import Context
+    from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+
+    subscribed: set[str] = set()
+    notes = {"1": "first note", "2": "second note"}
+
+    @app.resource("notes://readme", mime_type="text/plain", description="What the notes are.")  # type: ignore[attr-defined]
+    def readme() -> str:
+        return "The notes of the test server."
+
+    @app.resource("files://logo.png", mime_type="image/png", description="A tiny image.")  # type: ignore[attr-defined]
+    def logo() -> bytes:
+        return b"\x89PNG\r\n\x1a\n" + bytes(range(24))
+
+    @app.resource("notes://{id}", mime_type="text/plain", description="One note by id.")  # type: ignore[attr-defined]
+    def note(id: str) -> str:
+        return notes.get(id, f"no note {id}")
+
+    @app.prompt(description="Ask for a review of some code.")  # type: ignore[attr-defined]
+    def review(code: str, style: str = "short") -> str:
+        return f"Review this code ({style}):\n{code}"
+
+    @app.tool()  # type: ignore[attr-defined]
+    async def touch_note(id: str, text: str, ctx: Context) -> str:
+        """Change a note and tell subscribers."""
+        notes[id] = text
+        if f"notes://{id}" in subscribed:
+            await ctx.session.send_resource_updated(f"notes://{id}")
+        return "touched"
+
+    async def subscribe(ctx: object, params: SubscribeRequestParams) -> EmptyResult:
+        subscribed.add(str(params.uri))
+        return EmptyResult()
+
+    async def unsubscribe(ctx: object, params: UnsubscribeRequestParams) -> EmptyResult:
+        subscribed.discard(str(params.uri))
+        return EmptyResult()
+
+    server = app._lowlevel_server  # type: ignore[attr-defined]
+    server.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+    server.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+
+def add_task_tool(app: object) -> None:
+    """``research``: a tool the server marks task-only (``execution.taskSupport: required``)."""
+    from mcp_types import ToolExecution
+
+    @app.tool()  # type: ignore[attr-defined]
+    def research(topic: str) -> str:
+        """Research a topic (only as a task)."""
+        return topic
+
+    listed = app.list_tools  # type: ignore[attr-defined]
+
+    async def list_tools() -> list:
+        tools = await listed()
+        for tool in tools:
+            if tool.name == "research":
+                tool.execution = ToolExecution(task_support="required")
+        return tools
+
+    app.list_tools = list_tools  # type: ignore[attr-defined]
+
+
 def build(mode: str = "normal") -> object:
     from typing import Literal
 
@@ -209,6 +275,10 @@ def build(mode: str = "normal") -> object:
         from content_tools import add_content_tools
 
         add_content_tools(app)
+    if mode == "resources":
+        add_resources(app)
+    if mode == "tasks":
+        add_task_tool(app)
     return app
 
 

@@ -12,7 +12,8 @@ name collides with another tool; then it becomes ``<namespace>__<name>``. The ag
 function tools always keep their names. Every rename is reported
 (:attr:`ToolsetView.conflicts`, a ``toolset_conflict`` event, a log warning). A name model
 APIs refuse is fitted by the rule local tools follow (:func:`fit_tool_name`), or the tool
-is left out; so is a tool whose name is still taken. Each is in
+is left out; so is a tool whose name is still taken, and each tool a toolset names in its
+``withheld`` mapping (tool -> why it is not offered). Each is in
 :attr:`ToolsetView.skipped` (a ``toolset_tool_renamed`` / ``toolset_tool_dropped`` event):
 one toolset's bad names never fail a run.
 """
@@ -317,6 +318,11 @@ class ToolsetRouter:
                     skipped.append(_skip(entry, definition, None, "LA-TOOL-DEFINITION", str(why)))
                 else:
                     listed.append((entry, definition, fitted, why))
+            # tools the toolset knows but will not offer (e.g. MCP task-only tools), and why
+            withheld = getattr(entry.toolset, "withheld", None)
+            for tool, reason in withheld.items() if isinstance(withheld, Mapping) else ():
+                gone = ToolDefinition(name=str(tool))
+                skipped.append(_skip(entry, gone, None, "LA-TOOL-DEFINITION", str(reason)))
         offered: dict[str, list[str]] = {}
         for entry, _, fitted, _ in listed:
             offered.setdefault(fitted, []).append(entry.namespace)
