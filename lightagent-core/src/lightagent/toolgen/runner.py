@@ -23,13 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from lightagent.errors import PolicyError, ToolError, ValidationError
-from lightagent.toolgen.scan import (
-    _GENERIC_TYPES,
-    _SIMPLE_TYPES,
-    ALLOWED_MODULES,
-    REFUSED_NAMES,
-    ScanReport,
-)
+from lightagent.toolgen.rules import ALLOWED_MODULES, GENERIC_TYPES, REFUSED_NAMES, SIMPLE_TYPES
+from lightagent.toolgen.scan import ScanReport
 
 __all__ = ["require_sandbox", "sandboxed_tool"]
 
@@ -69,7 +64,7 @@ main()
 
 _TYPES: dict[str, Any] = {
     name: getattr(typing, name) if name[0].isupper() else getattr(builtins, name)
-    for name in (_SIMPLE_TYPES | _GENERIC_TYPES) - {"None"}
+    for name in (SIMPLE_TYPES | GENERIC_TYPES) - {"None"}
 }
 
 

@@ -27,196 +27,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from lightagent.toolgen.rules import (
+    ALLOWED_MODULES,
+    CATEGORIES,
+    GENERIC_TYPES,
+    REFUSED_ATTRIBUTES,
+    REFUSED_MODULE_ATTRIBUTES,
+    REFUSED_NAMES,
+    SIMPLE_TYPES,
+)
+
 __all__ = ["ALLOWED_MODULES", "Finding", "ScanReport", "ToolSignature", "scan_source"]
 
-#: Modules a generated tool may import: computation only, no I/O, no processes, no native code.
-ALLOWED_MODULES = frozenset(
-    {
-        "__future__",
-        "base64",
-        "binascii",
-        "bisect",
-        "calendar",
-        "cmath",
-        "collections",
-        "collections.abc",
-        "copy",
-        "csv",
-        "datetime",
-        "decimal",
-        "difflib",
-        "fractions",
-        "functools",
-        "hashlib",
-        "heapq",
-        "hmac",
-        "html",
-        "itertools",
-        "json",
-        "math",
-        "numbers",
-        "operator",
-        "random",
-        "re",
-        "statistics",
-        "string",
-        "textwrap",
-        "typing",
-        "unicodedata",
-    }
-)
-_CATEGORIES = {
-    "processes": {
-        "subprocess",
-        "multiprocessing",
-        "pty",
-        "signal",
-        "concurrent",
-        "threading",
-        "_thread",
-        "sched",
-    },
-    "the network": {
-        "socket",
-        "ssl",
-        "http",
-        "urllib",
-        "urllib3",
-        "ftplib",
-        "smtplib",
-        "poplib",
-        "imaplib",
-        "telnetlib",
-        "xmlrpc",
-        "requests",
-        "httpx",
-        "aiohttp",
-        "websockets",
-        "asyncio",
-        "select",
-        "selectors",
-        "socketserver",
-        "email",
-        "webbrowser",
-    },
-    "the file system": {
-        "os",
-        "pathlib",
-        "shutil",
-        "glob",
-        "tempfile",
-        "io",
-        "fileinput",
-        "zipfile",
-        "tarfile",
-        "gzip",
-        "bz2",
-        "lzma",
-        "sqlite3",
-        "dbm",
-        "shelve",
-        "pickle",
-        "marshal",
-        "filecmp",
-        "linecache",
-    },
-    "native code": {"ctypes", "_ctypes", "cffi", "mmap", "resource", "fcntl", "msvcrt", "winreg"},
-    "the interpreter": {
-        "sys",
-        "importlib",
-        "imp",
-        "builtins",
-        "inspect",
-        "code",
-        "codeop",
-        "runpy",
-        "pkgutil",
-        "zipimport",
-        "types",
-        "gc",
-        "traceback",
-        "atexit",
-        "site",
-        "sysconfig",
-        "uuid",
-    },
-}
-#: Names refused anywhere (as calls or as values): code execution and interpreter access.
-REFUSED_NAMES = frozenset(
-    {
-        "open",
-        "exec",
-        "eval",
-        "compile",
-        "__import__",
-        "globals",
-        "locals",
-        "vars",
-        "getattr",
-        "setattr",
-        "delattr",
-        "input",
-        "breakpoint",
-        "exit",
-        "quit",
-        "help",
-        "memoryview",
-        "classmethod",
-        "staticmethod",
-        "property",
-        "super",
-        "type",
-        "license",
-        "credits",
-        "copyright",
-    }
-)
-#: Module attributes that read or write an attribute, or evaluate code, named by a string
-#: (singledispatch's register evaluates annotations as get_type_hints does; copy's
-#: dispatch_table makes copy() set each name of a reducer's state).
-REFUSED_MODULE_ATTRIBUTES = {
-    "copy": frozenset({"dispatch_table"}),
-    "functools": frozenset({"update_wrapper", "wraps", "singledispatch", "singledispatchmethod"}),
-    "operator": frozenset({"attrgetter", "methodcaller"}),
-    "string": frozenset({"Formatter"}),
-    "typing": frozenset({"get_type_hints", "ForwardRef", "evaluate_forward_ref"}),
-}
-#: Attributes that reach frames, code objects and globals (dunder attributes are refused too),
-#: or run a string as code (``ForwardRef.evaluate``, Python 3.14).
-REFUSED_ATTRIBUTES = frozenset(
-    {
-        "evaluate",
-        "f_globals",
-        "f_locals",
-        "f_builtins",
-        "f_back",
-        "f_code",
-        "gi_frame",
-        "gi_code",
-        "cr_frame",
-        "cr_code",
-        "ag_frame",
-        "ag_code",
-        "tb_frame",
-        "tb_next",
-        "co_code",
-    }
-)
-_SIMPLE_TYPES = {"str", "int", "float", "bool", "list", "dict", "tuple", "None", "Any"}
-_GENERIC_TYPES = {
-    "list",
-    "dict",
-    "tuple",
-    "List",
-    "Dict",
-    "Tuple",
-    "Optional",
-    "Union",
-    "Literal",
-    "Sequence",
-    "Mapping",
-    "Annotated",
-}
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
@@ -277,7 +99,7 @@ class ScanReport:
 
 def _category(module: str) -> str:
     top = module.split(".")[0]
-    for category, names in _CATEGORIES.items():
+    for category, names in CATEGORIES.items():
         if top in names or module in names:
             return category
     return "nothing on the allowed list"
@@ -339,17 +161,17 @@ def _type_expression(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant):
         return node.value is None
     if isinstance(node, ast.Name):
-        return node.id in _SIMPLE_TYPES or node.id in _GENERIC_TYPES
+        return node.id in SIMPLE_TYPES or node.id in GENERIC_TYPES
     if isinstance(node, ast.Attribute):
         return (
             isinstance(node.value, ast.Name)
             and node.value.id == "typing"
-            and (node.attr in _SIMPLE_TYPES or node.attr in _GENERIC_TYPES)
+            and (node.attr in SIMPLE_TYPES or node.attr in GENERIC_TYPES)
         )
     if isinstance(node, ast.Subscript):
         base = node.value
         name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", None)
-        if name not in _GENERIC_TYPES or not _type_expression(base):
+        if name not in GENERIC_TYPES or not _type_expression(base):
             return False
         inner = node.slice
         items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
