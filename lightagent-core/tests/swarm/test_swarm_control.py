@@ -20,24 +20,7 @@ from lightagent import (
 )
 from lightagent.errors import ConfigurationError
 from lightagent.events.binding import SessionBinding
-
-
-def transfer(to: str, reason: str = "their job") -> dict[str, Any]:
-    return {"tool_calls": [{"name": f"transfer_to_{to}", "arguments": {"reason": reason}}]}
-
-
-class Recorder:
-    """A function-driven model that keeps every request it answered."""
-
-    def __init__(self, *replies: Any) -> None:
-        self.replies = list(replies)
-        self.requests: list[Any] = []
-        self.model = ScriptedModel(self._answer)
-
-    def _answer(self, request: Any) -> Any:
-        self.requests.append(request)
-        assert self.replies, "unexpected model call"
-        return self.replies.pop(0)
+from swarm_kit import Recorder, transfer
 
 
 def pair(*, front: list[Any], back: list[Any], **kw: Any) -> tuple[Any, ...]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from lightagent import LightAgent, LightSwarm, PermissionSet, ScriptedModel, SecurityContext
+from swarm_kit import Recorder, transfer
 
 RAN: list[str] = []
 
@@ -23,27 +24,9 @@ def lookup(city: str) -> str:
     return f"{city}: sunny"
 
 
-def transfer(to: str) -> dict[str, Any]:
-    return {"tool_calls": [{"name": f"transfer_to_{to}", "arguments": {"reason": "their job"}}]}
-
-
 def calls(*names: str) -> dict[str, Any]:
     args = {"secret": {}, "lookup": {"city": "Paris"}}
     return {"tool_calls": [{"name": n, "arguments": args[n]} for n in names]}
-
-
-class Recorder:
-    """A function-driven model that keeps every request it answered."""
-
-    def __init__(self, *replies: Any) -> None:
-        self.replies = list(replies)
-        self.requests: list[Any] = []
-        self.model = ScriptedModel(self._answer)
-
-    def _answer(self, request: Any) -> Any:
-        self.requests.append(request)
-        assert self.replies, "unexpected model call"
-        return self.replies.pop(0)
 
 
 def gate_events(result: Any, capability: str) -> list[dict[str, Any]]:
