@@ -11,11 +11,11 @@ from lightagent._version import __version__
 
 # No `typing` import here: it costs more than the rest of this module together.
 
-# Public name -> where it lives: the one place that says so. A string is a module of this
-# distribution; ("module", "distribution", "extra") a name another distribution provides:
-# without it installed, using the name raises MissingExtraError (LA-MISSING-EXTRA) naming
-# `pip install 'lightagent-core[extra]'`. Add a row to export a plugin's name from here.
-_EXPORTS: dict[str, str | tuple[str, str, str]] = {
+# Public name -> the kernel module it lives in: the one place that says so. A distribution
+# exports its own names from here through its `lightagent.exports` entry points; a seeds
+# name whose distribution is not installed raises MissingExtraError (LA-MISSING-EXTRA)
+# naming `pip install 'lightagent-core[extra]'` (lightagent/vocabulary.py).
+_EXPORTS: dict[str, str] = {
     # kernel
     "hookimpl": "lightagent.hookspecs",
     "hookspec": "lightagent.hookspecs",
@@ -177,22 +177,8 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
     "InMemoryReviewStore": "lightagent.review",
     "JsonReviewStore": "lightagent.review",
     "SqlReviewStore": "lightagent.review",
-    # guardrails (lightagent-guardrails)
-    "GuardrailDecision": ("lightagent_guardrails", "lightagent-guardrails", "guardrails"),
-    "GuardrailManager": ("lightagent_guardrails", "lightagent-guardrails", "guardrails"),
-    # full-text retrieval (lightagent-rag-fts)
-    "RetrievalDocument": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
-    "RetrievalResult": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
-    "RetrievalProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
-    "SqliteFTSRetrievalProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
-    "PostgresFTSRetrievalProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
-    "SessionSearchProvider": ("lightagent_rag_fts", "lightagent-rag-fts", "rag-fts"),
-    # OpenTelemetry export (lightagent-otel); LightAgent(tracetools=...) goes through it
-    "LightAgentInstrumentor": ("lightagent_otel", "lightagent-otel", "otel"),
-    "tracetools_observer": ("lightagent_otel", "lightagent-otel", "otel"),
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
-    "validate_connector": ("lightagent_contracts", "lightagent-contracts", "contracts"),
     # skills, project instructions, planning
     "Skill": "lightagent.skills.manager",
     "SkillManager": "lightagent.skills.manager",
@@ -212,7 +198,7 @@ _EXPORTS: dict[str, str | tuple[str, str, str]] = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals(), plugins=True)
 
 # Type checkers read these instead of the lazy ``__getattr__`` (which they see as ``Any``), so
 # ``LightAgent.run``'s overloads reach user code. Only they evaluate the block (mypy and

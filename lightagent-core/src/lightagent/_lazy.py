@@ -1,44 +1,63 @@
 """Lazy package exports: each public name is imported from its module on first access.
 
-An export is ``"module"`` (the module ships with this distribution) or
-``("module", "distribution", "extra")``: the name lives in another distribution, which
-``pip install 'lightagent-core[extra]'`` installs. Using such a name without it raises
+The kernel's own names are a table (name -> module). A name another distribution provides
+comes from that distribution's ``lightagent.exports`` entry points (``LightSwarm =
+"some_package:LightSwarm"``), read once, on the first name the table does not hold. A name
+of the seeds that nothing installed provides raises
 :class:`~lightagent.errors.MissingExtraError` (``LA-MISSING-EXTRA``, also an
-``ImportError``) naming that line (:func:`lightagent.extras.import_extra`).
+``ImportError``) naming the ``pip install`` line (:mod:`lightagent.vocabulary`).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from typing import cast
+from typing import Any, cast
 
-from lightagent.extras import import_extra
+__all__ = ["EXPORTS_GROUP", "lazy_exports", "plugin_exports", "plugin_name"]
 
-__all__ = ["Export", "lazy_exports"]
+#: The entry-point group through which a distribution exports names from ``lightagent``.
+EXPORTS_GROUP = "lightagent.exports"
 
-#: ``"module"`` or ``("module", "distribution", "extra")``.
-Export = str | tuple[str, str, str]
+_plugin_exports: dict[str, str] | None = None
+
+
+def plugin_exports() -> dict[str, str]:
+    """Name -> ``"module:attribute"`` of every installed ``lightagent.exports`` entry point."""
+    global _plugin_exports
+    if _plugin_exports is None:
+        from importlib.metadata import entry_points
+
+        found: dict[str, str] = {}
+        for ep in entry_points(group=EXPORTS_GROUP):
+            found.setdefault(ep.name, ep.value)
+        _plugin_exports = found
+    return _plugin_exports
 
 
 def lazy_exports(
-    package: str, exports: Mapping[str, Export], namespace: dict[str, object]
+    package: str,
+    exports: Mapping[str, str],
+    namespace: dict[str, object],
+    *,
+    plugins: bool = False,
 ) -> tuple:
-    """Module-level ``__getattr__`` and ``__dir__`` serving ``exports`` (name -> export).
+    """Module-level ``__getattr__`` and ``__dir__`` serving ``exports`` (name -> module).
 
     Use as ``__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())``; a
-    loaded name is cached in ``namespace`` so the lookup happens once.
+    loaded name is cached in ``namespace`` so the lookup happens once. With ``plugins``
+    (the top-level package only) a name the table lacks is looked up among the plugins'
+    exports.
     """
 
     def __getattr__(name: str) -> object:
         where = exports.get(name)
-        if where is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        if isinstance(where, str):
+        if where is not None:
             value = getattr(importlib.import_module(where), name)
+        elif not plugins or name.startswith("__"):
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
         else:
-            module, distribution, extra = where
-            value = getattr(import_extra(module, distribution, extra, f"{package}.{name}"), name)
+            value = _from_plugin(package, name)
         namespace[name] = value
         return value
 
@@ -46,3 +65,32 @@ def lazy_exports(
         return list(cast("Iterable[str]", namespace.get("__all__", exports)))
 
     return __getattr__, __dir__
+
+
+def plugin_name(name: str, what: str | None = None) -> Any:
+    """The object a distribution exports as ``name``; ``LA-MISSING-EXTRA`` (saying it is
+    needed by ``what``) when the distribution of that seeds name is not installed."""
+    return _from_plugin("lightagent", name, what)
+
+
+def _from_plugin(package: str, name: str, what: str | None = None) -> Any:
+    ref = plugin_exports().get(name)
+    if ref is not None:
+        module, _, attr = ref.partition(":")
+        try:
+            value: Any = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module.split(".", 1)[0]:
+                raise
+            pass  # its metadata outlived the package: as good as not installed
+        else:
+            for part in attr.split(".") if attr else ():
+                value = getattr(value, part)
+            return value
+    from lightagent.extras import missing_extra
+    from lightagent.vocabulary import EXPORTS, distribution
+
+    extra = EXPORTS.get(name)
+    if extra is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    raise missing_extra(what or f"{package}.{name}", distribution(extra), extra)

@@ -118,8 +118,13 @@ class LightAgent(
         sandbox: Any = None,
         **unknown: Any,
     ) -> None:
-        if unknown:  # the "not in this version" table, then a typo is a typed error naming it
+        claimed: dict[str, dict[str, Any]] = {}
+        if unknown:  # an installed capability's keywords; then a typo is a typed error naming it
             unknown = check_unavailable(unknown)
+            if unknown:
+                from lightagent.extensions import claim
+
+                claimed, unknown = claim(unknown, "keywords")
             if unknown:
                 refuse_unknown("LightAgent()", unknown, [*_init_parameters(), *UNAVAILABLE])
         if model is not None and not isinstance(model, (str, tuple, dict)) and not is_model(model):
@@ -226,6 +231,43 @@ class LightAgent(
             sandbox,
             enable_unsafe_python,
         )
+        #: Each capability's part of this agent (``lightagent.extensions``), by extension name.
+        self._parts: dict[str, Any] = {}
+        if claimed:
+            from lightagent.extensions import agent_extensions
+
+            extensions = agent_extensions()
+            for ext_name, values in claimed.items():
+                self._parts[ext_name] = extensions[ext_name].configure(self, values)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only names the class lacks get here: a capability's methods and properties.
+        if name.startswith("_"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        from lightagent.extensions import attribute_owner
+
+        extension = attribute_owner(name)
+        if extension is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return extension.attribute(self, self.extension_part(extension.name), name)
+
+    def extension_part(self, name: str) -> Any:
+        """The part of installed extension ``name`` on this agent (configured on first use)."""
+        parts = self._parts
+        if name not in parts:
+            from lightagent.extensions import agent_extensions
+
+            extension = agent_extensions().get(name)
+            if extension is None:
+                raise ConfigurationError(
+                    "LA-CONFIG",
+                    f"no installed capability registers the agent extension {name!r}",
+                    hint="`lightagent plugins` lists what is installed.",
+                )
+            part = extension.configure(self, {})  # outside the lock: it may use the agent's
+            with self._lock:
+                return parts.setdefault(name, part)
+        return parts[name]
 
     # -- configuration seams ----------------------------------------------------------
     @property
@@ -467,6 +509,10 @@ class LightAgent(
             swarm, keywords = _swarm_call(opts)
             keywords.pop("stream", None)
             return cast("AsyncIterator[Any]", swarm.astream(self, query, **keywords))
+        if opts.extensions:
+            out = _delegate(self, query, opts, "astream")
+            if out is not NotImplemented:
+                return cast("AsyncIterator[Any]", out)
         if not opts.stream:
             opts = opts.replace(stream=True)
         spec = build_spec(self, query, opts)
@@ -516,6 +562,10 @@ class LightAgent(
         if options is not None and options.light_swarm is not None and initial_messages is None:
             swarm, keywords = _swarm_call(options)
             return swarm.run(self, query, **keywords)
+        if options is not None and options.extensions and initial_messages is None:
+            out = _delegate(self, query, options, "run")
+            if out is not NotImplemented:
+                return out
         spec = build_spec(
             self,
             query,
@@ -547,6 +597,10 @@ class LightAgent(
         if options is not None and options.light_swarm is not None and initial_messages is None:
             swarm, keywords = _swarm_call(options)
             return await swarm.arun(self, query, **keywords)
+        if options is not None and options.extensions and initial_messages is None:
+            out = _delegate(self, query, options, "arun")
+            if out is not NotImplemented:
+                return await out
         spec = build_spec(
             self,
             query,
@@ -637,6 +691,21 @@ def _swarm_call(opts: RunOptions) -> tuple[Any, dict[str, Any]]:
 
     keywords = opts.to_dict()
     return as_swarm(keywords.pop("light_swarm")), keywords
+
+
+def _delegate(agent: LightAgent, query: Any, opts: RunOptions, mode: str) -> Any:
+    """What the first extension that takes this run over returns (``NotImplemented``: none).
+
+    With ``mode="arun"`` that is an awaitable.
+    """
+    from lightagent.extensions import agent_extensions
+
+    for extension in agent_extensions().values():
+        if any(name in opts.extensions for name in extension.run_options):  # type: ignore[operator]
+            out = extension.delegate(agent, query, opts, mode)
+            if out is not NotImplemented:
+                return out
+    return NotImplemented
 
 
 def _names_provider(item: Any) -> bool:

@@ -188,10 +188,9 @@ def compat_observers(
     ``log_file=`` / ``debug=`` (the agent's log)."""
     out: list[Any] = []
     if tracetools is not None:
-        from lightagent.extras import import_extra
+        from lightagent._lazy import plugin_name
 
-        otel = import_extra("lightagent_otel", "lightagent-otel", "otel", "tracetools=")
-        observer = otel.tracetools_observer(tracetools)
+        observer = plugin_name("tracetools_observer", "tracetools=")(tracetools)
         if observer is not None:
             out.append(observer)
     if log_file or debug:

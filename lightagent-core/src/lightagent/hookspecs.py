@@ -108,6 +108,12 @@ def register_exporters(register: Register) -> None:
 
 
 @hookspec
+def register_agent_extensions(register: Register) -> None:
+    """Register :class:`lightagent.extensions.AgentExtension` objects: a capability's
+    ``LightAgent`` keywords, run options and agent attributes, and what it adds to each run."""
+
+
+@hookspec
 def register_commands(cli: Any) -> None:
     """Add subcommands to the ``lightagent`` command: ``cli.add_command(name, handler, ...)``."""
 
@@ -128,6 +134,7 @@ REGISTER_HOOKS: dict[str, str] = {
     "guardrail": "register_guardrails",
     "hook": "register_hooks",
     "exporter": "register_exporters",
+    "agent_extension": "register_agent_extensions",
 }
 
 #: Hooks that moved out of the kernel in 0.2: hook -> (registry kind, distributions that own

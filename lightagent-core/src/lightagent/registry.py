@@ -26,6 +26,7 @@ KINDS = (
     "guardrail",
     "hook",
     "exporter",
+    "agent_extension",
 )
 #: Scopes in rising precedence: an agent-scope provider shadows a session one, which shadows runtime.
 SCOPES = ("runtime", "session", "agent")

@@ -28,16 +28,32 @@ def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 HIDE_KIT = "import sys; sys.modules['lightagent_contracts'] = None\n"
 
 
-def test_every_foreign_export_names_an_extra_of_the_core():
+def test_every_seeds_name_of_a_distribution_names_an_extra_of_the_core():
+    from importlib.metadata import entry_points
+
+    from lightagent import vocabulary
+
     extras = tomllib.loads((CORE / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
-    foreign = {k: v for k, v in lightagent._EXPORTS.items() if not isinstance(v, str)}
-    assert foreign, "the table has no foreign rows to check"
-    for name, (module, distribution, extra) in foreign.items():
-        assert extra in extras, f"{name}: lightagent-core has no [{extra}] extra"
-        assert any(req.startswith(distribution) for req in extras[extra]), (name, extras[extra])
-        assert module.split(".")[0] == distribution.replace("-", "_"), name
+    exported = {ep.name: ep for ep in entry_points(group="lightagent.exports")}
+    tables = [vocabulary.EXPORTS, vocabulary.ATTRIBUTES]
+    tables += [
+        {k: v[0] for k, v in t.items()} for t in (vocabulary.KEYWORDS, vocabulary.RUN_OPTIONS)
+    ]
+    assert vocabulary.EXPORTS, "the table has no rows to check"
+    for table in tables:
+        for name, extra in table.items():
+            assert extra in extras, f"{name}: lightagent-core has no [{extra}] extra"
+            dist = vocabulary.distribution(extra)
+            assert any(req.startswith(dist) for req in extras[extra]), (name, extras[extra])
+    for name, extra in vocabulary.EXPORTS.items():  # every distribution is installed here
+        assert name in exported, f"{name}: no lightagent.exports entry point provides it"
+        assert exported[name].dist.name == vocabulary.distribution(extra), name
+
+
+def test_the_kernel_exports_only_its_own_modules():
+    assert all(where.startswith("lightagent.") for where in lightagent._EXPORTS.values())
 
 
 def test_a_name_of_a_missing_distribution_is_a_typed_import_error():

@@ -50,6 +50,9 @@ def _sources() -> list[tuple[str, str | None, str]]:
     return out
 
 
+from lightagent._lazy import plugin_exports  # noqa: E402
+
+
 def _public(module: str, name: str) -> str | None:
     """None when ``name`` is public in ``module``, else why not."""
     if any(part.startswith("_") for part in module.split(".")):
@@ -62,6 +65,8 @@ def _public(module: str, name: str) -> str | None:
     if exported is None:
         return f"{module} has no __all__"
     if name != "*" and name not in exported:
+        if module == "lightagent" and name in plugin_exports():
+            return None  # a distribution's name, exported from lightagent by entry point
         if not name.startswith("_") and importlib.util.find_spec(f"{module}.{name}"):
             return None  # a public submodule (``from lightagent import hookspecs``)
         return f"{name} is not in {module}.__all__"

@@ -24,7 +24,6 @@ from lightagent.control.specs import CapabilityRisk, CapabilitySpec
 from lightagent.control.stream import OutputScreen
 from lightagent.deciders import Decider, adecide, decide
 from lightagent.errors import ConfigurationError, LightAgentError
-from lightagent.extras import import_extra
 from lightagent.hooks import HookContext, HookDecision, HookManager
 from lightagent.interceptors import PhaseOutcome
 from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest, policy_steps
@@ -389,8 +388,9 @@ def _guardrails(**stages: list[Any]) -> GuardrailRunner:
     if not any(stages.values()):
         return _NoGuardrails()
     given = ", ".join(f"{name}=" for name, value in stages.items() if value)
-    module = import_extra("lightagent_guardrails", "lightagent-guardrails", "guardrails", given)
-    return module.GuardrailManager(**stages)  # type: ignore[no-any-return]
+    from lightagent._lazy import plugin_name
+
+    return plugin_name("GuardrailManager", given)(**stages)  # type: ignore[no-any-return]
 
 
 def _named(items: Iterable[Any] | None, kind: str) -> list[Any]:

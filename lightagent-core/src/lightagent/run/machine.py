@@ -82,6 +82,7 @@ def run_machine(spec: RunSpec) -> Machine:
     budget = spec.budget
     session = spec.binding is not None and bool(ctx.session_id)
     token = ctx.cancellation
+    steps = spec.steps  # the capabilities' parts in this run (usually none)
     try:
         # Inside the try: a session that refuses this run (owner, store down) ends it typed.
         if active:
@@ -149,6 +150,8 @@ def run_machine(spec: RunSpec) -> Machine:
         if toolsets is not None:
             yield from _toolset_view(spec, ctx, True)
         tools, tool_choice, response_format = _select_tools(spec, ctx, query, messages, active)
+        for step in steps:
+            yield from step.start(spec, st, history, messages, tools)
         if spec.thought is not None and spec.initial_messages is None and query is not None:
             st.stage = "thought"
             yield from spec.thought.plan(spec, st, query, messages, tools)
@@ -160,9 +163,13 @@ def run_machine(spec: RunSpec) -> Machine:
                 st.rounds += 1
                 st.stage = "tool_execution"
                 budget_check_tools(spec, len(pending))
+                for step in steps:
+                    step.before_tools(spec, st, pending)
                 yield from tool_round(spec, st, pending, messages, positions, spec.call_keys)
                 budget_settle(spec, "tool_execution", tool_calls=len(pending))
                 progress_after_round(spec, pending, messages)
+                for step in steps:
+                    step.after_tools(spec, st, pending, messages)
 
         structured_repairs = 0
         first_request = True
@@ -180,6 +187,8 @@ def run_machine(spec: RunSpec) -> Machine:
                 yield from inbox_inject(spec, st, messages)
             if spec.context_budget is not None:
                 yield from fit_context(spec, st, messages, tools)
+            for step in steps:
+                yield from step.before_request(spec, st, messages, tools)
             request = ModelRequest(
                 messages=list(messages),
                 tools=tools,
@@ -202,6 +211,8 @@ def run_machine(spec: RunSpec) -> Machine:
                 break
             # the request as it will go out: refused here, nothing of it is committed
             estimate = budget_check_model(spec, request, st.inbox) if budget is not None else None
+            for step in steps:
+                step.request(spec, st, request)
             st.model_requests += 1
             if active:
                 ctx.emit(
@@ -241,6 +252,8 @@ def run_machine(spec: RunSpec) -> Machine:
                 st.usage = response.usage if st.usage is None else st.usage + response.usage
             if budget is not None:
                 budget_settle(spec, "model_response", estimate=estimate, usage=response.usage)
+            for step in steps:
+                step.response(spec, st, request, response)
             calls = response.tool_calls
             if calls:
                 unique_call_ids(response)
@@ -282,6 +295,8 @@ def run_machine(spec: RunSpec) -> Machine:
             if calls and spec.handoff is not None:
                 if (yield from take_handoff(spec, st, calls, assistant, messages, query)):
                     break
+            if calls and steps and (yield from _calls(spec, st, calls, assistant, messages)):
+                break
             if calls:
                 st.stage = "tool_execution"
                 if st.rounds >= spec.max_tool_iterations:
@@ -293,6 +308,8 @@ def run_machine(spec: RunSpec) -> Machine:
                     )
                 if budget is not None:
                     budget_check_tools(spec, len(calls))
+                for step in steps:
+                    step.before_tools(spec, st, calls)
                 st.rounds += 1
                 messages.append(assistant)
                 positions = {}
@@ -304,6 +321,8 @@ def run_machine(spec: RunSpec) -> Machine:
                     budget_settle(spec, "tool_execution", tool_calls=len(calls))
                 if spec.progress is not None:
                     progress_after_round(spec, calls, messages)
+                for step in steps:
+                    step.after_tools(spec, st, calls, messages)
                 continue
 
             text = response.content or ""
@@ -354,6 +373,9 @@ def run_machine(spec: RunSpec) -> Machine:
         if st.handoff is None and session:
             st.stage = "goals"
             goal_outcomes = yield from check_goals(spec, goals, content)
+        if st.handoff is None:
+            for step in steps:
+                yield from step.finish(spec, st, content)
         st.stage = None
     except LightAgentError as exc:
         error = exc
@@ -394,6 +416,9 @@ def run_machine(spec: RunSpec) -> Machine:
     if budget is not None:
         budget_settle_time(spec)
     usage = st.usage.to_dict() if st.usage is not None else None
+    end_data: dict[str, Any] = {}
+    for step in steps:
+        step.end(spec, st, end_data)
     if active:
         end: dict[str, Any] = {
             "success": error is None,
@@ -405,6 +430,7 @@ def run_machine(spec: RunSpec) -> Machine:
         }
         if goal_outcomes:
             end["goals"] = goal_outcomes
+        end.update(end_data)
         if error is not None:
             end["error"] = error.to_dict()
             end["stage"] = st.stage
@@ -424,6 +450,20 @@ def run_machine(spec: RunSpec) -> Machine:
         messages=messages,
         handoffs=[st.handoff.to_dict()] if st.handoff is not None else [],
     )
+
+
+def _calls(
+    spec: RunSpec,
+    st: RunState,
+    calls: list[Any],
+    assistant: dict[str, Any],
+    messages: list[dict[str, Any]],
+) -> Generator[Any, Any, bool]:
+    """Whether a capability's step ended the run on the model's ``calls`` (handed it on)."""
+    for step in spec.steps:
+        if (yield from step.calls(spec, st, calls, assistant, messages)):
+            return True
+    return False
 
 
 def _arrival(spec: RunSpec) -> dict[str, Any]:

@@ -94,6 +94,9 @@ def build_spec(
         toolsets = None
     own_layers = getattr(agent, "_run_toolsets", None)
     layers = (*(own_layers(use_skills) if own_layers is not None else ()), *toolset_layers)
+    parts = [p for p in agent._parts.values() if p is not None] if agent._parts else ()
+    for part in parts:
+        layers = (*layers, *part.toolsets(opts))
     if layers:
         from lightagent.toolsets.stack import ToolsetStack
 
@@ -175,12 +178,16 @@ def build_spec(
 
         output = output_spec(opts.output_schema, model)
 
-    return RunSpec(
+    system_prompt = _system_prompt(agent, use_skills)
+    for part in parts:
+        system_prompt = part.system_prompt(system_prompt, opts)
+
+    spec = RunSpec(
         ctx=ctx,
         model=model,
         registry=registry if len(registry) else None,
         dispatcher=dispatcher,
-        system_prompt=_system_prompt(agent, use_skills),
+        system_prompt=system_prompt,
         query=query,
         history=history,
         initial_messages=list(initial_messages) if initial_messages is not None else None,
@@ -211,6 +218,10 @@ def build_spec(
         context_budget=getattr(agent, "context_budget", None),
         context_compactor=getattr(agent, "context_compactor", None),
     )
+    if parts:
+        steps = [step for step in (p.run_step(spec, opts) for p in parts) if step is not None]
+        spec.steps = tuple(steps)
+    return spec
 
 
 def _system_prompt(agent: Any, use_skills: bool) -> str | None:

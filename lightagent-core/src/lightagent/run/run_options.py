@@ -58,6 +58,9 @@ class RunOptions:
     budget_limits: Any = None
     #: Repeated-call / no-progress detection for this run (``ProgressPolicy``; overrides the agent's).
     progress_policy: Any = None
+    #: Options an installed capability claims (``lightagent.extensions``): name -> value.
+    #: Given as keywords they land here (``run(q, light_swarm=swarm)``).
+    extensions: Mapping[str, Any] | None = None
 
     @classmethod
     def of(
@@ -84,18 +87,31 @@ class RunOptions:
             unknown = set(overrides or ()) - set(RUN_OPTION_NAMES)
             if not unknown:
                 raise
+        # names the dataclass lacks: an installed capability's options, else a typo
+        from lightagent.extensions import claim
+
+        assert overrides is not None
+        claimed, rest = claim({k: overrides[k] for k in unknown}, "run_options")
+        if rest:
             from lightagent.run.options import refuse_unknown
 
-            refuse_unknown(where, unknown, RUN_OPTION_NAMES)
-            raise  # pragma: no cover - refuse_unknown always raises
+            refuse_unknown(where, rest, RUN_OPTION_NAMES)
+        known = {k: v for k, v in overrides.items() if k not in unknown}
+        base = options if options is not None else cls()
+        extensions = dict(base.extensions or {})
+        for values in claimed.values():
+            extensions.update(values)
+        return dataclasses.replace(base, **known, extensions=extensions or None)
 
     def replace(self, **changes: Any) -> RunOptions:
         """A copy with ``changes`` (unknown names are ``LA-CONFIG``)."""
         return RunOptions.of(self, changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every option and its value."""
-        return {name: getattr(self, name) for name in RUN_OPTION_NAMES}
+        """Every option and its value (a capability's options as keywords of their own)."""
+        out = {name: getattr(self, name) for name in RUN_OPTION_NAMES if name != "extensions"}
+        out.update(self.extensions or {})
+        return out
 
 
 #: The option names, in declaration order.

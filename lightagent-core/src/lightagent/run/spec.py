@@ -75,3 +75,7 @@ class RunSpec:
     goal_checks: Any = None
     #: Called with the ``RunResult`` when a streamed run ends (the agent's ``get_history``).
     on_result: Any = None
+    #: The capabilities' steps in this run (``lightagent.extensions.RunStep``), in order.
+    steps: tuple[Any, ...] = ()
+    #: Each capability's own state for this run, by extension name (its typed slot).
+    extensions: dict[str, Any] = field(default_factory=dict)
