@@ -49,6 +49,13 @@ def main(wheelhouse: str) -> int:
         "lightagent_guardrails",
         "lightagent_otel",
         "lightagent_serve",
+        "lightagent_thought",
+        "lightagent_devtools",
+        "lightagent_swarm",
+        "lightagent_runtime",
+        "lightagent_memory",
+        "lightagent_skills",
+        "lightagent_review",
         "lightagent_contracts",
     }
     if missing := expected - names:

@@ -41,6 +41,13 @@ DISTRIBUTIONS: dict[str, str] = {
     "lightagent-guardrails": "lightagent_guardrails",
     "lightagent-otel": "lightagent_otel",
     "lightagent-serve": "lightagent_serve",
+    "lightagent-thought": "lightagent_thought",
+    "lightagent-devtools": "lightagent_devtools",
+    "lightagent-swarm": "lightagent_swarm",
+    "lightagent-runtime": "lightagent_runtime",
+    "lightagent-memory": "lightagent_memory",
+    "lightagent-skills": "lightagent_skills",
+    "lightagent-review": "lightagent_review",
     "lightagent-contracts": "lightagent_contracts",
 }
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"

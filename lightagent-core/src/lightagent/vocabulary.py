@@ -25,6 +25,13 @@ DISTRIBUTIONS: dict[str, str] = {
     "otel": "lightagent-otel",
     "serve": "lightagent-serve",
     "contracts": "lightagent-contracts",
+    "thought": "lightagent-thought",
+    "devtools": "lightagent-devtools",
+    "swarm": "lightagent-swarm",
+    "runtime": "lightagent-runtime",
+    "memory": "lightagent-memory",
+    "skills": "lightagent-skills",
+    "review": "lightagent-review",
 }
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left

@@ -1,0 +1,3 @@
+"""The lightagent plugin of lightagent-devtools."""
+
+from __future__ import annotations

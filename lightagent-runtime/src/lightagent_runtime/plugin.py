@@ -1,0 +1,3 @@
+"""The lightagent plugin of lightagent-runtime."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""The lightagent plugin of lightagent-skills."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""The lightagent plugin of lightagent-thought."""
+
+from __future__ import annotations
