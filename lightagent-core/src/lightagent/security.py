@@ -11,7 +11,8 @@
   approval token → policy → audit event. A denial raises a typed
   :class:`~lightagent.errors.PolicyError` (approval problems: ``ApprovalError``).
 * :class:`ApprovalToken` — HMAC-signed, bound, expiring, single-use (see
-  :mod:`lightagent.control.tokens`).
+  :mod:`lightagent.control.tokens`); its uses are recorded in a :class:`TokenLedger`
+  (:class:`InMemoryTokenLedger` here, lightagent-review's ``SqlTokenLedger`` across processes).
 
 This module only gathers them; they live in :mod:`lightagent.control` (the control
 plane imports from there, never from here).
@@ -29,7 +30,6 @@ from lightagent.control.tokens import (
     APPROVAL_KEY_ENV,
     ApprovalToken,
     InMemoryTokenLedger,
-    SqlTokenLedger,
     TokenLedger,
     default_ledger,
     resolve_approval_key,
@@ -44,7 +44,6 @@ __all__ = [
     "InMemoryTokenLedger",
     "PermissionSet",
     "SecurityContext",
-    "SqlTokenLedger",
     "TokenLedger",
     "canonical_digest",
     "default_ledger",

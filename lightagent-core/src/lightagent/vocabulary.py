@@ -57,6 +57,17 @@ EXPORTS: dict[str, str] = {
     "LightAgentInstrumentor": "otel",
     "tracetools_observer": "otel",
     "validate_connector": "contracts",
+    "HumanApprovalHook": "review",
+    "ApprovalRequest": "review",
+    "ApprovalDecision": "review",
+    "InMemoryReviewStore": "review",
+    "JsonReviewStore": "review",
+    "SqlReviewStore": "review",
+    "HumanFeedback": "review",
+    "record_feedback": "review",
+    "PolicyEngine": "review",
+    "PolicyHook": "review",
+    "SqlTokenLedger": "review",
 }
 
 

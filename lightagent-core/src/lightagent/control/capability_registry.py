@@ -39,7 +39,7 @@ class CapabilityRegistry:
         self.policy_engine = policy_engine
         self.audit = audit
         self._gate = gate
-        #: Answers ``requires_approval`` without a token (HumanApprovalHook, review store or reviewer).
+        #: Answers ``requires_approval`` without a token (an approver such as HumanApprovalHook, a review store or a reviewer).
         self.approval = approval
         self._approver: Any = None
         self._registrations: list[Registration] = []
@@ -343,9 +343,9 @@ class CapabilityRegistry:
         if self.approval is not None and getattr(gate, "approval", None) is None:
             # A gate passed in without its own approval path uses the registry's.
             if self._approver is None:
-                from lightagent.review.hook import approval_hook
+                from lightagent.control.approval import approver
 
-                self._approver = approval_hook(self.approval)
+                self._approver = approver(self.approval)
             approver = self._approver
         options: dict[str, Any] = {"approval_token": approval_token, "approval_id": approval_id}
         options.update(resource=resource, scoped=scoped, approver=approver)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from lightagent.control.approval import approver as approval_path
 from lightagent.control.specs import CapabilitySpec
 from lightagent.control.tokens import (
     ApprovalToken,
@@ -26,7 +27,6 @@ from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ApprovalError, ConfigurationError, LightAgentError, PolicyError
 from lightagent.hooks.types import HookContext, HookDecision
 from lightagent.policy import PolicyDecision, PolicyRequest, policy_steps
-from lightagent.review.hook import approval_hook
 
 __all__ = ["CAPABILITY_APPROVAL_ACTION", "CapabilityGate"]
 
@@ -38,8 +38,8 @@ class CapabilityGate:
 
     ``audit`` is a callable ``audit(type, data)`` (``RunContext.emit`` fits); without it
     decisions go to the ``lightagent.audit`` logger. Events carry digests, never argument values.
-    ``approval`` (a :class:`~lightagent.review.HumanApprovalHook`, a review store or a
-    reviewer callable) answers approvals that arrive without an :class:`ApprovalToken`;
+    ``approval`` (an :class:`~lightagent.control.approval.Approver` such as
+    lightagent-review's ``HumanApprovalHook``, a review store or a reviewer callable) answers approvals that arrive without an :class:`ApprovalToken`;
     without it such a call is refused with ``LA-APPROVAL`` (fail closed).
     """
 
@@ -60,7 +60,7 @@ class CapabilityGate:
         self.audit = audit
         self.ledger = ledger if ledger is not None else default_ledger()
         self._key = key
-        self.approval = approval_hook(approval)
+        self.approval = approval_path(approval)
 
     # -- the decision path (written once; authorize and authorize_sync drive it) --------
     def _precheck(

@@ -20,15 +20,15 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Protocol
 
+from lightagent.control.approval import approver as approval_path
+from lightagent.control.approval import argument_digest
 from lightagent.control.specs import CapabilityRisk, CapabilitySpec
 from lightagent.control.stream import OutputScreen
 from lightagent.deciders import Decider, adecide, decide
 from lightagent.errors import ConfigurationError, LightAgentError
 from lightagent.hooks import HookContext, HookDecision, HookManager
 from lightagent.interceptors import PhaseOutcome
-from lightagent.policy import PolicyDecision, PolicyEngine, PolicyRequest, policy_steps
-from lightagent.review.hook import approval_hook
-from lightagent.review.models import argument_digest
+from lightagent.policy import PolicyDecision, PolicyRequest, policy_steps
 
 __all__ = ["ControlInterceptor", "GuardrailRunner", "build_interceptor"]
 
@@ -70,12 +70,14 @@ class ControlInterceptor:
             tool_guardrails=_named(tool_guardrails, "guardrail"),
             output_guardrails=_named(output_guardrails, "guardrail"),
         )
-        if policy_engine is not None and not isinstance(policy_engine, PolicyEngine):
+        if policy_engine is not None:
+            # An engine (steps/evaluate) as it is; policies (a callable or a list) go into
+            # lightagent-review's PolicyEngine.
             if callable(policy_engine) or isinstance(policy_engine, (list, tuple)):
                 policies = (
                     policy_engine if isinstance(policy_engine, (list, tuple)) else [policy_engine]
                 )
-                policy_engine = PolicyEngine(policies)
+                policy_engine = _policy_engine(policies)
             elif not callable(getattr(policy_engine, "evaluate", None)):
                 raise ConfigurationError(
                     "LA-CONFIG",
@@ -85,7 +87,7 @@ class ControlInterceptor:
             policy_engine = getattr(capability_registry, "policy_engine", None)
         self.policy_engine = policy_engine
         self.capability_registry = capability_registry
-        self.approval = approval_hook(approval)
+        self.approval = approval_path(approval)
         self.security_context = security_context
         self._states: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
         self._states_lock = threading.Lock()
@@ -391,6 +393,13 @@ def _guardrails(**stages: list[Any]) -> GuardrailRunner:
     from lightagent._lazy import plugin_name
 
     return plugin_name("GuardrailManager", given)(**stages)  # type: ignore[no-any-return]
+
+
+def _policy_engine(policies: list[Any]) -> Any:
+    """lightagent-review's ``PolicyEngine`` over ``policies`` (``LA-MISSING-EXTRA`` without it)."""
+    from lightagent._lazy import plugin_name
+
+    return plugin_name("PolicyEngine", "policy_engine= (policies)")(policies)
 
 
 def _named(items: Iterable[Any] | None, kind: str) -> list[Any]:

@@ -4,8 +4,8 @@ A token binds an operation (capability name), the SHA-256 digest of its canonica
 arguments, the tenant, project, run, task, attempt and resource it was issued for. It is
 signed with HMAC-SHA256 under a key from configuration (``LIGHTAGENT_APPROVAL_KEY`` or
 ``key=``); without a key nothing is issued. Its single use is recorded in a
-:class:`TokenLedger`: the in-memory ledger serves one process, :class:`SqlTokenLedger`
-(SQLite file or PostgreSQL) makes a second use impossible across processes.
+:class:`TokenLedger`: the in-memory ledger serves one process; lightagent-review's
+``SqlTokenLedger`` (SQLite file or PostgreSQL) makes a second use impossible across processes.
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from lightagent.digest import canonical_digest
-from lightagent.errors import ApprovalError, ConfigurationError, StorageError
+from lightagent.errors import ApprovalError, ConfigurationError
 
 __all__ = [
     "APPROVAL_KEY_ENV",
     "APPROVAL_TOKEN_SCHEMA_VERSION",
     "ApprovalToken",
     "InMemoryTokenLedger",
-    "SqlTokenLedger",
     "TokenLedger",
     "canonical_digest",
     "default_ledger",
@@ -70,7 +69,7 @@ class TokenLedger(Protocol):
 
 
 class InMemoryTokenLedger:
-    """A process-local ledger (thread-safe). Use :class:`SqlTokenLedger` across processes."""
+    """A process-local ledger (thread-safe). Use lightagent-review's ``SqlTokenLedger`` across processes."""
 
     def __init__(self) -> None:
         self._used: dict[str, float] = {}
@@ -99,76 +98,6 @@ _DEFAULT_LEDGER = InMemoryTokenLedger()
 def default_ledger() -> InMemoryTokenLedger:
     """The process-wide in-memory ledger gates use when none is given."""
     return _DEFAULT_LEDGER
-
-
-class SqlTokenLedger:
-    """A durable ledger in a SQL table (SQLAlchemy URL: ``sqlite:///file`` or ``postgresql+psycopg://…``).
-
-    The token id is the primary key, so two processes can never both consume one token.
-    """
-
-    def __init__(self, url: Any, *, table: str = "la_approval_token_uses") -> None:
-        from lightagent.extras import require
-
-        sa = require("sqlalchemy", "sql", "SqlTokenLedger")
-        if isinstance(url, str):
-            if url.startswith("sqlite:///") and ":memory:" not in url:
-                self.engine = sa.create_engine(url, connect_args={"timeout": 30})
-            else:
-                self.engine = sa.create_engine(url, pool_pre_ping=True)
-        else:
-            self.engine = url
-        self._meta = sa.MetaData()
-        self.table = sa.Table(
-            table,
-            self._meta,
-            sa.Column("token_id", sa.String(128), primary_key=True),
-            sa.Column("operation", sa.String(256), nullable=False, default=""),
-            sa.Column("run_id", sa.String(256), nullable=True),
-            sa.Column("used_at", sa.Float, nullable=False),
-        )
-        try:
-            self._meta.create_all(self.engine)
-        except Exception as exc:
-            raise StorageError(
-                "LA-STORAGE-UNAVAILABLE", f"cannot prepare the token ledger: {type(exc).__name__}"
-            ) from exc
-
-    def consume(self, token_id: str, *, operation: str = "", run_id: str | None = None) -> None:
-        """Insert the use; the primary key turns a second use into ``LA-APPROVAL-REPLAY``."""
-        import sqlalchemy as sa
-
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(
-                    self.table.insert().values(
-                        token_id=token_id, operation=operation, run_id=run_id, used_at=time.time()
-                    )
-                )
-        except sa.exc.IntegrityError:
-            raise ApprovalError(
-                "LA-APPROVAL-REPLAY",
-                "approval token already used",
-                details={"token_id": token_id, "operation": operation},
-            ) from None
-        except sa.exc.SQLAlchemyError as exc:
-            raise StorageError(
-                "LA-STORAGE", f"the token ledger failed: {type(exc).__name__}"
-            ) from exc
-
-    def is_used(self, token_id: str) -> bool:
-        """Whether the token was consumed (by any process)."""
-        import sqlalchemy as sa
-
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                sa.select(self.table.c.token_id).where(self.table.c.token_id == token_id)
-            ).first()
-        return row is not None
-
-    def close(self) -> None:
-        """Dispose of the connection pool."""
-        self.engine.dispose()
 
 
 _BOUND = ("tenant_id", "project_id", "run_id", "task_id", "attempt_id")

@@ -8,15 +8,15 @@ A hook is a callable ``hook(ctx)`` or an object with a method named after the ph
 later hooks; the first ``block``/``retry``/``fallback`` ends the chain.
 
 Plain hooks are failure-isolated: one that raises is recorded (and traced) and the chain
-goes on. Wrap security-relevant callbacks in :class:`PolicyHook`, which fails closed on an
-exception, an invalid result or a timeout.
+goes on. A hook marked ``fail_closed`` blocks instead; lightagent-review's ``PolicyHook``
+wraps security-relevant callbacks so they fail closed on an exception, an invalid result
+or a timeout.
 """
 
 from __future__ import annotations
 
 from lightagent.hooks import types as _types
 from lightagent.hooks.manager import HookManager
-from lightagent.hooks.policy_hook import PolicyHook
 from lightagent.hooks.types import *  # noqa: F403 - the hook types and phase names
 
-__all__ = [*_types.__all__, "HookManager", "PolicyHook"]
+__all__ = [*_types.__all__, "HookManager"]

@@ -9,15 +9,14 @@ from typing import Any
 
 from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ConfigurationError
-from lightagent.hooks.policy_hook import PolicyHook
 from lightagent.hooks.types import (
     ALL_PHASES,
     HookContext,
     HookDecision,
     _declares,
-    _target,
     hook_name,
     normalize_hook_result,
+    phase_target,
 )
 
 __all__ = ["HookManager"]
@@ -135,19 +134,16 @@ class HookManager:
             if decider is not None:
                 if not hook.applies(ctx.phase):
                     continue
-                if isinstance(hook, PolicyHook):  # fails closed on its own: never raises
-                    decision = yield from decider(fold.context())
-                else:
-                    try:
-                        decision = normalize_hook_result((yield from decider(fold.context())))
-                    except Exception as exc:
-                        stop = fold.failed(hook, exc)
-                        if stop is not None:
-                            return stop
-                        continue
+                try:  # a fail-closed decider (PolicyHook) never raises: it blocks itself
+                    decision = normalize_hook_result((yield from decider(fold.context())))
+                except Exception as exc:
+                    stop = fold.failed(hook, exc)
+                    if stop is not None:
+                        return stop
+                    continue
             else:
                 twin = _is_decider(hook)  # a sync __call__ and an async acall
-                fn = hook if twin else _target(hook, ctx.phase)
+                fn = hook if twin else phase_target(hook, ctx.phase)
                 if fn is None or (twin and not hook.applies(ctx.phase)):
                     continue
                 try:

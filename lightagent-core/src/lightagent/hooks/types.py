@@ -39,8 +39,10 @@ __all__ = [
     "TOOL_GUARDRAIL",
     "HookContext",
     "HookDecision",
+    "check_phases",
     "hook_name",
     "normalize_hook_result",
+    "phase_target",
 ]
 
 BEFORE_RUN = "before_run"
@@ -243,7 +245,8 @@ def hook_name(hook: Any) -> str:
     return str(getattr(hook, "__name__", None) or type(hook).__name__)
 
 
-def _target(hook: Any, phase: str) -> Callable[..., Any] | None:
+def phase_target(hook: Any, phase: str) -> Callable[..., Any] | None:
+    """What to call on ``hook`` at ``phase``: its method named after the phase, else the hook if callable."""
     method = getattr(hook, phase, None)
     if callable(method):
         return method
@@ -258,7 +261,8 @@ def _declares(hook: Any, phase: str) -> bool:
     return callable(getattr(hook, phase, None))
 
 
-def _check_phases(phases: Any, owner: str) -> frozenset[str] | None:
+def check_phases(phases: Any, owner: str) -> frozenset[str] | None:
+    """``phases`` as a frozenset of known phase names (None stays None); ``LA-HOOK-INVALID`` naming ``owner`` otherwise."""
     if phases is None:
         return None
     if isinstance(phases, str):

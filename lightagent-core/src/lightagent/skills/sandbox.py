@@ -120,9 +120,12 @@ async def arun_in_sandbox(
 
 def approval_hook(value: Any) -> Any:
     """``approval=`` as a ``HumanApprovalHook`` (a hook, a review store or a reviewer callable)."""
-    from lightagent.review.hook import HumanApprovalHook
+    if value is None:
+        return value
+    from lightagent._lazy import plugin_name
 
-    if value is None or isinstance(value, HumanApprovalHook):
+    HumanApprovalHook = plugin_name("HumanApprovalHook", "approval=")  # lightagent-review
+    if isinstance(value, HumanApprovalHook):
         return value
     if callable(getattr(value, "create_request", None)):
         return HumanApprovalHook(store=value, tools=())

@@ -75,8 +75,10 @@ def _request(user_input: str) -> Any:
 
 
 def _decision(reviewer: Any, review: Any, request_id: str | None) -> Any:
+    from lightagent._lazy import plugin_name
     from lightagent.bridge import resolve_sync
-    from lightagent.review.models import ApprovalDecision
+
+    ApprovalDecision = plugin_name("ApprovalDecision", "create_tool(reviewer=)")  # lightagent-review
 
     return ApprovalDecision.coerce(resolve_sync(reviewer(review)), request_id)
 
@@ -140,7 +142,7 @@ class ToolgenMethods:
     def _review_source(
         self, source: str, tools_directory: str | Path, reviewer: Any, store: Any
     ) -> Any:
-        from lightagent.review.models import ApprovalRequest
+        from lightagent._lazy import plugin_name
         from lightagent.toolgen.quarantine import GeneratedTool, ToolReview, digest, quarantine
         from lightagent.toolgen.scan import scan_source
 
@@ -164,6 +166,7 @@ class ToolgenMethods:
         name = report.signature.name
         request_id = None
         if store is not None:
+            ApprovalRequest = plugin_name("ApprovalRequest", "create_tool(store=)")  # lightagent-review
             request = ApprovalRequest(
                 action="create_tool",
                 action_name=f"create_tool:{name}",

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from lightagent.digest import canonical_digest
+from lightagent.control.approval import argument_digest
 from lightagent.errors import ConfigurationError
 
 __all__ = [
@@ -20,11 +20,6 @@ __all__ = [
 ]
 
 DECISION_ACTIONS = ("pending", "approve", "reject", "edit", "respond")
-
-
-def argument_digest(action_name: str | None, arguments: Any) -> str:
-    """The digest a decision is bound to: the action (tool) name and its canonical arguments."""
-    return canonical_digest({"action": action_name, "arguments": arguments})
 
 
 def _from_mapping(cls: Any, data: Mapping[str, Any]) -> Any:

@@ -1,4 +1,8 @@
-"""``PolicyHook``: a hook that fails closed on an exception, an invalid result or a timeout."""
+"""``PolicyHook``: a hook that fails closed on an exception, an invalid result or a timeout.
+
+The kernel's ``HookManager`` runs it like any hook with ``steps`` and ``applies``; it never
+raises, so its own failure handling (block, or continue when asked) is what decides.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +15,10 @@ from lightagent.errors import ConfigurationError
 from lightagent.hooks.types import (
     HookContext,
     HookDecision,
-    _check_phases,
-    _target,
+    check_phases,
     hook_name,
     normalize_hook_result,
+    phase_target,
 )
 
 __all__ = ["PolicyHook"]
@@ -43,7 +47,7 @@ class PolicyHook:
                 "LA-HOOK-INVALID",
                 f"PolicyHook needs a callable handler, got {type(self.handler).__name__}",
             )
-        object.__setattr__(self, "phases", _check_phases(self.phases, "PolicyHook"))
+        object.__setattr__(self, "phases", check_phases(self.phases, "PolicyHook"))
         if self.failure_mode not in ("block", "continue"):
             raise ConfigurationError(
                 "LA-HOOK-INVALID",
@@ -84,7 +88,7 @@ class PolicyHook:
         """The handler's decision as a decider (:mod:`lightagent.deciders`); never raises."""
         if not self.applies(ctx.phase):
             return HookDecision()
-        fn = _target(self.handler, ctx.phase)
+        fn = phase_target(self.handler, ctx.phase)
         try:
             if fn is None:
                 raise TypeError(f"policy hook {self.name} has no callable handler")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lightagent.errors import ApprovalError, ConfigurationError, StorageError
-from lightagent.review.models import ApprovalDecision, ApprovalRequest, HumanFeedback
+from lightagent_review.models import ApprovalDecision, ApprovalRequest, HumanFeedback
 
 __all__ = ["SqlReviewStore"]
 

@@ -17,14 +17,14 @@ from typing import Any
 from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ApprovalError, ConfigurationError
 from lightagent.hooks.types import HookContext, HookDecision
-from lightagent.review.models import (
+from lightagent_review.models import (
     ApprovalDecision,
     ApprovalRequest,
     HumanFeedback,
     argument_digest,
 )
 
-__all__ = ["HumanApprovalHook", "approval_hook", "record_feedback"]
+__all__ = ["HumanApprovalHook", "record_feedback"]
 
 _PHASES = frozenset({"before_tool_call", "on_handoff"})
 
@@ -69,7 +69,7 @@ class HumanApprovalHook:
         name: str = "human_approval",
     ) -> None:
         if store is None:
-            from lightagent.review.stores import InMemoryReviewStore
+            from lightagent_review.stores import InMemoryReviewStore
 
             store = InMemoryReviewStore()
         for method in ("create_request", "get_request", "resolve", "get_decision", "consume"):
@@ -281,28 +281,6 @@ class HumanApprovalHook:
             f"[LA-APPROVAL] {request.action_name} was rejected by the reviewer: {decision.reason or 'rejected'}",
             meta,
         )
-
-
-def approval_hook(approval: Any) -> HumanApprovalHook | None:
-    """The approval path for ``approval=``: a :class:`HumanApprovalHook`, ``True`` (a new
-    in-memory one), a review store, a reviewer callable, or None/False (none)."""
-    if approval is None or approval is False:
-        return None
-    if isinstance(approval, HumanApprovalHook):
-        return approval
-    # Built from True, a store or a reviewer, it answers only what policy, capabilities or
-    # screens require: no tool and no handoff needs it by itself.
-    only: tuple[str, ...] = ("before_tool_call",)
-    if approval is True:
-        return HumanApprovalHook(tools=(), phases=only)
-    if callable(getattr(approval, "create_request", None)):
-        return HumanApprovalHook(store=approval, tools=(), phases=only)
-    if callable(approval):
-        return HumanApprovalHook(reviewer=approval, tools=(), phases=only)
-    raise ConfigurationError(
-        "LA-CONFIG",
-        f"approval= must be a HumanApprovalHook, a review store or a reviewer callable, got {type(approval).__name__}",
-    )
 
 
 def record_feedback(run: Any, feedback: HumanFeedback, store: Any = None) -> dict[str, Any]:
