@@ -118,6 +118,7 @@ def test_a_fail_closed_hook_that_raises_blocks(recorder: Any) -> None:
 
 def test_core_policy_hook_and_hook_decision_are_honoured(recorder: Any) -> None:
     hooks_mod = pytest.importorskip("lightagent.hooks")
+    review = pytest.importorskip("lightagent_review")  # PolicyHook lives in lightagent-review
 
     def deny_b(ctx: Any) -> Any:
         if ctx.step_name == "b":
@@ -127,12 +128,12 @@ def test_core_policy_hook_and_hook_decision_are_honoured(recorder: Any) -> None:
     def crashes(ctx: Any) -> Any:
         raise RuntimeError("boom")
 
-    policy = hooks_mod.PolicyHook(deny_b, phases={"before_flow_step"})
+    policy = review.PolicyHook(deny_b, phases={"before_flow_step"})
     result = _two_steps(recorder, [policy]).run("q")
     assert dict(recorder.calls)["a"] == "rewritten"
     assert result.steps["b"].status == "failed" and "policy says no" in result.steps["b"].error
 
-    closed = hooks_mod.PolicyHook(crashes, phases={"before_flow_step"})
+    closed = review.PolicyHook(crashes, phases={"before_flow_step"})
     result = _two_steps(recorder, [closed]).run("q")
     assert result.steps["a"].status == "failed" and result.steps["a"].error_code == "LA-HOOK"
 

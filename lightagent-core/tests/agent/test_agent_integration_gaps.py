@@ -146,23 +146,6 @@ def test_hooks_of_a_configured_agent_are_the_interceptors() -> None:
 # -- 3. the decider's code is the code the model and the trace see ----------------------
 
 
-def test_approval_pending_denial_carries_its_own_code() -> None:
-    from lightagent.review import HumanApprovalHook
-
-    RAN.clear()
-    model = ScriptedModel([{"tool_calls": [{"name": "lookup", "arguments": {}}]}, "waiting"])
-    agent = LightAgent(model=model, tools=[lookup])
-    agent.hooks.hooks.append(HumanApprovalHook(tools={"lookup"}))
-    result = agent.run("q", result_format="object", trace=True)
-    output = result.tool_calls[0]["output"]
-    assert RAN == []
-    assert output.startswith("Error [LA-APPROVAL-PENDING] Tool call lookup was denied:")
-    assert "LA-HOOK" not in output and output.count("LA-APPROVAL-PENDING") == 1
-    assert result.tool_calls[0]["error"]["code"] == "LA-APPROVAL-PENDING"
-    blocks = [e["data"] for e in result.trace if e["type"] == "hook_block"]
-    assert blocks[0]["code"] == "LA-APPROVAL-PENDING"
-
-
 @pytest.mark.parametrize("phase", ["before_run", "input_guardrail"])
 def test_run_level_block_code_follows_the_decider(phase: str) -> None:
     def policy(ctx):

@@ -14,7 +14,6 @@ from lightagent import (
     ToolRegistry,
     tool,
 )
-from lightagent.review import ApprovalDecision, InMemoryReviewStore
 
 
 def test_capability_registry_seeds_keywords() -> None:
@@ -42,16 +41,6 @@ def test_tool_registry_filter_tools_json_text() -> None:
     registry = ToolRegistry([ping])
     chosen = registry.filter_tools(json_text='{"tools": [{"name": "ping"}]}')
     assert [t["function"]["name"] for t in chosen] == ["ping"]
-
-
-def test_review_store_resolve_id() -> None:
-    from lightagent.review import ApprovalRequest
-
-    store = InMemoryReviewStore()
-    request = ApprovalRequest(request_id="r1", tool_name="pay", arguments={})
-    store.create_request(request)
-    decided = store.resolve(id="r1", decision=ApprovalDecision.approve())
-    assert decided.approved
 
 
 def test_guardrail_manager_check_tool_seeds_keywords() -> None:

@@ -1,4 +1,5 @@
-"""CapabilityRegistry lifecycle and scopes, and policy on the agent's tool path."""
+"""CapabilityRegistry lifecycle and scopes, and the security context on the agent's tool path
+(policies and approval there: lightagent-review/tests/test_review_capability_policy.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,12 @@ from lightagent import (
     CapabilitySpec,
     LightAgent,
     PermissionSet,
-    PolicyDecision,
-    PolicyEngine,
     ScriptedModel,
     SecurityContext,
     tool,
 )
 from lightagent.capabilities import CapabilityRisk, ProviderHealth
-from lightagent.errors import ConfigurationError, PluginError, PolicyError, ToolError
+from lightagent.errors import ConfigurationError, PluginError
 
 
 class Recorder(BaseCapabilityProvider):
@@ -122,45 +121,7 @@ def test_registry_input_errors_are_typed():
         asyncio.run(registry.invoke("missing"))
 
 
-def test_invoke_applies_policy_timeout_and_output_limit():
-    async def slow(**kw):
-        await asyncio.sleep(5)
-
-    provider = Recorder(
-        "p",
-        [
-            CapabilitySpec("long", output_limit=10),
-            CapabilitySpec("slow", timeout=0.05),
-            CapabilitySpec("write", write=True, risk=2),
-        ],
-        handlers={"long": lambda: "x" * 100, "slow": slow, "write": lambda: "written"},
-    )
-
-    def read_only(request):
-        if request.capability.write and (request.context.metadata or {}).get("read_only"):
-            return PolicyDecision.block("workspace is read-only")
-        return PolicyDecision.allow(request.arguments)
-
-    async def scenario():
-        registry = CapabilityRegistry(policy_engine=PolicyEngine([read_only]))
-        await registry.mount(provider)
-        out = await registry.invoke("long")
-        assert out.startswith("x" * 10) and "truncated 90" in out
-        with pytest.raises(ToolError) as info:
-            await registry.invoke("slow")
-        assert info.value.code == "LA-TOOL-TIMEOUT"
-        ro = SecurityContext(metadata={"read_only": True})
-        with pytest.raises(PolicyError):
-            await registry.invoke("write", context=ro)
-        assert await registry.invoke("write", context=SecurityContext()) == "written"
-        narrow = SecurityContext(permissions=PermissionSet(max_risk=1))
-        with pytest.raises(PolicyError):
-            await registry.invoke("write", context=narrow)
-
-    asyncio.run(scenario())
-
-
-# -- policy on the agent's tool path -------------------------------------------------------
+# -- the security context on the agent's tool path -------------------------------------------------------
 
 RAN: list[str] = []
 
@@ -170,35 +131,6 @@ def rm(path: str) -> str:
     """Remove a path."""
     RAN.append(path)
     return "removed"
-
-
-def test_agent_policy_blocks_rewrites_and_requires_approval():
-    RAN.clear()
-
-    def policy(request):
-        path = request.arguments.get("path", "")
-        if path.startswith("/etc"):
-            return PolicyDecision.block("system paths are off limits")
-        if path.startswith("~"):
-            return PolicyDecision.rewrite({"path": path.replace("~", "/home/u")})
-        if path.startswith("/important"):
-            return PolicyDecision.approval("important data")
-        return None
-
-    calls = [
-        {"name": "rm", "arguments": {"path": p}} for p in ("/etc/passwd", "~/tmp", "/important/x")
-    ]
-    model = ScriptedModel([{"tool_calls": calls}, "done"])
-    agent = LightAgent(model=model, tools=[rm], policy_engine=PolicyEngine([policy]))
-    result = agent.run("clean up", result_format="object", trace=True)
-    assert result.content == "done"
-    assert RAN == ["/home/u/tmp"]
-    outputs = [m["content"] for m in model.requests[1].messages if m["role"] == "tool"]
-    assert "system paths are off limits" in outputs[0]
-    assert "LA-APPROVAL" in outputs[2]
-    assert any(
-        e["type"] == "hook_decision" and e["data"].get("adapter") == "policy" for e in result.trace
-    )
 
 
 def test_agent_security_context_gates_tools_and_audits():
@@ -214,26 +146,3 @@ def test_agent_security_context_gates_tools_and_audits():
     gate = [e["data"] for e in result.trace if e["type"] == "capability.gate"]
     assert gate and gate[0]["decision"] == "deny" and gate[0]["check"] == "permissions"
     assert "path" not in gate[0] and "/a" not in str(gate[0])
-
-
-def test_capability_registry_spec_requires_approval_for_tool():
-    RAN.clear()
-
-    async def setup():
-        registry = CapabilityRegistry()
-        await registry.mount(
-            BaseCapabilityProvider(
-                [CapabilitySpec("tool.rm", write=True, risk=3, requires_approval=True)],
-                name="tools",
-            )
-        )
-        return registry
-
-    registry = asyncio.run(setup())
-    model = ScriptedModel([{"tool_calls": [{"name": "rm", "arguments": {"path": "/a"}}]}, "ok"])
-    from lightagent.review import InMemoryReviewStore
-
-    store = InMemoryReviewStore()
-    agent = LightAgent(model=model, tools=[rm], capability_registry=registry, approval=store)
-    agent.run("q")
-    assert RAN == [] and len(store.list_pending()) == 1

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-import subprocess
-import sys
-import textwrap
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from lightagent.capabilities import CapabilityRisk, CapabilitySpec
 from lightagent.errors import ApprovalError, ConfigurationError, PolicyError
-from lightagent.policy import PolicyDecision, PolicyEngine
 from lightagent.security import (
     ApprovalToken,
     CapabilityGate,
     InMemoryTokenLedger,
     PermissionSet,
     SecurityContext,
-    SqlTokenLedger,
 )
 
 KEY = "k" * 32
@@ -98,10 +92,11 @@ def test_context_child_never_widens_and_keeps_identity():
     assert roundtrip == child
 
 
-def _gate_fixture(policies=()):
+def _gate_fixture():
+    # The gate alone (no policy engine): its own checks, tokens and audit. With
+    # lightagent-review's PolicyEngine: lightagent-review/tests/test_review_gate_policy.py.
     audit = []
     gate = CapabilityGate(
-        policy_engine=PolicyEngine(policies),
         audit=lambda type, data: audit.append((type, data)),
         ledger=InMemoryTokenLedger(),
         key=KEY,
@@ -192,99 +187,6 @@ def test_no_key_is_a_typed_error(monkeypatch):
         ApprovalToken.issue("op", {}, CTX, key="short")
     monkeypatch.setenv("LIGHTAGENT_APPROVAL_KEY", KEY)
     assert ApprovalToken.issue("op", {}, CTX).signature
-
-
-def test_policy_after_token_and_rewrite_async():
-    def cap_size(request):
-        if request.arguments.get("size", 0) > 10:
-            return PolicyDecision.rewrite({**request.arguments, "size": 10})
-        return None
-
-    async def read_only(request):
-        if request.capability.write and request.context.metadata.get("read_only"):
-            return PolicyDecision.block("workspace is read-only")
-        return None
-
-    gate, _ = _gate_fixture([cap_size, read_only])
-    spec = CapabilitySpec("fs.write", write=True, risk=1)
-    decision = asyncio.run(gate.authorize(spec, "fs", {"size": 50}, CTX, resource="ws/x"))
-    assert decision.arguments == {"size": 10}
-    ro = SecurityContext(**{**CTX.to_dict(), "metadata": {"read_only": True}})
-    with pytest.raises(PolicyError) as info:
-        asyncio.run(gate.authorize(spec, "fs", {}, ro, resource="ws/x"))
-    assert "read-only" in info.value.message
-
-
-def test_policy_engine_fails_closed():
-    def broken(request):
-        raise RuntimeError("boom")
-
-    spec = CapabilitySpec("x")
-    from lightagent.policy import PolicyRequest
-
-    assert not PolicyEngine([broken]).evaluate_sync(PolicyRequest(spec)).allowed
-    assert PolicyEngine([broken], fail_closed=False).evaluate_sync(PolicyRequest(spec)).allowed
-    decision = PolicyEngine([lambda r: PolicyDecision.approval("human please")]).evaluate_sync(
-        PolicyRequest(spec)
-    )
-    assert decision.requires_approval and decision.action == "require_approval"
-    with pytest.raises(ConfigurationError):
-        PolicyEngine([42])
-
-
-def test_sql_ledger_blocks_double_use_across_processes(tmp_path):
-    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
-    token = ApprovalToken.issue("fs.delete", {"p": 1}, CTX, key=KEY)
-    script = textwrap.dedent(
-        f"""
-        import sys
-        from lightagent.security import ApprovalToken, SqlTokenLedger
-        token = ApprovalToken.decode(sys.argv[1])
-        try:
-            token.consume(SqlTokenLedger({url!r}))
-        except Exception as exc:
-            print(getattr(exc, "code", type(exc).__name__))
-        else:
-            print("ok")
-        """
-    )
-    outs = []
-    for _ in range(2):
-        proc = subprocess.run(
-            [sys.executable, "-c", script, token.encode()],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        outs.append(proc.stdout.strip() or proc.stderr)
-    assert outs == ["ok", "LA-APPROVAL-REPLAY"]
-    assert SqlTokenLedger(url).is_used(token.token_id)
-
-
-@pytest.mark.postgres
-def test_sql_ledger_on_postgres(postgres_url):
-    ledger = SqlTokenLedger(postgres_url)
-    token = ApprovalToken.issue("op", {}, CTX, key=KEY)
-    token.consume(ledger)
-    with pytest.raises(ApprovalError) as info:
-        token.consume(SqlTokenLedger(postgres_url))
-    assert info.value.code == "LA-APPROVAL-REPLAY"
-    ledger.close()
-
-
-def test_async_gate_with_a_durable_ledger(tmp_path):
-    ledger = SqlTokenLedger(f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
-    gate = CapabilityGate(ledger=ledger, key=KEY)
-    spec = CapabilitySpec("fs.delete", write=True, risk=3, requires_approval=True)
-    token = ApprovalToken.issue("fs.delete", {"p": 1}, CTX, key=KEY, resource="ws/a")
-
-    async def twice():
-        await gate.authorize(spec, "fs", {"p": 1}, CTX, approval_token=token, resource="ws/a")
-        await gate.authorize(spec, "fs", {"p": 1}, CTX, approval_token=token, resource="ws/a")
-
-    with pytest.raises(ApprovalError) as info:
-        asyncio.run(twice())
-    assert info.value.code == "LA-APPROVAL-REPLAY" and ledger.is_used(token.token_id)
 
 
 def test_intersect_keeps_only_what_both_contexts_hold():

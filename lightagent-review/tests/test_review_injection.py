@@ -23,7 +23,7 @@ from lightagent import (
     SecurityContext,
     tool,
 )
-from lightagent.review import InMemoryReviewStore
+from lightagent_review import InMemoryReviewStore
 
 RAN: list[tuple[str, dict]] = []
 

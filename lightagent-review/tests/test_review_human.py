@@ -22,7 +22,7 @@ from lightagent import (
     tool,
 )
 from lightagent.errors import ApprovalError, ConfigurationError, StorageError
-from lightagent.review import HumanFeedback, record_feedback
+from lightagent_review import HumanFeedback, record_feedback
 
 PAID: list[int] = []
 
@@ -241,7 +241,7 @@ def _child(script: str, *args: str) -> str:
 _FIRST = """
 import sys
 from lightagent import HumanApprovalHook, LightAgent, ScriptedModel, tool
-from lightagent.review import JsonReviewStore, SqlReviewStore
+from lightagent_review import JsonReviewStore, SqlReviewStore
 
 @tool
 def send_payment(amount: int) -> str:
@@ -259,7 +259,7 @@ print(store.list_pending()[0].request_id)
 _SECOND = """
 import sys
 from lightagent import ApprovalDecision, HumanApprovalHook, LightAgent, ScriptedModel, tool
-from lightagent.review import JsonReviewStore, SqlReviewStore
+from lightagent_review import JsonReviewStore, SqlReviewStore
 
 ran = []
 
@@ -304,7 +304,7 @@ def test_json_store_writes_atomically(tmp_path):
 
 _RACE = """
 import sys, time
-from lightagent.review import JsonReviewStore, SqlReviewStore
+from lightagent_review import JsonReviewStore, SqlReviewStore
 kind, where, request_id, start = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 store = JsonReviewStore(where) if kind == "json" else SqlReviewStore(where)
 time.sleep(max(0.0, start - time.time()))
