@@ -17,6 +17,7 @@ from typing import Any
 from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ApprovalError, ConfigurationError
 from lightagent.hooks.types import HookContext, HookDecision
+
 from lightagent_review.models import (
     ApprovalDecision,
     ApprovalRequest,

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lightagent.errors import ApprovalError, ConfigurationError, StorageError
+
 from lightagent_review.models import ApprovalDecision, ApprovalRequest, HumanFeedback
 
 __all__ = ["SqlReviewStore"]

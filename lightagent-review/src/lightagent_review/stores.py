@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from lightagent.errors import ApprovalError, StorageError
 from lightagent.keywords import seeds_keywords
+
 from lightagent_review.models import ApprovalDecision, ApprovalRequest, HumanFeedback
 
 __all__ = ["InMemoryReviewStore", "JsonReviewStore", "ReviewStore"]

@@ -343,9 +343,9 @@ class CapabilityRegistry:
         if self.approval is not None and getattr(gate, "approval", None) is None:
             # A gate passed in without its own approval path uses the registry's.
             if self._approver is None:
-                from lightagent.control.approval import approver
+                from lightagent.control.approval import approver as approval_path
 
-                self._approver = approver(self.approval)
+                self._approver = approval_path(self.approval)
             approver = self._approver
         options: dict[str, Any] = {"approval_token": approval_token, "approval_id": approval_id}
         options.update(resource=resource, scoped=scoped, approver=approver)

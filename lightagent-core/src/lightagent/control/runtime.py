@@ -395,7 +395,7 @@ def _guardrails(**stages: list[Any]) -> GuardrailRunner:
     return plugin_name("GuardrailManager", given)(**stages)  # type: ignore[no-any-return]
 
 
-def _policy_engine(policies: list[Any]) -> Any:
+def _policy_engine(policies: Iterable[Any]) -> Any:
     """lightagent-review's ``PolicyEngine`` over ``policies`` (``LA-MISSING-EXTRA`` without it)."""
     from lightagent._lazy import plugin_name
 

@@ -78,7 +78,9 @@ def _decision(reviewer: Any, review: Any, request_id: str | None) -> Any:
     from lightagent._lazy import plugin_name
     from lightagent.bridge import resolve_sync
 
-    ApprovalDecision = plugin_name("ApprovalDecision", "create_tool(reviewer=)")  # lightagent-review
+    ApprovalDecision = plugin_name(
+        "ApprovalDecision", "create_tool(reviewer=)"
+    )  # lightagent-review
 
     return ApprovalDecision.coerce(resolve_sync(reviewer(review)), request_id)
 
@@ -166,7 +168,9 @@ class ToolgenMethods:
         name = report.signature.name
         request_id = None
         if store is not None:
-            ApprovalRequest = plugin_name("ApprovalRequest", "create_tool(store=)")  # lightagent-review
+            ApprovalRequest = plugin_name(
+                "ApprovalRequest", "create_tool(store=)"
+            )  # lightagent-review
             request = ApprovalRequest(
                 action="create_tool",
                 action_name=f"create_tool:{name}",
