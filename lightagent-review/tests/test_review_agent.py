@@ -45,3 +45,19 @@ def test_review_store_resolve_id() -> None:
     store.create_request(request)
     decided = store.resolve(id="r1", decision=ApprovalDecision.approve())
     assert decided.approved
+
+
+# -- the registered hook -------------------------------------------------------------------
+
+
+def test_the_human_approval_hook_is_registered_by_name() -> None:
+    RAN.clear()
+    model = ScriptedModel([{"tool_calls": [{"name": "lookup", "arguments": {}}]}, "waiting"])
+    agent = LightAgent(
+        model=model, tools=[lookup], hooks=[("human_approval", {"tools": ["lookup"]})]
+    )
+    result = agent.run("q", result_format="object")
+    (hook,) = agent.hooks.hooks
+    assert isinstance(hook, HumanApprovalHook) and hook.tools == frozenset({"lookup"})
+    assert RAN == [] and result.tool_calls[0]["error"]["code"] == "LA-APPROVAL-PENDING"
+    assert len(hook.store.list_pending()) == 1
