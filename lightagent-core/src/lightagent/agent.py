@@ -93,10 +93,6 @@ class LightAgent(
         observers: Iterable[Any] | None = None,
         max_tool_workers: int | None = None,
         tool_timeout: float | None = 60.0,
-        budget_limits: Any = None,
-        progress_policy: Any = None,
-        context_budget: Any = None,
-        context_compactor: Any = None,
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
@@ -217,12 +213,6 @@ class LightAgent(
         self._hooks: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
-        from lightagent.agent_runtime import runtime_settings
-
-        # budgets, progress detection and the context budget the loop consults (docs/runtime.md)
-        self._budget_limits, self._progress_policy, self.context_budget, self.context_compactor = (
-            runtime_settings(budget_limits, progress_policy, context_budget, context_compactor)
-        )
         self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
         self._init_skills(
             skills_directories,

@@ -36,13 +36,24 @@ DISTRIBUTIONS: dict[str, str] = {
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left
 #: at that value needs nothing installed; any other value needs the extra.
-KEYWORDS: dict[str, tuple[str, object]] = {}
+KEYWORDS: dict[str, tuple[str, object]] = {
+    "budget_limits": ("runtime", None),
+    "progress_policy": ("runtime", None),
+    "context_budget": ("runtime", None),
+    "context_compactor": ("runtime", None),
+}
 
 #: ``run(...)`` option -> (extra, the value that means "not used").
-RUN_OPTIONS: dict[str, tuple[str, object]] = {}
+RUN_OPTIONS: dict[str, tuple[str, object]] = {
+    "budget_limits": ("runtime", None),
+    "progress_policy": ("runtime", None),
+}
 
 #: ``agent.<name>`` attribute or method -> extra.
-ATTRIBUTES: dict[str, str] = {}
+ATTRIBUTES: dict[str, str] = {
+    "context_budget": "runtime",
+    "context_compactor": "runtime",
+}
 
 #: ``from lightagent import <name>`` -> extra.
 EXPORTS: dict[str, str] = {
@@ -57,6 +68,11 @@ EXPORTS: dict[str, str] = {
     "LightAgentInstrumentor": "otel",
     "tracetools_observer": "otel",
     "validate_connector": "contracts",
+    "BudgetLimits": "runtime",
+    "BudgetExceeded": "runtime",
+    "ProgressPolicy": "runtime",
+    "ContextBudget": "runtime",
+    "ContextCompactor": "runtime",
 }
 
 

@@ -94,6 +94,12 @@ def build_spec(
         toolsets = None
     own_layers = getattr(agent, "_run_toolsets", None)
     layers = (*(own_layers(use_skills) if own_layers is not None else ()), *toolset_layers)
+    if opts.extensions:  # a capability whose run options this run uses takes part in it
+        from lightagent.extensions import agent_extensions
+
+        for extension in agent_extensions().values():
+            if any(name in opts.extensions for name in extension.run_options):
+                agent.extension_part(extension.name)
     parts = [p for p in agent._parts.values() if p is not None] if agent._parts else ()
     for part in parts:
         layers = (*layers, *part.toolsets(opts))
@@ -149,28 +155,6 @@ def build_spec(
 
             memory_filter = MemoryPolicy()
 
-    budget = None
-    limits = getattr(agent, "_budget_limits", ())
-    if opts.budget_limits is not None:
-        from lightagent.run.budgets import as_limits
-
-        limits = (*limits, *as_limits(opts.budget_limits))
-    if limits:
-        from lightagent.run.budgets import RunBudget
-
-        budget = RunBudget(limits)
-
-    progress = None
-    policy = getattr(agent, "_progress_policy", None)
-    if opts.progress_policy is not None:
-        from lightagent.run.progress import as_progress_policy
-
-        policy = as_progress_policy(opts.progress_policy)
-    if policy is not None:
-        from lightagent.run.progress import ProgressState
-
-        progress = ProgressState(policy)
-
     thought_step = getattr(agent, "_thought_step", None)
     output = None
     if opts.output_schema is not None:
@@ -213,10 +197,6 @@ def build_spec(
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
         thought=thought_step() if thought_step is not None else None,
-        budget=budget,
-        progress=progress,
-        context_budget=getattr(agent, "context_budget", None),
-        context_compactor=getattr(agent, "context_compactor", None),
     )
     if parts:
         steps = [step for step in (p.run_step(spec, opts) for p in parts) if step is not None]
