@@ -36,13 +36,30 @@ DISTRIBUTIONS: dict[str, str] = {
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left
 #: at that value needs nothing installed; any other value needs the extra.
-KEYWORDS: dict[str, tuple[str, object]] = {}
+KEYWORDS: dict[str, tuple[str, object]] = {
+    "skills_directories": ("skills", None),
+    "auto_discover_skills": ("skills", True),
+    "project_instructions": ("skills", False),
+    "sandbox": ("skills", None),
+    "enable_unsafe_python": ("skills", False),
+}
 
 #: ``run(...)`` option -> (extra, the value that means "not used").
-RUN_OPTIONS: dict[str, tuple[str, object]] = {}
+RUN_OPTIONS: dict[str, tuple[str, object]] = {
+    "use_skills": ("skills", True),
+}
 
 #: ``agent.<name>`` attribute or method -> extra.
-ATTRIBUTES: dict[str, str] = {}
+ATTRIBUTES: dict[str, str] = {
+    "skill_manager": "skills",
+    "sandbox": "skills",
+    "project_instructions": "skills",
+    "reload_project_instructions": "skills",
+    "create_tool": "skills",
+    "acreate_tool": "skills",
+    "register_generated_tool": "skills",
+    "load_generated_tool": "skills",
+}
 
 #: ``from lightagent import <name>`` -> extra.
 EXPORTS: dict[str, str] = {
@@ -57,6 +74,20 @@ EXPORTS: dict[str, str] = {
     "LightAgentInstrumentor": "otel",
     "tracetools_observer": "otel",
     "validate_connector": "contracts",
+    "Skill": "skills",
+    "SkillManager": "skills",
+    "SkillToolset": "skills",
+    "SandboxProvider": "skills",
+    "ScriptResult": "skills",
+    "discover_project_instructions": "skills",
+    "GeneratedTool": "skills",
+    "ToolReview": "skills",
+    "ScanReport": "skills",
+    "ToolSignature": "skills",
+    "scan_source": "skills",
+    "load_installed": "skills",
+    "Finding": "skills",
+    "ALLOWED_MODULES": "skills",
 }
 
 
