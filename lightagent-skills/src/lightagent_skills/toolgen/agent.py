@@ -142,7 +142,13 @@ class ToolgenMethods:
         self, source: str, tools_directory: str | Path, reviewer: Any, store: Any
     ) -> Any:
         from lightagent.review.models import ApprovalRequest
-        from lightagent_skills.toolgen.quarantine import GeneratedTool, ToolReview, digest, quarantine
+
+        from lightagent_skills.toolgen.quarantine import (
+            GeneratedTool,
+            ToolReview,
+            digest,
+            quarantine,
+        )
         from lightagent_skills.toolgen.scan import scan_source
 
         report = scan_source(source)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lightagent.errors import PolicyError, ValidationError
+
 from lightagent_skills.toolgen.scan import ScanReport, scan_source
 
 __all__ = [

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from lightagent.errors import PolicyError, ToolError, ValidationError
-from lightagent_skills.toolgen.rules import ALLOWED_MODULES, GENERIC_TYPES, REFUSED_NAMES, SIMPLE_TYPES
+
+from lightagent_skills.toolgen.rules import (
+    ALLOWED_MODULES,
+    GENERIC_TYPES,
+    REFUSED_NAMES,
+    SIMPLE_TYPES,
+)
 from lightagent_skills.toolgen.scan import ScanReport
 
 __all__ = ["require_sandbox", "sandboxed_tool"]
