@@ -174,13 +174,7 @@ _EXPORTS: dict[str, str] = {
     "SqlReviewStore": "lightagent.review",
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
-    # skills, project instructions, planning
-    "Skill": "lightagent.skills.manager",
-    "SkillManager": "lightagent.skills.manager",
-    "SkillToolset": "lightagent.skills.toolset",
-    "SandboxProvider": "lightagent.skills.sandbox",
-    "ScriptResult": "lightagent.skills.sandbox",
-    "discover_project_instructions": "lightagent.skills.instructions",
+    # planning
     "TreeOfThought": "lightagent.thought",
     # subagents and the runtime facade (docs/runtime.md)
     "SubagentManager": "lightagent.subagents",

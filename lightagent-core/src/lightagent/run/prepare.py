@@ -50,7 +50,6 @@ def build_spec(
     session_id = opts.session_id
     token = opts.cancellation_token
     model_options = opts.model_options or {}
-    use_skills = bool(opts.use_skills)
     check_result_format(result_format, stream)
     if opts.light_swarm is not None:
         raise ConfigurationError(
@@ -92,8 +91,7 @@ def build_spec(
     toolsets = agent._toolsets
     if toolsets is not None and not len(toolsets):
         toolsets = None
-    own_layers = getattr(agent, "_run_toolsets", None)
-    layers = (*(own_layers(use_skills) if own_layers is not None else ()), *toolset_layers)
+    layers: tuple[Any, ...] = ()
     if opts.extensions:  # a capability whose run options this run uses takes part in it
         from lightagent.extensions import agent_extensions
 
@@ -103,6 +101,7 @@ def build_spec(
     parts = [p for p in agent._parts.values() if p is not None] if agent._parts else ()
     for part in parts:
         layers = (*layers, *part.toolsets(opts))
+    layers = (*layers, *toolset_layers)
     if layers:
         from lightagent.toolsets.stack import ToolsetStack
 
@@ -162,7 +161,7 @@ def build_spec(
 
         output = output_spec(opts.output_schema, model)
 
-    system_prompt = _system_prompt(agent, use_skills)
+    system_prompt: str | None = agent._system_prompt
     for part in parts:
         system_prompt = part.system_prompt(system_prompt, opts)
 
@@ -202,12 +201,6 @@ def build_spec(
         steps = [step for step in (p.run_step(spec, opts) for p in parts) if step is not None]
         spec.steps = tuple(steps)
     return spec
-
-
-def _system_prompt(agent: Any, use_skills: bool) -> str | None:
-    """The agent's prompt plus what its project instructions and skills add to it."""
-    extend = getattr(agent, "_run_system_prompt", None)
-    return extend(use_skills) if extend is not None else agent._system_prompt
 
 
 def _tenant(agent: Any, metadata: dict[str, Any] | None) -> str | None:

@@ -48,8 +48,6 @@ class RunOptions:
     output_schema: type | None = None
     #: Handoffs from ``run()`` are not in this version (a value is refused).
     light_swarm: Any = None
-    #: No skills subsystem in this version: accepted and ignored.
-    use_skills: bool = True
     #: A resolved approval request for a call this run repeats.
     approval_id: str | None = None
     #: Extra request body parameters for the model (temperature, max_tokens …).
