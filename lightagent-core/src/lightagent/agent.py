@@ -38,9 +38,7 @@ from lightagent.run.options import (
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
-from lightagent.skills.agent import SkillMethods
 from lightagent.thought import ThoughtMethods
-from lightagent.toolgen.agent import ToolgenMethods
 from lightagent.toolsets.protocol import is_toolset
 
 __all__ = ["LightAgent"]
@@ -50,9 +48,7 @@ class LightAgent(
     SessionMethods,
     ToolsetMethods,
     MemoryMethods,
-    SkillMethods,
     ThoughtMethods,
-    ToolgenMethods,
     CompatMethods,
     JobMethods,
     RuntimeMethods,
@@ -93,10 +89,6 @@ class LightAgent(
         observers: Iterable[Any] | None = None,
         max_tool_workers: int | None = None,
         tool_timeout: float | None = 60.0,
-        budget_limits: Any = None,
-        progress_policy: Any = None,
-        context_budget: Any = None,
-        context_compactor: Any = None,
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
@@ -111,11 +103,6 @@ class LightAgent(
         tot_model: str | None = None,
         tot_api_key: str | None = None,
         tot_base_url: str | None = None,
-        enable_unsafe_python: bool = False,
-        skills_directories: Iterable[str] | None = None,
-        auto_discover_skills: bool = True,
-        project_instructions: Any = False,
-        sandbox: Any = None,
         **unknown: Any,
     ) -> None:
         claimed: dict[str, dict[str, Any]] = {}
@@ -217,20 +204,7 @@ class LightAgent(
         self._hooks: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
-        from lightagent.agent_runtime import runtime_settings
-
-        # budgets, progress detection and the context budget the loop consults (docs/runtime.md)
-        self._budget_limits, self._progress_policy, self.context_budget, self.context_compactor = (
-            runtime_settings(budget_limits, progress_policy, context_budget, context_compactor)
-        )
         self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
-        self._init_skills(
-            skills_directories,
-            auto_discover_skills,
-            project_instructions,
-            sandbox,
-            enable_unsafe_python,
-        )
         #: Each capability's part of this agent (``lightagent.extensions``), by extension name.
         self._parts: dict[str, Any] = {}
         if claimed:

@@ -122,9 +122,8 @@ def approval_hook(value: Any) -> Any:
     """``approval=`` as a ``HumanApprovalHook`` (a hook, a review store or a reviewer callable)."""
     if value is None:
         return value
-    from lightagent._lazy import plugin_name
+    from lightagent import HumanApprovalHook  # lightagent-review's (LA-MISSING-EXTRA without it)
 
-    HumanApprovalHook = plugin_name("HumanApprovalHook", "approval=")  # lightagent-review
     if isinstance(value, HumanApprovalHook):
         return value
     if callable(getattr(value, "create_request", None)):
