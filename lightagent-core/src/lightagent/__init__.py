@@ -139,12 +139,7 @@ _EXPORTS: dict[str, str] = {
     "TraceSummary": "lightagent.events.trace",
     "summarize_trace": "lightagent.events.trace",
     "JsonlTraceExporter": "lightagent.events.trace",
-    # evaluation, the trace page, progress lines
-    "LightEvaluator": "lightagent.evaluation",
-    "EvaluationCase": "lightagent.evaluation",
-    "EvaluationCaseResult": "lightagent.evaluation",
-    "EvaluationReport": "lightagent.evaluation",
-    "render_trace_page": "lightagent.trace_page",
+    # progress lines
     "ProgressLine": "lightagent.progress",
     "redact": "lightagent.redaction",
     "RedactingFilter": "lightagent.events.log_redaction",
@@ -186,7 +181,6 @@ _EXPORTS: dict[str, str] = {
     "SandboxProvider": "lightagent.skills.sandbox",
     "ScriptResult": "lightagent.skills.sandbox",
     "discover_project_instructions": "lightagent.skills.instructions",
-    "TreeOfThought": "lightagent.thought",
     # subagents and the runtime facade (docs/runtime.md)
     "SubagentManager": "lightagent.subagents",
     "SubagentRecord": "lightagent.subagents",

@@ -39,7 +39,6 @@ from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
 from lightagent.skills.agent import SkillMethods
-from lightagent.thought import ThoughtMethods
 from lightagent.toolgen.agent import ToolgenMethods
 from lightagent.toolsets.protocol import is_toolset
 
@@ -51,7 +50,6 @@ class LightAgent(
     ToolsetMethods,
     MemoryMethods,
     SkillMethods,
-    ThoughtMethods,
     ToolgenMethods,
     CompatMethods,
     JobMethods,
@@ -107,10 +105,6 @@ class LightAgent(
         self_learning: bool = False,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
-        tree_of_thought: bool = False,
-        tot_model: str | None = None,
-        tot_api_key: str | None = None,
-        tot_base_url: str | None = None,
         enable_unsafe_python: bool = False,
         skills_directories: Iterable[str] | None = None,
         auto_discover_skills: bool = True,
@@ -223,7 +217,6 @@ class LightAgent(
         self._budget_limits, self._progress_policy, self.context_budget, self.context_compactor = (
             runtime_settings(budget_limits, progress_policy, context_budget, context_compactor)
         )
-        self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
         self._init_skills(
             skills_directories,
             auto_discover_skills,

@@ -36,13 +36,24 @@ DISTRIBUTIONS: dict[str, str] = {
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left
 #: at that value needs nothing installed; any other value needs the extra.
-KEYWORDS: dict[str, tuple[str, object]] = {}
+KEYWORDS: dict[str, tuple[str, object]] = {
+    "tree_of_thought": ("thought", False),
+    "tot_model": ("thought", None),
+    "tot_api_key": ("thought", None),
+    "tot_base_url": ("thought", None),
+}
 
 #: ``run(...)`` option -> (extra, the value that means "not used").
 RUN_OPTIONS: dict[str, tuple[str, object]] = {}
 
 #: ``agent.<name>`` attribute or method -> extra.
-ATTRIBUTES: dict[str, str] = {}
+ATTRIBUTES: dict[str, str] = {
+    "tree_of_thought": "thought",
+    "tot_model": "thought",
+    "tot_client": "thought",
+    "run_thought": "thought",
+    "arun_thought": "thought",
+}
 
 #: ``from lightagent import <name>`` -> extra.
 EXPORTS: dict[str, str] = {
@@ -57,6 +68,12 @@ EXPORTS: dict[str, str] = {
     "LightAgentInstrumentor": "otel",
     "tracetools_observer": "otel",
     "validate_connector": "contracts",
+    "TreeOfThought": "thought",
+    "LightEvaluator": "devtools",
+    "EvaluationCase": "devtools",
+    "EvaluationCaseResult": "devtools",
+    "EvaluationReport": "devtools",
+    "render_trace_page": "devtools",
 }
 
 

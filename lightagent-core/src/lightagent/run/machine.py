@@ -152,9 +152,6 @@ def run_machine(spec: RunSpec) -> Machine:
         tools, tool_choice, response_format = _select_tools(spec, ctx, query, messages, active)
         for step in steps:
             yield from step.start(spec, st, history, messages, tools)
-        if spec.thought is not None and spec.initial_messages is None and query is not None:
-            st.stage = "thought"
-            yield from spec.thought.plan(spec, st, query, messages, tools)
 
         if spec.initial_messages is not None:
             pending, positions, total = pending_tool_calls(messages)

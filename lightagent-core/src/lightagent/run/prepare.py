@@ -171,7 +171,6 @@ def build_spec(
 
         progress = ProgressState(policy)
 
-    thought_step = getattr(agent, "_thought_step", None)
     output = None
     if opts.output_schema is not None:
         from lightagent.structured import output_spec
@@ -212,7 +211,6 @@ def build_spec(
         memory_book=getattr(agent, "_memory_book", None) if memory is not None else None,
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
-        thought=thought_step() if thought_step is not None else None,
         budget=budget,
         progress=progress,
         context_budget=getattr(agent, "context_budget", None),

@@ -62,8 +62,6 @@ class RunSpec:
     #: The swarm's route for this run (``lightagent.swarm``): transfer tools end the run
     #: with a handoff that the route has checked. None: no handoffs.
     handoff: Any = None
-    #: Tree of Thought for this run (``lightagent.thought.ThoughtStep``), or None.
-    thought: Any = None
     #: This run's ledger over its budget limits (``lightagent.run.budgets.RunBudget``), or None.
     budget: Any = None
     #: This run's repeated-call / no-progress state (``lightagent.run.progress.ProgressState``).

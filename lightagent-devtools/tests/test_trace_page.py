@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from lightagent import LightAgent, SqliteSessionStore, ValidationError
 from lightagent.cli import main
-from lightagent.trace_page import build_timeline, render_trace_page
+from lightagent_devtools.trace_page import build_timeline, render_trace_page
 
 SECRET = "sk-pageCANARY0123456789abcdef"
 
@@ -133,7 +133,7 @@ def test_cli_errors_are_typed(tmp_path, capsys) -> None:
     assert main(["trace", "view", "nope", "--store", f"sqlite:///{db}", "--output", "o.html"]) == 2
     err = capsys.readouterr().err
     assert "no session or run 'nope'" in err and "Hint:" in err
-    from lightagent.trace_page import load_events
+    from lightagent_devtools.trace_page import load_events
 
     with pytest.raises(ValidationError) as raised:
         load_events(SqliteSessionStore(db), "nope")
@@ -188,7 +188,7 @@ def test_view_and_rescore_a_session_in_postgresql(loopback_server, postgres_url,
     result = agent.run("Weather in Oslo?", session_id="pg-page", result_format="object")
     loopback_server.stop()
     page = tmp_path / "pg.html"
-    from lightagent.trace_page import load_events, write_trace_page
+    from lightagent_devtools.trace_page import load_events, write_trace_page
 
     events, session_id = load_events(store, str(result.run_id))
     assert session_id == "pg-page"
@@ -246,7 +246,7 @@ def test_rows_are_named_by_agent_and_repeated_tool_calls_differ(loopback_server,
 
 
 def test_a_tool_label_summarizes_its_arguments_short_and_redacted() -> None:
-    from lightagent.trace_page import render_trace_page
+    from lightagent_devtools.trace_page import render_trace_page
 
     long_value = "x" * 200
     trace = [

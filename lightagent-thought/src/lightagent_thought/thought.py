@@ -21,10 +21,10 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError, LightAgentError, ModelError, classify_exception
 from lightagent.models.base import ModelRequest, ModelResponse
-from lightagent.run.effects import CallModel, ListTools, Output
+from lightagent.run.effects import CallModel, Output
 from lightagent.run.recall import inject
 
-__all__ = ["Thought", "ThoughtMethods", "ThoughtRequest", "ThoughtStep", "TreeOfThought"]
+__all__ = ["Thought", "ThoughtRequest", "ThoughtStep", "TreeOfThought", "thought_setting"]
 
 _PLANNER = (
     "You plan how an assistant will answer a request before it acts. You never answer the "
@@ -134,7 +134,7 @@ class _Routed:
 
 
 class ThoughtStep:
-    """Planning for one run (``spec.thought``): ``plan`` is a generator the loop yields from."""
+    """Planning for one run: ``plan`` is a generator the run's step yields from."""
 
     def __init__(self, config: TreeOfThought, model: Any = None) -> None:
         self.config = config
@@ -354,112 +354,3 @@ def thought_setting(value: Any) -> TreeOfThought | None:
         "LA-CONFIG",
         f"tree_of_thought= must be True, False or a TreeOfThought, got {type(value).__name__}",
     )
-
-
-class ThoughtMethods:
-    """Mixed into ``LightAgent``: ``tree_of_thought=``, ``tot_model=`` and ``run_thought``."""
-
-    api_key: Any
-    base_url: Any
-    provider: Any
-    _model_spec: Any
-    _lock: Any
-
-    def _init_thought(
-        self, tree_of_thought: Any, tot_model: Any, tot_api_key: Any, tot_base_url: Any
-    ) -> None:
-        #: The Tree-of-Thought settings runs use (None: off).
-        self.tree_of_thought: TreeOfThought | None = thought_setting(tree_of_thought)
-        self._tot_spec = (tot_model, tot_api_key, tot_base_url)
-        self._tot: Any = None
-
-    @property
-    def tot_model(self) -> Any:
-        """The model planning calls use (None: the agent's own model)."""
-        model, api_key, base_url = self._tot_spec
-        if model is None and api_key is None and base_url is None:
-            return None
-        if self._tot is None:
-            with self._lock:
-                if self._tot is None:
-                    from lightagent.run.options import resolve_model
-
-                    if model is None and isinstance(self._model_spec, str):
-                        model = self._model_spec
-                    self._tot = resolve_model(
-                        model,
-                        api_key=api_key or self.api_key,
-                        base_url=base_url or self.base_url,
-                        provider=self.provider,
-                    )
-        return self._tot
-
-    @property
-    def tot_client(self) -> Any:
-        """The planning model's OpenAI-style client (the seeds' attribute)."""
-        model = self.tot_model
-        return getattr(model if model is not None else getattr(self, "model", None), "client", None)
-
-    def _thought_step(self) -> ThoughtStep | None:
-        if self.tree_of_thought is None:
-            return None
-        return ThoughtStep(self.tree_of_thought, self.tot_model)
-
-    def run_thought(
-        self, query: str, runtime_tools: Iterable[Any] | None = None, **options: Any
-    ) -> str:
-        """Plan (and reflect on) ``query`` with the agent's tools and return the plan's text.
-
-        Makes only the planning calls (at most two), even when ``tree_of_thought`` is off.
-        """
-        from lightagent.run.sync_driver import _perform
-
-        spec, gen = self._thought_run(query, runtime_tools, options)
-        value: Any = None
-        while True:
-            try:
-                effect = gen.send(value)
-            except StopIteration as stop:
-                return str(stop.value)
-            value = _perform(effect, spec)
-
-    async def arun_thought(
-        self, query: str, runtime_tools: Iterable[Any] | None = None, **options: Any
-    ) -> str:
-        """Async :meth:`run_thought`."""
-        from lightagent.run.async_driver import _aperform
-
-        spec, gen = self._thought_run(query, runtime_tools, options)
-        value: Any = None
-        while True:
-            try:
-                effect = gen.send(value)
-            except StopIteration as stop:
-                return str(stop.value)
-            value = await _aperform(effect, spec)
-
-    def _thought_run(
-        self, query: str, runtime_tools: Iterable[Any] | None, options: dict[str, Any]
-    ) -> tuple[Any, Generator[Any, Any, Thought]]:
-        from lightagent.run.prepare import build_spec
-        from lightagent.run.run_options import RunOptions
-        from lightagent.run.state import RunState
-
-        spec = build_spec(
-            self,
-            query,
-            RunOptions.of(None, {**options, "tools": runtime_tools}, where="run_thought()"),
-        )
-        step = self._thought_step() or ThoughtStep(TreeOfThought(), self.tot_model)
-
-        def planning() -> Generator[Any, Any, Thought]:
-            if spec.toolsets is not None:
-                view = yield ListTools(spec.base_registry)
-                spec.registry = view.registry
-            registry = spec.registry
-            tools = registry.schemas() if registry is not None and len(registry) else None
-            messages = [{"role": "system", "content": spec.system_prompt or ""}]
-            messages.append({"role": "user", "content": query})
-            return (yield from step.plan(spec, RunState(), query, messages, tools))
-
-        return spec, planning()
