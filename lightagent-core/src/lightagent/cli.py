@@ -75,6 +75,7 @@ def _collect(host: Any) -> CommandSet:
 ELSEWHERE: dict[str, tuple[str, str]] = {
     "validate-connector": ("lightagent-contracts", "contracts"),
     "new-plugin": ("lightagent-contracts", "contracts"),
+    "trace": ("lightagent-devtools", "devtools"),
 }
 
 # Commands that diagnose plugins load them leniently even under LIGHTAGENT_STRICT_PLUGINS:
