@@ -45,9 +45,6 @@ _EXPORTS: dict[str, str] = {
     "format_error_code": "lightagent.errors",
     "seeds_keywords": "lightagent.keywords",
     # agent loop
-    "BudgetLimits": "lightagent.run.budgets",
-    "BudgetExceeded": "lightagent.run.budgets",
-    "ProgressPolicy": "lightagent.run.progress",
     "RunContext": "lightagent.interceptors",
     "PhaseOutcome": "lightagent.interceptors",
     "Interceptor": "lightagent.interceptors",
@@ -116,8 +113,6 @@ _EXPORTS: dict[str, str] = {
     "SearchToolset": "lightagent.retrieval.toolset",
     "InMemoryRetrieval": "lightagent.retrieval.reference",
     # events, sessions, trace
-    "ContextBudget": "lightagent.events.compaction",
-    "ContextCompactor": "lightagent.events.compaction",
     "SessionManager": "lightagent.events.manager",
     "SessionReplay": "lightagent.events.manager",
     "SessionCheckpoint": "lightagent.events.manager",
@@ -174,13 +169,6 @@ _EXPORTS: dict[str, str] = {
     "SqlReviewStore": "lightagent.review",
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
-    # skills, project instructions, planning
-    "Skill": "lightagent.skills.manager",
-    "SkillManager": "lightagent.skills.manager",
-    "SkillToolset": "lightagent.skills.toolset",
-    "SandboxProvider": "lightagent.skills.sandbox",
-    "ScriptResult": "lightagent.skills.sandbox",
-    "discover_project_instructions": "lightagent.skills.instructions",
     # subagents and the runtime facade (docs/runtime.md)
     "SubagentManager": "lightagent.subagents",
     "SubagentRecord": "lightagent.subagents",

@@ -38,8 +38,6 @@ from lightagent.run.options import (
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
-from lightagent.skills.agent import SkillMethods
-from lightagent.toolgen.agent import ToolgenMethods
 from lightagent.toolsets.protocol import is_toolset
 
 __all__ = ["LightAgent"]
@@ -49,8 +47,6 @@ class LightAgent(
     SessionMethods,
     ToolsetMethods,
     MemoryMethods,
-    SkillMethods,
-    ToolgenMethods,
     CompatMethods,
     JobMethods,
     RuntimeMethods,
@@ -91,10 +87,6 @@ class LightAgent(
         observers: Iterable[Any] | None = None,
         max_tool_workers: int | None = None,
         tool_timeout: float | None = 60.0,
-        budget_limits: Any = None,
-        progress_policy: Any = None,
-        context_budget: Any = None,
-        context_compactor: Any = None,
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
@@ -105,11 +97,6 @@ class LightAgent(
         self_learning: bool = False,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
-        enable_unsafe_python: bool = False,
-        skills_directories: Iterable[str] | None = None,
-        auto_discover_skills: bool = True,
-        project_instructions: Any = False,
-        sandbox: Any = None,
         **unknown: Any,
     ) -> None:
         claimed: dict[str, dict[str, Any]] = {}
@@ -211,19 +198,6 @@ class LightAgent(
         self._hooks: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
-        from lightagent.agent_runtime import runtime_settings
-
-        # budgets, progress detection and the context budget the loop consults (docs/runtime.md)
-        self._budget_limits, self._progress_policy, self.context_budget, self.context_compactor = (
-            runtime_settings(budget_limits, progress_policy, context_budget, context_compactor)
-        )
-        self._init_skills(
-            skills_directories,
-            auto_discover_skills,
-            project_instructions,
-            sandbox,
-            enable_unsafe_python,
-        )
         #: Each capability's part of this agent (``lightagent.extensions``), by extension name.
         self._parts: dict[str, Any] = {}
         if claimed:

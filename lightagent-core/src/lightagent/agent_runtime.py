@@ -1,9 +1,8 @@
-"""The agent's runtime settings (budgets, progress detection, context budget), checked once,
-and ``agent.runtime`` (:class:`AgentRuntime`), the seeds' facade over a session's
+"""``agent.runtime`` (:class:`AgentRuntime`), the seeds' facade over a session's
 long-task state.
 
-Kept out of ``agent.py`` so the loop's runtime features grow here; the loop itself
-consults them through :class:`~lightagent.run.spec.RunSpec` (``lightagent.run``).
+The agent's budgets and progress policy are read through its ``budgets`` extension part
+(lightagent-runtime): ``agent.budget_limits``, ``agent.progress_policy``.
 """
 
 from __future__ import annotations
@@ -12,28 +11,7 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError
 
-__all__ = ["AgentRuntime", "RuntimeMethods", "runtime_settings"]
-
-
-def runtime_settings(
-    budget_limits: Any, progress_policy: Any, context_budget: Any, context_compactor: Any
-) -> tuple[tuple[Any, ...], Any, Any, Any]:
-    """``(budget limits, progress policy, context budget, context compactor)``, checked.
-
-    A context budget without a compactor gets the default ``ContextCompactor``.
-    """
-    from lightagent.run.budgets import as_limits
-    from lightagent.run.context_steps import check_context_settings
-    from lightagent.run.progress import as_progress_policy
-
-    limits = as_limits(budget_limits)
-    policy = as_progress_policy(progress_policy)
-    budget, compactor = check_context_settings(context_budget, context_compactor)
-    if budget is not None and compactor is None:
-        from lightagent.events.compaction import ContextCompactor
-
-        compactor = ContextCompactor()
-    return limits, policy, budget, compactor
+__all__ = ["AgentRuntime", "RuntimeMethods"]
 
 
 class AgentRuntime:
@@ -127,14 +105,14 @@ class AgentRuntime:
         """The session's budget ledger (a ``BudgetView``) under the agent's limits."""
         from lightagent.runtime_views import BudgetView
 
-        return BudgetView(*self._view_args(), self.agent._budget_limits)
+        return BudgetView(*self._view_args(), self.agent.extension_part("budgets"))
 
     @property
     def progress(self) -> Any:
         """The agent's progress policy and the session's stalls (a ``ProgressView``)."""
         from lightagent.runtime_views import ProgressView
 
-        return ProgressView(*self._view_args(), self.agent._progress_policy)
+        return ProgressView(*self._view_args(), self.agent.progress_policy)
 
     def _managers(self) -> dict[str, Any]:
         managers: dict[str, Any] = self.agent.__dict__.setdefault("_subagent_managers", {})
@@ -267,7 +245,6 @@ class AgentRuntime:
     def snapshot(self) -> dict[str, Any]:
         """Everything the log says about the session's long-task state, from one read."""
         from lightagent.events.inbox import fold_inbox
-        from lightagent.run.budgets import session_spent
         from lightagent.run.goal_steps import all_goals
         from lightagent.run.inbox_steps import InboxScan
         from lightagent.subagents.records import fold_subagents
@@ -286,7 +263,7 @@ class AgentRuntime:
                 status: [m for m in messages if m["status"] == status]
                 for status in ("pending", "claimed", "completed", "rejected")
             },
-            "budget": {"used": session_spent(events)},
+            "budget": {"used": self.agent.extension_part("budgets").session_spent(events)},
             "progress": {
                 "stalls": [
                     {**e.data, "run_id": e.run_id} for e in events if e.type == "progress.stalled"

@@ -10,7 +10,7 @@ says now — in this process or after a restart.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -264,17 +264,17 @@ class BudgetView(_View):
         session_id: str,
         owner: dict[str, Any],
         events: Events,
-        limits: Iterable[Any],
+        budgets: Any,
     ) -> None:
         super().__init__(store, session_id, owner, events)
+        #: The agent's ``budgets`` extension part (lightagent-runtime): its ledger functions.
+        self._budgets = budgets
         #: The agent's ``BudgetLimits`` (run and session ones).
-        self.limits = tuple(limits)
+        self.limits = tuple(budgets.budget_limits)
 
     def used(self) -> dict[str, float]:
         """What the session's runs (and :meth:`consume`) have consumed, per dimension."""
-        from lightagent.run.budgets import session_spent
-
-        return session_spent(self._events())
+        return dict(self._budgets.session_spent(self._events()))
 
     def remaining(self) -> dict[str, float]:
         """What is left of each dimension the agent's ``per="session"`` limits cap."""
@@ -294,16 +294,18 @@ class BudgetView(_View):
         Checked against the session limits first: one that would pass a limit raises
         ``BudgetExceeded`` and nothing is recorded. Returns what is used afterwards.
         """
+        from lightagent import BudgetExceeded
         from lightagent.events.inbox import append_owned
         from lightagent.events.model import SessionEvent
-        from lightagent.run.budgets import BUDGET_DIMENSIONS, BudgetExceeded, session_spent
 
+        dimensions = self._budgets.dimensions
+        session_spent = self._budgets.session_spent
         for key, value in delta.items():
-            if key not in BUDGET_DIMENSIONS:
+            if key not in dimensions:
                 raise ValidationError(
                     "LA-VALIDATION",
                     f"unknown budget dimension {key!r}",
-                    hint=f"Use {', '.join(BUDGET_DIMENSIONS)}.",
+                    hint=f"Use {', '.join(dimensions)}.",
                 )
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValidationError(

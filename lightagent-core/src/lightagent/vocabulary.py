@@ -37,6 +37,15 @@ DISTRIBUTIONS: dict[str, str] = {
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left
 #: at that value needs nothing installed; any other value needs the extra.
 KEYWORDS: dict[str, tuple[str, object]] = {
+    "budget_limits": ("runtime", None),
+    "progress_policy": ("runtime", None),
+    "context_budget": ("runtime", None),
+    "context_compactor": ("runtime", None),
+    "skills_directories": ("skills", None),
+    "auto_discover_skills": ("skills", True),
+    "project_instructions": ("skills", False),
+    "sandbox": ("skills", None),
+    "enable_unsafe_python": ("skills", False),
     "tree_of_thought": ("thought", False),
     "tot_model": ("thought", None),
     "tot_api_key": ("thought", None),
@@ -44,10 +53,24 @@ KEYWORDS: dict[str, tuple[str, object]] = {
 }
 
 #: ``run(...)`` option -> (extra, the value that means "not used").
-RUN_OPTIONS: dict[str, tuple[str, object]] = {}
+RUN_OPTIONS: dict[str, tuple[str, object]] = {
+    "budget_limits": ("runtime", None),
+    "progress_policy": ("runtime", None),
+    "use_skills": ("skills", True),
+}
 
 #: ``agent.<name>`` attribute or method -> extra.
 ATTRIBUTES: dict[str, str] = {
+    "context_budget": "runtime",
+    "context_compactor": "runtime",
+    "skill_manager": "skills",
+    "sandbox": "skills",
+    "project_instructions": "skills",
+    "reload_project_instructions": "skills",
+    "create_tool": "skills",
+    "acreate_tool": "skills",
+    "register_generated_tool": "skills",
+    "load_generated_tool": "skills",
     "tree_of_thought": "thought",
     "tot_model": "thought",
     "tot_client": "thought",
@@ -68,6 +91,25 @@ EXPORTS: dict[str, str] = {
     "LightAgentInstrumentor": "otel",
     "tracetools_observer": "otel",
     "validate_connector": "contracts",
+    "BudgetLimits": "runtime",
+    "BudgetExceeded": "runtime",
+    "ProgressPolicy": "runtime",
+    "ContextBudget": "runtime",
+    "ContextCompactor": "runtime",
+    "Skill": "skills",
+    "SkillManager": "skills",
+    "SkillToolset": "skills",
+    "SandboxProvider": "skills",
+    "ScriptResult": "skills",
+    "discover_project_instructions": "skills",
+    "GeneratedTool": "skills",
+    "ToolReview": "skills",
+    "ScanReport": "skills",
+    "ToolSignature": "skills",
+    "scan_source": "skills",
+    "load_installed": "skills",
+    "Finding": "skills",
+    "ALLOWED_MODULES": "skills",
     "TreeOfThought": "thought",
     "LightEvaluator": "devtools",
     "EvaluationCase": "devtools",

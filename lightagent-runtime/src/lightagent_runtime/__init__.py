@@ -2,4 +2,15 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from lightagent_runtime.budgets import BudgetExceeded, BudgetLimits
+from lightagent_runtime.compaction import CompactionResult, ContextBudget, ContextCompactor
+from lightagent_runtime.progress import ProgressPolicy
+
+__all__: list[str] = [
+    "BudgetExceeded",
+    "BudgetLimits",
+    "CompactionResult",
+    "ContextBudget",
+    "ContextCompactor",
+    "ProgressPolicy",
+]

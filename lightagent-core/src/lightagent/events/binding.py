@@ -17,7 +17,6 @@ from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, trim_messages
 from lightagent.events.store import SessionStore, validate_session_id
-from lightagent.run.budgets import session_spent
 
 __all__ = ["SessionBinding", "SessionRecorder", "resolve_session_store"]
 
@@ -75,9 +74,7 @@ class SessionBinding:
 
         inbox = InboxScan()
         inbox.feed(events)  # the run's inbox starts from the events it read anyway
-        return History(
-            messages, budget_spent=session_spent(events), inbox=inbox, goals=open_goals(events)
-        )
+        return History(messages, events=events, inbox=inbox, goals=open_goals(events))
 
     def claim_inbox(self, session_id: str, run_id: str, scan: Any) -> list[str]:
         """Claim the session's pending inbox messages for ``run_id`` (exactly once); their texts."""
@@ -105,19 +102,20 @@ class SessionBinding:
 
 
 class History(list):  # type: ignore[type-arg]
-    """A session's history messages, plus what its runs consumed of their budgets (read
-    from the same events, so a session budget costs no second read of the log)."""
+    """A session's history messages, plus the session events they were read from (so a
+    capability that reads the log, such as a session budget, costs no second read of it)."""
 
     def __init__(
         self,
         messages: list[dict[str, Any]],
         *,
-        budget_spent: dict[str, float],
+        events: list[SessionEvent],
         inbox: Any = None,
         goals: Any = None,
     ) -> None:
         super().__init__(messages)
-        self.budget_spent = budget_spent
+        #: The session's events as read for this history (oldest first).
+        self.events = events
         #: The session's inbox as read with the history (an ``InboxScan``).
         self.inbox = inbox
         #: The session's open goals as read with the history (``open_goals``).

@@ -69,7 +69,7 @@ SESSION_EVENT_TYPES: frozenset[str] = frozenset(
         "approval.requested",
         "approval.decided",
         "handoff.requested",
-        # budgets (lightagent.run.budgets)
+        # budgets (lightagent-runtime: lightagent_runtime.budgets)
         "budget.consumed",
         "budget.exhausted",
         "progress.stalled",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lightagent import LightAgent, ScriptedModel
 from lightagent.errors import PolicyError
-from lightagent.toolgen import scan_source
+from lightagent_skills.toolgen import scan_source
 
 # Both pass an allow-list of imports: they import only json and operator / string.
 ATTRGETTER_ESCAPE = '''

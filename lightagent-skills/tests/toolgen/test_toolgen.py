@@ -15,7 +15,7 @@ from lightagent.errors import (
     PolicyError,
     ValidationError,
 )
-from lightagent.toolgen import load_installed, scan_source
+from lightagent_skills.toolgen import load_installed, scan_source
 
 SAFE = '''
 import math

@@ -1,4 +1,4 @@
-"""``LightAgent``'s skills, project instructions (AGENTS.md) and sandboxed code tools.
+"""An agent's skills, project instructions (AGENTS.md) and sandboxed code tools.
 
 All opt-in and side-effect free at construction: skills are discovered, and AGENTS.md
 files read, on the first run (or when you ask). A run adds the skills' ``<available_skills>``
@@ -18,10 +18,11 @@ __all__ = ["SkillMethods"]
 
 
 class SkillMethods:
-    """Mixed into ``LightAgent``: ``skills_directories=``, ``project_instructions=``, ``sandbox=``."""
+    """Mixed into the agent's :class:`~lightagent_skills.part.SkillsPart`:
+    ``skills_directories=``, ``project_instructions=``, ``sandbox=``."""
 
-    _system_prompt: str
-    interceptor: Any
+    #: The ``LightAgent`` this part belongs to.
+    agent: Any
 
     def _init_skills(
         self,
@@ -31,10 +32,10 @@ class SkillMethods:
         sandbox: Any,
         enable_unsafe_python: bool,
     ) -> None:
-        #: The agent's :class:`~lightagent.skills.SkillManager` (None without ``skills_directories``).
+        #: The agent's :class:`~lightagent_skills.manager.SkillManager` (None without ``skills_directories``).
         self.skill_manager: Any = None
         if skills_directories is not None:
-            from lightagent.skills.manager import as_manager
+            from lightagent_skills.manager import as_manager
 
             self.skill_manager = as_manager(
                 skills_directories, sandbox=sandbox, auto_discover=bool(auto_discover_skills)
@@ -58,7 +59,7 @@ class SkillMethods:
         self._instructions: str | None = None
         self._python = bool(enable_unsafe_python)
         if self._python and (
-            sandbox is None or getattr(self.interceptor, "approval", None) is None
+            sandbox is None or getattr(self.agent.interceptor, "approval", None) is None
         ):
             raise ConfigurationError(
                 "LA-CONFIG",
@@ -75,7 +76,7 @@ class SkillMethods:
         if self._instructions_start is None:
             return ""
         if self._instructions is None:
-            from lightagent.skills.instructions import discover_project_instructions
+            from lightagent_skills.instructions import discover_project_instructions
 
             self._instructions = discover_project_instructions(self._instructions_start)
         return self._instructions
@@ -85,8 +86,9 @@ class SkillMethods:
         self._instructions = None
         return self.project_instructions
 
-    def _run_system_prompt(self, use_skills: bool) -> str:
-        prompt = self._system_prompt
+    def _run_system_prompt(self, prompt: str | None, use_skills: bool) -> str | None:
+        """``prompt`` (the run's system prompt so far) plus the project instructions and,
+        with ``use_skills``, the skills' ``<available_skills>`` block."""
         instructions = self.project_instructions
         if instructions:
             prompt = f"{prompt}\n\n# Project instructions (AGENTS.md)\n{instructions}"
@@ -112,15 +114,15 @@ class SkillMethods:
     def _build_layers(self) -> tuple[Any, Any]:
         from lightagent.toolsets.router import ToolsetRouter
 
-        approval = getattr(self.interceptor, "approval", None)
+        approval = getattr(self.agent.interceptor, "approval", None)
         skills = python = None
         if self.skill_manager is not None:
-            from lightagent.skills.toolset import SkillToolset
+            from lightagent_skills.toolset import SkillToolset
 
             skills = ToolsetRouter()
             skills.add(SkillToolset(self.skill_manager, sandbox=self.sandbox, approval=approval))
         if self._python:
-            from lightagent.skills.sandbox import PythonSandboxToolset
+            from lightagent_skills.sandbox import PythonSandboxToolset
 
             python = ToolsetRouter()
             python.add(PythonSandboxToolset(self.sandbox, approval))

@@ -3,8 +3,8 @@
 The flow (each step its own function, the order fixed):
 
 1. the model is asked for one Python tool function (``create_tool`` / ``acreate_tool``);
-2. the source is scanned without being run (:mod:`lightagent.toolgen.scan`) and put in
-   quarantine whatever the verdict (:func:`~lightagent.toolgen.quarantine.quarantine`);
+2. the source is scanned without being run (:mod:`lightagent_skills.toolgen.scan`) and put in
+   quarantine whatever the verdict (:func:`~lightagent_skills.toolgen.quarantine.quarantine`);
    a refused source raises ``LA-TOOLGEN-UNSAFE`` / ``LA-TOOLGEN-SCHEMA``;
 3. a review decides: a ``reviewer`` callable (a policy, or a person at a prompt) answers
    now — it may try the tool first, ``review.trial(...)``, in the sandbox — or a review
@@ -30,7 +30,7 @@ _CODE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
 
 
 def _instructions() -> str:
-    from lightagent.toolgen.scan import ALLOWED_MODULES
+    from lightagent_skills.toolgen.scan import ALLOWED_MODULES
 
     modules = ", ".join(sorted(m for m in ALLOWED_MODULES if m != "__future__"))
     return (
@@ -82,22 +82,23 @@ def _decision(reviewer: Any, review: Any, request_id: str | None) -> Any:
 
 
 class ToolgenMethods:
-    """Mixed into ``LightAgent``: ``create_tool``, ``acreate_tool``, ``register_generated_tool``."""
+    """Mixed into the agent's :class:`~lightagent_skills.part.SkillsPart`: ``create_tool``,
+    ``acreate_tool``, ``register_generated_tool``, ``load_generated_tool``."""
 
-    model: Any
-    tools: Any
+    #: The ``LightAgent`` this part belongs to (its model writes, its registry gets, the tools).
+    agent: Any
     sandbox: Any
-    _tool_timeout: float | None
 
     def _sandbox(self) -> Any:
         """The sandbox provider generated tools run in (``LA-SANDBOX`` when there is none)."""
-        from lightagent.toolgen.runner import require_sandbox
+        from lightagent_skills.toolgen.runner import require_sandbox
 
         return require_sandbox(self.sandbox)
 
     @property
     def _toolgen_timeout(self) -> float:
-        return self._tool_timeout or 60.0
+        # the agent's tool_timeout= (its calls' bound), else a minute
+        return getattr(self.agent, "_tool_timeout", None) or 60.0
 
     def create_tool(
         self,
@@ -116,7 +117,7 @@ class ToolgenMethods:
         """
         if reviewer is not None:
             self._sandbox()
-        source = _source_of(self.model.complete(_request(user_input)))
+        source = _source_of(self.agent.model.complete(_request(user_input)))
         return self._review_source(source, tools_directory, reviewer, store)
 
     async def acreate_tool(
@@ -132,7 +133,7 @@ class ToolgenMethods:
 
         if reviewer is not None:
             self._sandbox()
-        source = _source_of(await self.model.acomplete(_request(user_input)))
+        source = _source_of(await self.agent.model.acomplete(_request(user_input)))
         return await asyncio.to_thread(
             self._review_source, source, tools_directory, reviewer, store
         )
@@ -141,8 +142,14 @@ class ToolgenMethods:
         self, source: str, tools_directory: str | Path, reviewer: Any, store: Any
     ) -> Any:
         from lightagent.review.models import ApprovalRequest
-        from lightagent.toolgen.quarantine import GeneratedTool, ToolReview, digest, quarantine
-        from lightagent.toolgen.scan import scan_source
+
+        from lightagent_skills.toolgen.quarantine import (
+            GeneratedTool,
+            ToolReview,
+            digest,
+            quarantine,
+        )
+        from lightagent_skills.toolgen.scan import scan_source
 
         report = scan_source(source)
         path = quarantine(source, tools_directory, report)
@@ -208,8 +215,8 @@ class ToolgenMethods:
         for this file's current hash (``LA-TOOLGEN-HASH`` if the file changed since); the
         approval is used up. With ``reviewer``: it decides now.
         """
-        from lightagent.toolgen.quarantine import GeneratedTool, ToolReview, digest
-        from lightagent.toolgen.scan import scan_source
+        from lightagent_skills.toolgen.quarantine import GeneratedTool, ToolReview, digest
+        from lightagent_skills.toolgen.scan import scan_source
 
         if approval_id is None and reviewer is None:
             raise ApprovalError(
@@ -283,7 +290,7 @@ class ToolgenMethods:
         reviewer: str,
         data: bytes | None = None,
     ) -> Any:
-        from lightagent.toolgen.quarantine import install
+        from lightagent_skills.toolgen.quarantine import install
 
         if not decision.decided:
             return record
@@ -313,17 +320,17 @@ class ToolgenMethods:
             sandbox=self._sandbox(),
             timeout=self._toolgen_timeout,
         )
-        self.tools.register_tool(tool)
+        self.agent.tools.register_tool(tool)
         record.status, record.tool, record.path = "registered", tool, str(path)
         return record
 
     def load_generated_tool(self, name: str, tools_directory: str | Path = "tools") -> Any:
         """Register an installed generated tool again (its bytes checked against its approval;
         its calls run in the agent's sandbox)."""
-        from lightagent.toolgen.quarantine import load_installed
+        from lightagent_skills.toolgen.quarantine import load_installed
 
         tool = load_installed(
             name, tools_directory, sandbox=self._sandbox(), timeout=self._toolgen_timeout
         )
-        self.tools.register_tool(tool)
+        self.agent.tools.register_tool(tool)
         return tool

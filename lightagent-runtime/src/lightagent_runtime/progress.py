@@ -1,4 +1,4 @@
-"""Repeated-call and no-progress detection, consulted by the loop after each tool round.
+"""Repeated-call and no-progress detection, consulted after each tool round of the loop.
 
 A call is *repeated* when the same tool with the same arguments returns an output the run
 has already seen from it (no new information). :class:`ProgressPolicy` says how many of
@@ -136,9 +136,10 @@ def _digest(name: str, arguments: str, output: str) -> str:
     return hashlib.sha256(utf8(text)).hexdigest()
 
 
-def progress_after_round(spec: Any, calls: Iterable[Any], messages: list[dict[str, Any]]) -> None:
+def progress_after_round(
+    spec: Any, state: ProgressState | None, calls: Iterable[Any], messages: list[dict[str, Any]]
+) -> None:
     """The loop's decision after a tool round: continue, redirect (a note), or stop."""
-    state: ProgressState | None = spec.progress
     if state is None:
         return
     outputs: dict[Any, Any] = {}

@@ -10,7 +10,7 @@ import pytest
 from lightagent import ConfigurationError, ContextBudget, ContextCompactor, LightAgent
 from lightagent.events.projector import SUMMARY_PREFIX as PROJECTOR_PREFIX
 from lightagent.events.sql_store import SqliteSessionStore
-from lightagent.run.context_steps import SUMMARY_INSTRUCTIONS, SUMMARY_PREFIX
+from lightagent_runtime.context_steps import SUMMARY_INSTRUCTIONS, SUMMARY_PREFIX
 
 
 def lookup(city: str) -> str:

@@ -174,7 +174,7 @@ class SkillManager:
     ``skills_directories`` are the agent's own (the highest level); ``project_directories``
     and ``user_directories`` rank below them. Discovery runs on first use when
     ``auto_discover`` is on, else at :meth:`discover_skills`; call it again to pick up
-    changes. ``sandbox`` (a :class:`~lightagent.skills.sandbox.SandboxProvider`) is what
+    changes. ``sandbox`` (a :class:`~lightagent_skills.sandbox.SandboxProvider`) is what
     :meth:`execute_script` runs scripts through; without one, scripts never run.
     """
 
@@ -372,7 +372,7 @@ class SkillManager:
         """Run a script of the skill through the sandbox provider (``LA-SANDBOX`` without one).
 
         This is for your own code; the model reaches scripts only through
-        :class:`~lightagent.skills.toolset.SkillToolset`, which also asks for approval.
+        :class:`~lightagent_skills.toolset.SkillToolset`, which also asks for approval.
         """
         if self.sandbox is None:
             raise PolicyError(
@@ -380,7 +380,7 @@ class SkillManager:
                 "skill scripts run only through a sandbox provider, and none is configured",
                 hint="Pass SkillManager(sandbox=...) / LightAgent(sandbox=...) (docs/skills.md).",
             )
-        from lightagent.skills.sandbox import run_in_sandbox
+        from lightagent_skills.sandbox import run_in_sandbox
 
         path = self.script_path(name, script)
         skill_dir = Path(self.get_skill(name).path)

@@ -1,8 +1,9 @@
 """The loop's budget decisions (written once, for both drivers): restore, check, settle.
 
-Each function is called by :func:`lightagent.run.machine.run_machine` at one step
-boundary; they only yield effects the drivers already perform (``LoadHistory``) and emit
-events through the run's context, so no driver knows budgets exist.
+Each function is called by the run's :class:`~lightagent_runtime.budgets_extension.BudgetsStep`
+at one step boundary of :func:`lightagent.run.machine.run_machine`; they only yield effects
+the drivers already perform (``LoadHistory``) and emit events through the run's context, so
+no driver knows budgets exist.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from lightagent.run.budgets import BudgetExceeded, RunBudget
 from lightagent.run.effects import LoadHistory
 from lightagent.run.spec import RunSpec
+
+from lightagent_runtime.budgets import BudgetExceeded, RunBudget, session_spent
 
 __all__ = [
     "budget_check_model",
@@ -20,23 +22,24 @@ __all__ = [
     "budget_restore",
     "budget_settle",
     "budget_settle_time",
-    "usage_clamped",
 ]
 
 
-def budget_restore(spec: RunSpec, history: Any = None) -> Generator[Any, Any, None]:
-    """Start a session budget from the session log (the history's ``budget_spent``)."""
-    budget: RunBudget | None = spec.budget
+def budget_restore(
+    spec: RunSpec, budget: RunBudget | None, history: Any = None
+) -> Generator[Any, Any, None]:
+    """Start a session budget from the session log (the events the history was read from)."""
     if budget is None or not budget.needs_session:
         return
     ctx = spec.ctx
     if spec.binding is None or not ctx.session_id:
         budget.restore({})  # no log: the run is its own session
         return
-    spent = getattr(history, "budget_spent", None)
-    if spent is None:
+    events = getattr(history, "events", None)
+    if events is None:
         loaded = yield LoadHistory(ctx.session_id)
-        spent = getattr(loaded, "budget_spent", None) or {}
+        events = getattr(loaded, "events", None) or ()
+    spent = session_spent(events)
     budget.restore(spent)
     if ctx.active:
         ctx.emit("budget_restored", {"session_used": {k: v for k, v in spent.items() if v}})
@@ -59,14 +62,15 @@ def _refused(spec: RunSpec, exc: BudgetExceeded, step: str) -> BudgetExceeded:
     return exc
 
 
-def budget_check_model(spec: RunSpec, request: Any, scan: Any = None) -> dict[str, float] | None:
+def budget_check_model(
+    spec: RunSpec, budget: RunBudget | None, request: Any, scan: Any = None
+) -> dict[str, float] | None:
     """The request's estimate if every budget allows it; else ``BudgetExceeded``.
 
     Nothing is committed by a refusal. ``scan`` is the run's inbox read of its session
     log: what other runs of the session consumed meanwhile counts against the session's
     budgets before this request goes out.
     """
-    budget: RunBudget | None = spec.budget
     if budget is None:
         return None
     if scan is not None and scan.foreign_spent:
@@ -77,9 +81,8 @@ def budget_check_model(spec: RunSpec, request: Any, scan: Any = None) -> dict[st
         raise _refused(spec, exc, "model_request") from None
 
 
-def budget_check_tools(spec: RunSpec, count: int) -> None:
+def budget_check_tools(spec: RunSpec, budget: RunBudget | None, count: int) -> None:
     """Refuse a round of ``count`` tool calls (before any runs) that a budget does not allow."""
-    budget: RunBudget | None = spec.budget
     if budget is None:
         return
     try:
@@ -90,6 +93,7 @@ def budget_check_tools(spec: RunSpec, count: int) -> None:
 
 def budget_settle(
     spec: RunSpec,
+    budget: RunBudget | None,
     step: str,
     *,
     estimate: Mapping[str, float] | None = None,
@@ -97,7 +101,6 @@ def budget_settle(
     tool_calls: int = 0,
 ) -> None:
     """Commit a step that happened and record it as a ``budget_consumed`` event."""
-    budget: RunBudget | None = spec.budget
     if budget is None:
         return
     if tool_calls:
@@ -107,9 +110,8 @@ def budget_settle(
     _consumed(spec, budget, step, delta)
 
 
-def budget_settle_time(spec: RunSpec) -> None:
+def budget_settle_time(spec: RunSpec, budget: RunBudget | None) -> None:
     """Commit the run's wall-clock seconds at its end (never raises: the run is over)."""
-    budget: RunBudget | None = spec.budget
     if budget is None:
         return
     delta = budget.settle_time()
@@ -126,10 +128,3 @@ def _consumed(spec: RunSpec, budget: RunBudget, step: str, delta: dict[str, floa
             "budget_consumed",
             {"step": step, "delta": delta, "remaining": budget.remaining()},
         )
-
-
-def usage_clamped(spec: RunSpec, usage: Any, **where: Any) -> None:
-    """Record the counts a provider reported below zero (read as 0: never a refill)."""
-    ctx = spec.ctx
-    if usage is not None and usage.clamped and ctx.active:
-        ctx.emit("usage_clamped", {"reported": usage.clamped, **where})

@@ -1,6 +1,7 @@
 """Context budgets in the loop: before a request that does not fit, trim, then summarize.
 
-The decision is the state machine's (both drivers, no driver change): when the messages
+The decision is taken at a step boundary of the state machine (the budgets step's
+``before_request``: both drivers, no driver change): when the messages
 of the next request exceed the run's ``ContextBudget``, oversized tool results are
 spilled to ``tool-result:sha256:`` references, then the oldest message groups are dropped
 (an assistant ``tool_calls`` message always with all its results), never the leading
@@ -18,10 +19,12 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError, ModelError
 from lightagent.models.base import ModelRequest, ModelResponse
-from lightagent.run.budget_steps import budget_check_model, budget_settle, usage_clamped
-from lightagent.run.budgets import BudgetExceeded
 from lightagent.run.effects import CallModel
 from lightagent.run.spec import RunSpec
+from lightagent.run.usage import usage_clamped
+
+from lightagent_runtime.budget_steps import budget_check_model, budget_settle
+from lightagent_runtime.budgets import BudgetExceeded, RunBudget
 
 __all__ = ["SUMMARY_INSTRUCTIONS", "SUMMARY_PREFIX", "check_context_settings", "fit_context"]
 
@@ -114,16 +117,22 @@ def _pinned(messages: list[dict[str, Any]], query_message: Any) -> set[int]:
 
 
 def fit_context(
-    spec: RunSpec, st: Any, messages: list[dict[str, Any]], tools: Any
+    spec: RunSpec,
+    st: Any,
+    messages: list[dict[str, Any]],
+    tools: Any,
+    budget: Any,
+    compactor: Any,
+    run_budget: RunBudget | None = None,
 ) -> Generator[Any, Any, None]:
-    """Compact ``messages`` in place when the next request would not fit the budget."""
-    budget = spec.context_budget
+    """Compact ``messages`` in place when the next request would not fit ``budget`` (the
+    run's ``ContextBudget``), with ``compactor``; a summary through the run's model is
+    checked and settled against ``run_budget`` (the run's ledger, if it has limits)."""
     if budget is None:
         return
     before = _size(budget, messages, tools)
     if before <= budget.available:
         return
-    compactor = spec.context_compactor
     work, spilled = compactor.spill(messages)
     query = st.query_message
     if query is not None:  # spill copies messages: keep pointing at the run's question
@@ -146,7 +155,7 @@ def fit_context(
     kept = rest()
     unsummarized = 0
     if removed:
-        summary = yield from _summarize(spec, compactor, removed)
+        summary = yield from _summarize(spec, compactor, removed, run_budget)
         note = {"role": "user", "content": SUMMARY_PREFIX + summary}
         at = sum(1 for i in range(min(dropped)) if i not in dropped)
         stage = "summarize"
@@ -188,7 +197,7 @@ def fit_context(
 
 
 def _summarize(
-    spec: RunSpec, compactor: Any, removed: list[dict[str, Any]]
+    spec: RunSpec, compactor: Any, removed: list[dict[str, Any]], run_budget: RunBudget | None
 ) -> Generator[Any, Any, str]:
     summarizer = getattr(compactor, "summarizer", None)
     if summarizer is not None:
@@ -201,13 +210,13 @@ def _summarize(
         ],
         options=dict(spec.model_options),
     )
-    estimate = budget_check_model(spec, request)
+    estimate = budget_check_model(spec, run_budget, request)
     response = yield CallModel(request)
     text = (response.content or "").strip() if isinstance(response, ModelResponse) else ""
     if not text:
         raise ModelError("LA-MODEL-OUTPUT", "the model gave no summary for context compaction")
     usage_clamped(spec, response.usage, step="context_summary")
-    budget_settle(spec, "context_summary", estimate=estimate, usage=response.usage)
+    budget_settle(spec, run_budget, "context_summary", estimate=estimate, usage=response.usage)
     return text
 
 

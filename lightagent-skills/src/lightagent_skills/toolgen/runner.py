@@ -5,7 +5,7 @@ the syntax tree (the scan has checked that every annotation is a plain type and 
 default a literal), so the schema and the argument checks are the ones ``@tool`` gives.
 Each call writes one self-contained script — a small runner, the approved source and the
 call's arguments as literals — and hands it to the agent's
-:class:`~lightagent.skills.sandbox.SandboxProvider`. Inside the sandbox the runner executes
+:class:`~lightagent_skills.sandbox.SandboxProvider`. Inside the sandbox the runner executes
 the source with the scan's import allow-list and without the refused builtins, and prints
 the JSON result as the last line of its output. Without a provider nothing runs
 (``LA-SANDBOX``): there is no in-process fallback.
@@ -23,8 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from lightagent.errors import PolicyError, ToolError, ValidationError
-from lightagent.toolgen.rules import ALLOWED_MODULES, GENERIC_TYPES, REFUSED_NAMES, SIMPLE_TYPES
-from lightagent.toolgen.scan import ScanReport
+
+from lightagent_skills.toolgen.rules import (
+    ALLOWED_MODULES,
+    GENERIC_TYPES,
+    REFUSED_NAMES,
+    SIMPLE_TYPES,
+)
+from lightagent_skills.toolgen.scan import ScanReport
 
 __all__ = ["require_sandbox", "sandboxed_tool"]
 
@@ -150,7 +156,7 @@ def _value(result: Any, name: str, timeout: float) -> Any:
 
 def _run(source: str, name: str, call: dict[str, Any], sandbox: Any, timeout: float) -> Any:
     """Run one call of the tool ``name`` of ``source`` through ``sandbox``; its JSON result."""
-    from lightagent.skills.sandbox import run_in_sandbox
+    from lightagent_skills.sandbox import run_in_sandbox
 
     header = (
         f"SOURCE = {source!r}\nCALL = json.loads({json.dumps(call, default=str)!r})\n"

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from lightagent.errors import ToolError
-from lightagent.skills.manager import SkillManager, file_digest
-from lightagent.skills.sandbox import approval_hook, approve_execution, arun_in_sandbox
 from lightagent.toolsets.protocol import BaseToolset, ToolCallContext, ToolDefinition
+
+from lightagent_skills.manager import SkillManager, file_digest
+from lightagent_skills.sandbox import approval_hook, approve_execution, arun_in_sandbox
 
 __all__ = ["SkillToolset"]
 

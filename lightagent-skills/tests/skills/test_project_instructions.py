@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from lightagent import LightAgent, ScriptedModel, discover_project_instructions
-from lightagent.skills import find_project_instructions
+from lightagent_skills import find_project_instructions
 
 
 def project(tmp_path: Path) -> Path:

@@ -5,7 +5,7 @@ name no import can reach, in a folder nothing loads from. Its review — by a po
 callable or a person through a review store — is bound to the SHA-256 of those exact
 bytes. Only an approved hash becomes a tool: the loader hashes the bytes it has read and
 hands those same bytes (never a second read) to the sandbox runner
-(:mod:`lightagent.toolgen.runner`); the host process never executes them. An installed
+(:mod:`lightagent_skills.toolgen.runner`); the host process never executes them. An installed
 tool is kept as ``<tools_directory>/<name>.py`` with ``<name>.approval.json`` naming its
 hash; :func:`load_installed` refuses the file if its bytes no longer match.
 """
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from lightagent.errors import PolicyError, ValidationError
-from lightagent.toolgen.scan import ScanReport, scan_source
+
+from lightagent_skills.toolgen.scan import ScanReport, scan_source
 
 __all__ = [
     "GeneratedTool",
@@ -144,7 +145,7 @@ def quarantine(source: str, tools_directory: str | os.PathLike[str], report: Sca
 def reviewed_tool(data: bytes, sha256: str, sandbox: Any, timeout: float = 60.0) -> Any:
     """The ``Tool`` of the approved bytes ``data`` (they must hash to ``sha256`` and pass the
     scan again); each call runs in ``sandbox``, never in this process."""
-    from lightagent.toolgen.runner import require_sandbox, sandboxed_tool
+    from lightagent_skills.toolgen.runner import require_sandbox, sandboxed_tool
 
     require_sandbox(sandbox)
     if digest(data) != sha256:
@@ -199,7 +200,7 @@ def load_installed(
 ) -> Any:
     """The installed tool ``name`` as a Tool running in ``sandbox``, after checking its bytes
     against its approval (``LA-SANDBOX`` without a sandbox provider)."""
-    from lightagent.toolgen.runner import require_sandbox
+    from lightagent_skills.toolgen.runner import require_sandbox
 
     require_sandbox(sandbox)
     folder = Path(tools_directory)

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightagent.toolgen.rules import (
+from lightagent_skills.toolgen.rules import (
     ALLOWED_MODULES,
     CATEGORIES,
     GENERIC_TYPES,

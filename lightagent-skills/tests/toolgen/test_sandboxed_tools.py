@@ -10,7 +10,7 @@ from types import CodeType
 import pytest
 from lightagent import ApprovalDecision, InMemoryReviewStore, LightAgent, ScriptedModel, tool
 from lightagent.errors import PolicyError, ToolError
-from lightagent.toolgen import load_installed
+from lightagent_skills.toolgen import load_installed
 
 MARK = "toolgen-canary-7c1e"
 

@@ -1,5 +1,5 @@
 """What a generated tool may reach: the allowed modules, and the names, module attributes and
-attributes the scan refuses (:mod:`lightagent.toolgen.scan` applies them; the sandbox's
+attributes the scan refuses (:mod:`lightagent_skills.toolgen.scan` applies them; the sandbox's
 runner applies the module allow-list and the refused names again)."""
 
 from __future__ import annotations
