@@ -62,13 +62,6 @@ _EXPORTS: dict[str, str] = {
     "RunOptions": "lightagent.run.run_options",
     "StreamEvent": "lightagent.results",
     "CancellationToken": "lightagent.cancellation",
-    # background jobs
-    "JobManager": "lightagent.jobs",
-    "JobRecord": "lightagent.jobs",
-    "JobStatus": "lightagent.jobs",
-    "JobContext": "lightagent.jobs",
-    "JobError": "lightagent.jobs",
-    "JobFencedError": "lightagent.jobs",
     # models
     "Usage": "lightagent.models.base",
     "Model": "lightagent.models.base",
@@ -187,12 +180,6 @@ _EXPORTS: dict[str, str] = {
     "ScriptResult": "lightagent.skills.sandbox",
     "discover_project_instructions": "lightagent.skills.instructions",
     "TreeOfThought": "lightagent.thought",
-    # subagents and the runtime facade (docs/runtime.md)
-    "SubagentManager": "lightagent.subagents",
-    "SubagentRecord": "lightagent.subagents",
-    "SubagentResult": "lightagent.subagents",
-    "SubagentToolset": "lightagent.subagents",
-    "AgentRuntime": "lightagent.agent_runtime",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

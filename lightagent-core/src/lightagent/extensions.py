@@ -28,6 +28,7 @@ __all__ = [
     "agent_extensions",
     "attribute_owner",
     "claim",
+    "session_extensions",
 ]
 
 Steps = Generator[Any, Any, None]
@@ -130,6 +131,9 @@ class AgentExtension:
     keywords: Mapping[str, Any] = {}
     run_options: Mapping[str, Any] = {}
     attributes: Collection[str] = ()
+    #: True: the extension takes part in every run that has a session (its part is
+    #: configured on the agent's first such run, even if none of its names was used).
+    sessions: bool = False
 
     def configure(self, agent: Any, values: dict[str, Any]) -> ExtensionPart | None:
         """The agent's part, from the claimed keywords it was built with (``{}`` when an
@@ -168,6 +172,11 @@ def agent_extensions() -> dict[str, AgentExtension]:
             found.setdefault(extension.name or entry.name, extension)
         _cache = (registry, found)
     return found
+
+
+def session_extensions() -> tuple[str, ...]:
+    """The names of the extensions that take part in every run with a session."""
+    return tuple(name for name, ext in agent_extensions().items() if ext.sessions)
 
 
 def claim(values: Mapping[str, Any], kind: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:

@@ -42,7 +42,17 @@ KEYWORDS: dict[str, tuple[str, object]] = {}
 RUN_OPTIONS: dict[str, tuple[str, object]] = {}
 
 #: ``agent.<name>`` attribute or method -> extra.
-ATTRIBUTES: dict[str, str] = {}
+ATTRIBUTES: dict[str, str] = {
+    "runtime": "runtime",
+    "job_manager": "runtime",
+    "start_job": "runtime",
+    "run_detachable": "runtime",
+    "arun_detachable": "runtime",
+    "send_message": "runtime",
+    "goal_checks": "runtime",
+    "create_goal": "runtime",
+    "session_goals": "runtime",
+}
 
 #: ``from lightagent import <name>`` -> extra.
 EXPORTS: dict[str, str] = {
@@ -57,6 +67,17 @@ EXPORTS: dict[str, str] = {
     "LightAgentInstrumentor": "otel",
     "tracetools_observer": "otel",
     "validate_connector": "contracts",
+    "JobManager": "runtime",
+    "JobRecord": "runtime",
+    "JobStatus": "runtime",
+    "JobContext": "runtime",
+    "JobError": "runtime",
+    "JobFencedError": "runtime",
+    "SubagentManager": "runtime",
+    "SubagentRecord": "runtime",
+    "SubagentResult": "runtime",
+    "SubagentToolset": "runtime",
+    "AgentRuntime": "runtime",
 }
 
 

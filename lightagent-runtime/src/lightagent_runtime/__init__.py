@@ -2,4 +2,35 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from lightagent_runtime.agent_runtime import AgentRuntime
+from lightagent_runtime.jobs import (
+    JobContext,
+    JobError,
+    JobFencedError,
+    JobManager,
+    JobRecord,
+    JobStatus,
+)
+from lightagent_runtime.subagents import (
+    SubagentManager,
+    SubagentRecord,
+    SubagentResult,
+    SubagentToolset,
+)
+from lightagent_runtime.views import Goal, InboxMessage
+
+__all__: list[str] = [
+    "AgentRuntime",
+    "Goal",
+    "InboxMessage",
+    "JobContext",
+    "JobError",
+    "JobFencedError",
+    "JobManager",
+    "JobRecord",
+    "JobStatus",
+    "SubagentManager",
+    "SubagentRecord",
+    "SubagentResult",
+    "SubagentToolset",
+]

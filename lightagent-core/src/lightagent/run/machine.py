@@ -40,9 +40,7 @@ from lightagent.run.effects import (
     Output,
     StreamModel,
 )
-from lightagent.run.goal_steps import check_goals
 from lightagent.run.handoff import take_handoff
-from lightagent.run.inbox_steps import inbox_inject
 from lightagent.run.phases import (
     ask,
     blocked_or_replaced,
@@ -73,14 +71,11 @@ def run_machine(spec: RunSpec) -> Machine:
     reasoning: str | None = None
     parsed: Any = None
     messages: list[dict[str, Any]] = []
-    goals: Any = None
-    goal_outcomes: list[dict[str, Any]] = []
     interceptor = spec.interceptor
     query = spec.query
     # Features a run may not use, looked up once: their steps are skipped outright when
     # off (each would be a call, or a generator to make and finish, doing nothing).
     budget = spec.budget
-    session = spec.binding is not None and bool(ctx.session_id)
     token = ctx.cancellation
     steps = spec.steps  # the capabilities' parts in this run (usually none)
     try:
@@ -134,9 +129,6 @@ def run_machine(spec: RunSpec) -> Machine:
                 messages.extend(history)
         if budget is not None:
             yield from budget_restore(spec, history)
-        if history is not None:
-            st.inbox = getattr(history, "inbox", None)
-            goals = getattr(history, "goals", None)
         if query is not None:
             messages.append({"role": "user", "content": query})
             st.query_message = messages[-1]
@@ -183,8 +175,6 @@ def run_machine(spec: RunSpec) -> Machine:
                         spec, ctx, query, messages, active
                     )
             first_request = False
-            if session:
-                yield from inbox_inject(spec, st, messages)
             if spec.context_budget is not None:
                 yield from fit_context(spec, st, messages, tools)
             for step in steps:
@@ -210,7 +200,8 @@ def run_machine(spec: RunSpec) -> Machine:
                 content = str(fallback)
                 break
             # the request as it will go out: refused here, nothing of it is committed
-            estimate = budget_check_model(spec, request, st.inbox) if budget is not None else None
+            scan = getattr(spec.extensions.get("runtime"), "scan", None)  # its inbox read
+            estimate = budget_check_model(spec, request, scan) if budget is not None else None
             for step in steps:
                 step.request(spec, st, request)
             st.model_requests += 1
@@ -370,9 +361,6 @@ def run_machine(spec: RunSpec) -> Machine:
                 yield Output("release", content)
         if spec.memory is not None and query is not None and st.handoff is None:
             yield from memory_write(spec, st, query, content)
-        if st.handoff is None and session:
-            st.stage = "goals"
-            goal_outcomes = yield from check_goals(spec, goals, content)
         if st.handoff is None:
             for step in steps:
                 yield from step.finish(spec, st, content)
@@ -428,8 +416,6 @@ def run_machine(spec: RunSpec) -> Machine:
             "retry_count": st.retries,
             "usage": usage,
         }
-        if goal_outcomes:
-            end["goals"] = goal_outcomes
         end.update(end_data)
         if error is not None:
             end["error"] = error.to_dict()

@@ -94,6 +94,13 @@ def build_spec(
         toolsets = None
     own_layers = getattr(agent, "_run_toolsets", None)
     layers = (*(own_layers(use_skills) if own_layers is not None else ()), *toolset_layers)
+    if session_id is not None and (
+        session_binding is not None or agent._session_store_spec is not None
+    ):
+        from lightagent.extensions import session_extensions
+
+        for name in session_extensions():  # e.g. an inbox read at every step boundary
+            agent.extension_part(name)
     parts = [p for p in agent._parts.values() if p is not None] if agent._parts else ()
     for part in parts:
         layers = (*layers, *part.toolsets(opts))
@@ -202,7 +209,6 @@ def build_spec(
         interceptor=agent._run_interceptor(),
         output=output,
         binding=binding,
-        goal_checks=getattr(agent, "goal_checks", None),
         model_options=model_options,
         toolsets=toolsets,
         base_registry=registry,

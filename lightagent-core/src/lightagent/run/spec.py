@@ -71,8 +71,6 @@ class RunSpec:
     #: The prompt's token budget (a ``ContextBudget``) and its ``ContextCompactor``, or None.
     context_budget: Any = None
     context_compactor: Any = None
-    #: name -> callable(answer) -> bool: the agent's goal checks (``{"check": name}`` criteria).
-    goal_checks: Any = None
     #: Called with the ``RunResult`` when a streamed run ends (the agent's ``get_history``).
     on_result: Any = None
     #: The capabilities' steps in this run (``lightagent.extensions.RunStep``), in order.

@@ -1,18 +1,20 @@
-"""The loop's inbox decision (written once, for both drivers): inject at a step boundary.
+"""The run's inbox decision (written once, for both drivers): inject at a step boundary.
 
 :func:`inbox_inject` runs before each model request — after a tool round has all its
 results, never between a call and its result — and appends the session's pending inbox
-messages as user messages. The claim itself (exactly once, across processes) is the
-``ClaimInbox`` effect a driver performs through the session binding.
+messages as user messages. The claim itself (exactly once, across processes) is a
+``SessionCall`` effect a driver performs on the session's store
+(:func:`lightagent_runtime.inbox.claim_pending`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator
+from functools import partial
 from typing import Any
 
 from lightagent.errors import CancelledError
-from lightagent.run.effects import ClaimInbox
+from lightagent.run.effects import SessionCall
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
 
@@ -78,21 +80,32 @@ class InboxScan:
 
 
 def inbox_inject(
-    spec: RunSpec, st: RunState, messages: list[dict[str, Any]]
+    spec: RunSpec, st: RunState, runtime: Any, messages: list[dict[str, Any]]
 ) -> Generator[Any, Any, None]:
-    """Claim and append the pending inbox messages of the run's session (none without one)."""
+    """Claim and append the pending inbox messages of the run's session (none without one).
+
+    ``runtime`` is the run's step: its ``scan`` is what the run has read of the inbox.
+    """
     ctx = spec.ctx
     if spec.binding is None or not ctx.session_id:
         return
-    if st.inbox is None:
-        st.inbox = InboxScan()  # no history was read: the first claim reads the log
-    texts = yield ClaimInbox(ctx.session_id, st.inbox)
-    _stop_if_halted(st.inbox)
+    if runtime.scan is None:
+        runtime.scan = InboxScan()  # no history was read: the first claim reads the log
+    scan: InboxScan = runtime.scan
+    texts = yield SessionCall(ctx.session_id, partial(_claim, scan=scan))
+    _stop_if_halted(scan)
     for text in texts or ():
         messages.append({"role": "user", "content": text})
     if texts and ctx.active:
         # for the run's trace only: the session log already holds the inbox.claimed events
         ctx.emit("inbox_injected", {"count": len(texts), "request_index": st.model_requests + 1})
+
+
+def _claim(store: Any, session_id: str, run_id: str, *, scan: InboxScan) -> list[str]:
+    """The claim, on the session's store (``claim_pending``): the texts claimed."""
+    from lightagent_runtime.inbox import claim_pending
+
+    return claim_pending(store, session_id, run_id, scan)
 
 
 def _stop_if_halted(scan: InboxScan) -> None:

@@ -17,7 +17,7 @@ from lightagent.errors import StorageError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, opening_event, recorded_owner
 from lightagent.events.store import SessionStore, validate_session_id
-from lightagent.run.inbox_steps import InboxScan
+from lightagent_runtime.inbox_steps import InboxScan
 
 __all__ = [
     "MESSAGE_TYPES",

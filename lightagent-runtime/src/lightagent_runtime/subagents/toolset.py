@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lightagent.errors import LightAgentError
-from lightagent.subagents.manager import SubagentManager
+from lightagent_runtime.subagents.manager import SubagentManager
 from lightagent.toolsets.protocol import BaseToolset, ToolCallContext, ToolDefinition, ToolResult
 
 __all__ = ["SubagentToolset"]
