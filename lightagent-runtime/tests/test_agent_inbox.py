@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 from lightagent import ConfigurationError, LightAgent, ValidationError
-from lightagent_runtime.inbox import claim_pending, send_message
 from lightagent.events.jsonl_store import JsonlSessionStore
 from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
+from lightagent_runtime.inbox import claim_pending, send_message
 from lightagent_runtime.inbox_steps import InboxScan
 
 

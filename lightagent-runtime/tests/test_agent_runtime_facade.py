@@ -19,8 +19,8 @@ from lightagent import (
     ProgressPolicy,
     ValidationError,
 )
-from lightagent_runtime.goals import create_goal, update_goal
 from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
+from lightagent_runtime.goals import create_goal, update_goal
 from lightagent_runtime.subagents import SubagentManager
 
 

@@ -160,8 +160,9 @@ class AgentRuntime:
 
     # -- control ------------------------------------------------------------------------
     def _record(self, kind: str, reason: str | None) -> dict[str, Any]:
-        from lightagent_runtime.inbox import append_owned
         from lightagent.events.model import SessionEvent
+
+        from lightagent_runtime.inbox import append_owned
 
         data = {"reason": reason}
         append_owned(
@@ -241,9 +242,10 @@ class AgentRuntime:
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the log says about the session's long-task state, from one read."""
-        from lightagent_runtime.inbox import fold_inbox
         from lightagent.run.budgets import session_spent
+
         from lightagent_runtime.goal_steps import all_goals
+        from lightagent_runtime.inbox import fold_inbox
         from lightagent_runtime.inbox_steps import InboxScan
         from lightagent_runtime.subagents.records import fold_subagents
 

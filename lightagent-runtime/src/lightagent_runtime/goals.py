@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from lightagent.errors import ValidationError
-from lightagent_runtime.inbox import append_owned
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore, validate_session_id
+
+from lightagent_runtime.inbox import append_owned
 
 __all__ = ["GOAL_STATUSES", "create_goal", "criterion_record", "goal_unknown", "update_goal"]
 

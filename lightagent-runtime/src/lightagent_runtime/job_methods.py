@@ -33,6 +33,7 @@ class JobMethods:
         registered; ``reconcile``/``approve`` settle, on takeover, a tool call whose outcome
         is unknown; ``options`` go to ``JobManager`` (``worker_id``, ``poll_interval`` …)."""
         from lightagent.events.ownership import owner_of
+
         from lightagent_runtime.jobs.agent_run import agent_job_name, agent_operation
         from lightagent_runtime.jobs.manager import JobManager
 
@@ -113,6 +114,7 @@ class JobMethods:
         ``cancel`` and ``stop_after_turn`` on the token work as in ``arun`` while attached.
         """
         from lightagent.cancellation import CancellationToken
+
         from lightagent_runtime.jobs.agent_run import agent_job_name, run_arguments, run_detachable
 
         if not isinstance(cancellation_token, CancellationToken):

@@ -34,8 +34,9 @@ class InboxGoalMethods:
         the next one — takes it in before its next model request, as a user message
         (an ``inbox.claimed`` event), exactly once. Idempotent by ``message_id``.
         """
-        from lightagent_runtime.inbox import send_message
         from lightagent.events.ownership import owner_of
+
+        from lightagent_runtime.inbox import send_message
 
         self.agent._sessions(user_id)  # LA-CONFIG without a session store
         return send_message(
@@ -73,8 +74,9 @@ class InboxGoalMethods:
         and records ``goal.completed`` (all met) or ``goal.updated`` (what is unmet); the
         outcomes are on the run's ``run_end`` event as ``goals``.
         """
-        from lightagent_runtime.goals import create_goal, criterion_record
         from lightagent.events.ownership import owner_of
+
+        from lightagent_runtime.goals import create_goal, criterion_record
 
         self.agent._sessions(user_id)  # LA-CONFIG without a session store
         criteria = (

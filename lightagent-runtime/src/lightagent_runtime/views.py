@@ -1,4 +1,4 @@
-"""The views of :class:`~lightagent.agent_runtime.AgentRuntime`: goals, inbox, budget, progress.
+"""The views of :class:`~lightagent_runtime.agent_runtime.AgentRuntime`: goals, inbox, budget, progress.
 
 Each is a thin view over one session's log: it reads the events and folds them with the
 same functions the loop uses (``all_goals``, ``fold_inbox``, ``session_spent``), and
@@ -165,8 +165,8 @@ class GoalsView(_View):
 
     def get(self, goal_id: str) -> Goal:
         """The goal (``LA-GOAL-UNKNOWN`` when the session has none of that id)."""
-        from lightagent_runtime.goals import goal_unknown
         from lightagent_runtime.goal_steps import all_goals
+        from lightagent_runtime.goals import goal_unknown
 
         goal = all_goals(self._events()).get(goal_id)
         if goal is None:
@@ -294,9 +294,10 @@ class BudgetView(_View):
         Checked against the session limits first: one that would pass a limit raises
         ``BudgetExceeded`` and nothing is recorded. Returns what is used afterwards.
         """
-        from lightagent_runtime.inbox import append_owned
         from lightagent.events.model import SessionEvent
         from lightagent.run.budgets import BUDGET_DIMENSIONS, BudgetExceeded, session_spent
+
+        from lightagent_runtime.inbox import append_owned
 
         for key, value in delta.items():
             if key not in BUDGET_DIMENSIONS:

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from lightagent.errors import ConfigurationError, ValidationError
+
 from lightagent_runtime.jobs.errors import JobError
 from lightagent_runtime.jobs.records import JobRecord, JobStatus
 

@@ -18,6 +18,7 @@ from typing import Any
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import ValidationError
 from lightagent.events.model import SessionEvent
+
 from lightagent_runtime.jobs.log import Lease, holder_check
 
 __all__ = ["JobContext", "Operation", "call_maybe_async"]

@@ -21,6 +21,7 @@ from lightagent.errors import StorageError
 from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, opening_event, recorded_owner
 from lightagent.events.store import SessionStore, validate_session_id
+
 from lightagent_runtime.jobs.errors import JobError, JobFencedError
 from lightagent_runtime.jobs.records import JobRecord, JobScan, JobStatus
 

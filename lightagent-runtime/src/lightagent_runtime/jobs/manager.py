@@ -26,6 +26,7 @@ from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore
+
 from lightagent_runtime.jobs.checks import as_seconds, job_name, json_dict
 from lightagent_runtime.jobs.context import JobContext, Operation, call_maybe_async
 from lightagent_runtime.jobs.errors import JobError, JobFencedError

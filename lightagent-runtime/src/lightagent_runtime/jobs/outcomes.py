@@ -8,6 +8,7 @@ from typing import Any
 
 from lightagent.errors import LightAgentError
 from lightagent.events.model import SessionEvent
+
 from lightagent_runtime.jobs.records import JobRecord
 
 __all__ = ["completion_message", "copy_record", "error_dict"]

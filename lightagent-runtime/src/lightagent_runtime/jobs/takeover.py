@@ -16,6 +16,7 @@ from typing import Any
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError
 from lightagent.events.model import SessionEvent
+
 from lightagent_runtime.jobs.checks import as_seconds, check_takeover
 from lightagent_runtime.jobs.context import Operation
 from lightagent_runtime.jobs.errors import JobError, JobFencedError
