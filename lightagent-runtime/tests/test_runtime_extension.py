@@ -3,6 +3,8 @@ part in every run that has a session — also on an agent that never used a runt
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 from lightagent import LightAgent, ScriptedModel
@@ -65,3 +67,24 @@ def test_a_run_without_a_session_has_no_runtime_step(tmp_path) -> None:
     spec = build_spec(agent, "hi", RunOptions(session_id="s2"))
     (step,) = [s for s in spec.steps if isinstance(s, RuntimeStep)]
     assert spec.extensions["runtime"] is step  # its inbox read, for a session budget
+
+
+def test_without_the_distribution_the_runtime_names_name_the_extra(tmp_path) -> None:
+    code = (
+        "import sys; sys.modules['lightagent_runtime'] = None\n"
+        "from lightagent import LightAgent, ScriptedModel, SqliteSessionStore\n"
+        f"store = SqliteSessionStore({str(tmp_path / 's.sqlite3')!r})\n"
+        "agent = LightAgent(model=ScriptedModel(['hi']), session_store=store)\n"
+        "print(agent.run('a session run needs no runtime', session_id='s1'))\n"
+        "for use in (lambda: agent.start_job, lambda: agent.runtime,\n"
+        "            lambda: __import__('lightagent').JobManager):\n"
+        "    try:\n"
+        "        use()\n"
+        "    except ImportError as exc:\n"
+        "        print(exc.code, exc.details['install'], sep='|')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    first, *missing = proc.stdout.strip().splitlines()
+    assert first == "hi"
+    assert missing == ["LA-MISSING-EXTRA|pip install 'lightagent-core[runtime]'"] * 3
