@@ -3,7 +3,8 @@
 A distribution registers an :class:`AgentExtension` through the ``register_agent_extensions``
 hook. The extension claims ``LightAgent(...)`` keywords, ``run(...)`` options and agent
 attributes (methods and properties such as ``agent.start_job``); when an agent is built
-with one of its keywords, or one of its attributes is first used, the extension is given
+with one of its keywords, or one of its attributes is first used (or, for an extension
+with ``sessions = True``, on the agent's first run with a session), the extension is given
 the agent and returns the agent's *part*. For each run the part may add to the system
 prompt, stack toolsets over the agent's, and contribute a :class:`RunStep`, which the loop
 calls at fixed moments (before each model request, after each tool round …). The loop and
