@@ -59,13 +59,6 @@ _EXPORTS: dict[str, str] = {
     "RunOptions": "lightagent.run.run_options",
     "StreamEvent": "lightagent.results",
     "CancellationToken": "lightagent.cancellation",
-    # background jobs
-    "JobManager": "lightagent.jobs",
-    "JobRecord": "lightagent.jobs",
-    "JobStatus": "lightagent.jobs",
-    "JobContext": "lightagent.jobs",
-    "JobError": "lightagent.jobs",
-    "JobFencedError": "lightagent.jobs",
     # models
     "Usage": "lightagent.models.base",
     "Model": "lightagent.models.base",
@@ -169,12 +162,6 @@ _EXPORTS: dict[str, str] = {
     "SqlReviewStore": "lightagent.review",
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
-    # subagents and the runtime facade (docs/runtime.md)
-    "SubagentManager": "lightagent.subagents",
-    "SubagentRecord": "lightagent.subagents",
-    "SubagentResult": "lightagent.subagents",
-    "SubagentToolset": "lightagent.subagents",
-    "AgentRuntime": "lightagent.agent_runtime",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -15,10 +15,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, 
 from typing import Any, Literal, cast, overload
 
 from lightagent.agent_compat import CompatMethods, compat_observers
-from lightagent.agent_jobs import JobMethods
 from lightagent.agent_log import QueuedFileHandler, adrain, drain
 from lightagent.agent_memory import MemoryMethods, memory_settings
-from lightagent.agent_runtime import RuntimeMethods
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
@@ -48,8 +46,6 @@ class LightAgent(
     ToolsetMethods,
     MemoryMethods,
     CompatMethods,
-    JobMethods,
-    RuntimeMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 

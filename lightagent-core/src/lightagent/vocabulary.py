@@ -76,6 +76,15 @@ ATTRIBUTES: dict[str, str] = {
     "tot_client": "thought",
     "run_thought": "thought",
     "arun_thought": "thought",
+    "runtime": "runtime",
+    "job_manager": "runtime",
+    "start_job": "runtime",
+    "run_detachable": "runtime",
+    "arun_detachable": "runtime",
+    "send_message": "runtime",
+    "goal_checks": "runtime",
+    "create_goal": "runtime",
+    "session_goals": "runtime",
 }
 
 #: ``from lightagent import <name>`` -> extra.
@@ -116,6 +125,17 @@ EXPORTS: dict[str, str] = {
     "EvaluationCaseResult": "devtools",
     "EvaluationReport": "devtools",
     "render_trace_page": "devtools",
+    "JobManager": "runtime",
+    "JobRecord": "runtime",
+    "JobStatus": "runtime",
+    "JobContext": "runtime",
+    "JobError": "runtime",
+    "JobFencedError": "runtime",
+    "SubagentManager": "runtime",
+    "SubagentRecord": "runtime",
+    "SubagentResult": "runtime",
+    "SubagentToolset": "runtime",
+    "AgentRuntime": "runtime",
 }
 
 

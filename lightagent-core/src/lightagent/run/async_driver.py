@@ -16,13 +16,13 @@ from lightagent.results import RunResult
 from lightagent.run.effects import (
     CallModel,
     CallPhase,
-    ClaimInbox,
     ListTools,
     LoadHistory,
     Output,
     RetrieveMemory,
     RunTools,
     Search,
+    SessionCall,
     StoreMemory,
     StreamModel,
 )
@@ -53,8 +53,8 @@ async def _aperform(effect: Any, spec: RunSpec) -> Any:
         return await spec.interceptor.on_phase(spec.ctx, effect.phase, effect.payload)
     if cls is LoadHistory:
         return await spec.binding.ahistory(effect.session_id)
-    if cls is ClaimInbox:
-        return await spec.binding.aclaim_inbox(effect.session_id, spec.ctx.run_id, effect.scan)
+    if cls is SessionCall:
+        return await spec.binding.acall(effect.session_id, spec.ctx.run_id, effect.call)
     if cls is ListTools:
         return await spec.toolsets.aview(effect.base)
     if cls is RetrieveMemory or cls is StoreMemory or cls is Search:

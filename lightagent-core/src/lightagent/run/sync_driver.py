@@ -16,13 +16,13 @@ from lightagent.results import RunResult
 from lightagent.run.effects import (
     CallModel,
     CallPhase,
-    ClaimInbox,
     ListTools,
     LoadHistory,
     Output,
     RetrieveMemory,
     RunTools,
     Search,
+    SessionCall,
     StoreMemory,
     StreamModel,
 )
@@ -52,8 +52,8 @@ def _perform(effect: Any, spec: RunSpec) -> Any:
         return spec.interceptor.on_phase_sync(spec.ctx, effect.phase, effect.payload)
     if cls is LoadHistory:
         return spec.binding.history(effect.session_id)
-    if cls is ClaimInbox:
-        return spec.binding.claim_inbox(effect.session_id, spec.ctx.run_id, effect.scan)
+    if cls is SessionCall:
+        return spec.binding.call(effect.session_id, spec.ctx.run_id, effect.call)
     if cls is ListTools:
         return spec.toolsets.view(effect.base)
     if cls is RetrieveMemory or cls is StoreMemory or cls is Search:

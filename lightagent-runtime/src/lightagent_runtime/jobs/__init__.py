@@ -4,10 +4,10 @@ session log (SQLite or PostgreSQL), taken over when their worker dies — see
 
 from __future__ import annotations
 
-from lightagent.jobs.context import JobContext
-from lightagent.jobs.errors import JobError, JobFencedError
-from lightagent.jobs.manager import JobManager, Operation
-from lightagent.jobs.records import JobRecord, JobStatus
+from lightagent_runtime.jobs.context import JobContext
+from lightagent_runtime.jobs.errors import JobError, JobFencedError
+from lightagent_runtime.jobs.manager import JobManager, Operation
+from lightagent_runtime.jobs.records import JobRecord, JobStatus
 
 __all__ = [
     "JobContext",

@@ -1,8 +1,5 @@
 """``agent.runtime`` (:class:`AgentRuntime`), the seeds' facade over a session's
 long-task state.
-
-The agent's budgets and progress policy are read through its ``budgets`` extension part
-(lightagent-runtime): ``agent.budget_limits``, ``agent.progress_policy``.
 """
 
 from __future__ import annotations
@@ -11,7 +8,7 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError
 
-__all__ = ["AgentRuntime", "RuntimeMethods"]
+__all__ = ["AgentRuntime"]
 
 
 class AgentRuntime:
@@ -89,28 +86,28 @@ class AgentRuntime:
     @property
     def goals(self) -> Any:
         """The session's goals (a ``GoalsView``)."""
-        from lightagent.runtime_views import GoalsView
+        from lightagent_runtime.views import GoalsView
 
         return GoalsView(*self._view_args(), self.agent.goal_checks)
 
     @property
     def inbox(self) -> Any:
         """The session's inbox (an ``InboxView``)."""
-        from lightagent.runtime_views import InboxView
+        from lightagent_runtime.views import InboxView
 
         return InboxView(*self._view_args())
 
     @property
     def budget(self) -> Any:
         """The session's budget ledger (a ``BudgetView``) under the agent's limits."""
-        from lightagent.runtime_views import BudgetView
+        from lightagent_runtime.views import BudgetView
 
         return BudgetView(*self._view_args(), self.agent.extension_part("budgets"))
 
     @property
     def progress(self) -> Any:
         """The agent's progress policy and the session's stalls (a ``ProgressView``)."""
-        from lightagent.runtime_views import ProgressView
+        from lightagent_runtime.views import ProgressView
 
         return ProgressView(*self._view_args(), self.agent.progress_policy)
 
@@ -131,7 +128,7 @@ class AgentRuntime:
             manager = self._managers().get(session_id)
         if manager is not None:
             return manager
-        from lightagent.subagents import SubagentManager
+        from lightagent_runtime.subagents import SubagentManager
 
         # built outside the agent's lock: reading the store may take that lock itself
         made = SubagentManager(
@@ -146,7 +143,7 @@ class AgentRuntime:
 
     @subagents.setter
     def subagents(self, manager: Any) -> None:
-        from lightagent.subagents import SubagentManager
+        from lightagent_runtime.subagents import SubagentManager
 
         if not isinstance(manager, SubagentManager):
             raise ConfigurationError(
@@ -163,8 +160,9 @@ class AgentRuntime:
 
     # -- control ------------------------------------------------------------------------
     def _record(self, kind: str, reason: str | None) -> dict[str, Any]:
-        from lightagent.events.inbox import append_owned
         from lightagent.events.model import SessionEvent
+
+        from lightagent_runtime.inbox import append_owned
 
         data = {"reason": reason}
         append_owned(
@@ -192,7 +190,7 @@ class AgentRuntime:
     @property
     def paused(self) -> str | None:
         """The reason of the session's standing pause, or None."""
-        from lightagent.run.inbox_steps import InboxScan
+        from lightagent_runtime.inbox_steps import InboxScan
 
         scan = InboxScan()
         scan.feed(self._events())
@@ -244,10 +242,11 @@ class AgentRuntime:
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the log says about the session's long-task state, from one read."""
-        from lightagent.events.inbox import fold_inbox
-        from lightagent.run.goal_steps import all_goals
-        from lightagent.run.inbox_steps import InboxScan
-        from lightagent.subagents.records import fold_subagents
+        from lightagent_runtime.budgets import session_spent
+        from lightagent_runtime.goal_steps import all_goals
+        from lightagent_runtime.inbox import fold_inbox
+        from lightagent_runtime.inbox_steps import InboxScan
+        from lightagent_runtime.subagents.records import fold_subagents
 
         events = self._events()
         scan = InboxScan()
@@ -263,7 +262,7 @@ class AgentRuntime:
                 status: [m for m in messages if m["status"] == status]
                 for status in ("pending", "claimed", "completed", "rejected")
             },
-            "budget": {"used": self.agent.extension_part("budgets").session_spent(events)},
+            "budget": {"used": session_spent(events)},
             "progress": {
                 "stalls": [
                     {**e.data, "run_id": e.run_id} for e in events if e.type == "progress.stalled"
@@ -271,16 +270,3 @@ class AgentRuntime:
             },
             "subagents": [r.to_dict() for r in records.values()],
         }
-
-
-class RuntimeMethods:
-    """Mixed into :class:`~lightagent.agent.LightAgent`: ``agent.runtime``."""
-
-    @property
-    def runtime(self) -> AgentRuntime:
-        """This agent's :class:`AgentRuntime` (one per agent; see ``for_session``)."""
-        found = self.__dict__.get("_runtime")
-        if found is None:
-            found = self.__dict__.setdefault("_runtime", AgentRuntime(self))
-        runtime: AgentRuntime = found
-        return runtime

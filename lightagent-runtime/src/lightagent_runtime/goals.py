@@ -1,7 +1,7 @@
 """Goals in the session log: :func:`create_goal` appends a ``goal.created`` event.
 
-The loop checks them at each run's end (:mod:`lightagent.run.goal_steps`) and records
-``goal.completed`` / ``goal.updated``; ``lightagent.run.goal_steps.open_goals`` folds the
+The loop checks them at each run's end (:mod:`lightagent_runtime.goal_steps`) and records
+``goal.completed`` / ``goal.updated``; ``lightagent_runtime.goal_steps.open_goals`` folds the
 log into the open goals.
 """
 
@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from lightagent.errors import ValidationError
-from lightagent.events.inbox import append_owned
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore, validate_session_id
+
+from lightagent_runtime.inbox import append_owned
 
 __all__ = ["GOAL_STATUSES", "create_goal", "criterion_record", "goal_unknown", "update_goal"]
 
@@ -108,7 +109,7 @@ def update_goal(
     one goal out of a status. Returns the goal as the log then holds it; moving a goal to
     the status it has is a no-op. ``LA-GOAL-UNKNOWN`` / ``LA-GOAL-STATE`` otherwise.
     """
-    from lightagent.run.goal_steps import all_goals
+    from lightagent_runtime.goal_steps import all_goals
 
     validate_session_id(session_id)
     if status not in GOAL_STATUSES or status == "pending":

@@ -19,10 +19,11 @@ from typing import Any
 
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import CancelledError, ConfigurationError, StorageError
-from lightagent.jobs.context import JobContext
-from lightagent.jobs.manager import JobManager
-from lightagent.jobs.records import JobRecord, JobStatus
 from lightagent.results import RunResult
+
+from lightagent_runtime.jobs.context import JobContext
+from lightagent_runtime.jobs.manager import JobManager
+from lightagent_runtime.jobs.records import JobRecord, JobStatus
 
 __all__ = [
     "RUN_OPTIONS",

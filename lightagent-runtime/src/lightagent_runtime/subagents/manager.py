@@ -3,7 +3,7 @@
 Registering narrows permissions (``SecurityContext.child``, strictly: asking for more than
 the parent holds is ``LA-PERMISSION-WIDEN``) and binds the narrowed context to the agent,
 so its tool calls are checked against it. Runs over ``max_concurrency`` wait in line
-(:class:`~lightagent.subagents.slots.RunSlots`) instead of being refused. Every step is a
+(:class:`~lightagent_runtime.subagents.slots.RunSlots`) instead of being refused. Every step is a
 ``subagent.*`` event — in the parent's session log when the manager has one, and to
 ``event_sink`` — carrying the parent run's and trace's ids; a new manager on the same
 session restores the records and the results of idempotent runs from the log alone.
@@ -21,18 +21,19 @@ from typing import Any
 from lightagent.cancellation import CancellationToken
 from lightagent.control.context import PermissionSet, SecurityContext
 from lightagent.errors import BudgetError, ConfigurationError, ValidationError
-from lightagent.subagents.permissions import bind_security, intersect
-from lightagent.subagents.records import (
+
+from lightagent_runtime.subagents.permissions import bind_security, intersect
+from lightagent_runtime.subagents.records import (
     SubagentRecord,
     SubagentResult,
     advance,
     fold_subagents,
 )
-from lightagent.subagents.slots import RunSlots, acquire_unless_cancelled, await_elsewhere
+from lightagent_runtime.subagents.slots import RunSlots, acquire_unless_cancelled, await_elsewhere
 
 __all__ = ["SubagentManager"]
 
-log = logging.getLogger("lightagent.subagents")
+log = logging.getLogger("lightagent_runtime.subagents")
 
 _AGENT_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@:+=-]{0,127}$")
 
@@ -505,7 +506,7 @@ class SubagentManager:
     def _append(self, kind: str, data: dict[str, Any]) -> None:
         """Record one event in the parent's session log (blocking; nothing without a store)."""
         if self.store is not None and self.session_id is not None:
-            from lightagent.events.inbox import append_owned
+            from lightagent_runtime.inbox import append_owned
 
             append_owned(self.store, self.session_id, [self._event(kind, data)], self.owner)
 

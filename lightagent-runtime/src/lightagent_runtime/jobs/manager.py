@@ -26,13 +26,14 @@ from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore
-from lightagent.jobs.checks import as_seconds, job_name, json_dict
-from lightagent.jobs.context import JobContext, Operation, call_maybe_async
-from lightagent.jobs.errors import JobError, JobFencedError
-from lightagent.jobs.log import JobLog, Lease, holder_check
-from lightagent.jobs.outcomes import completion_message, copy_record, error_dict
-from lightagent.jobs.records import JobRecord, JobStatus
-from lightagent.jobs.takeover import LocalJob, TakeoverMethods
+
+from lightagent_runtime.jobs.checks import as_seconds, job_name, json_dict
+from lightagent_runtime.jobs.context import JobContext, Operation, call_maybe_async
+from lightagent_runtime.jobs.errors import JobError, JobFencedError
+from lightagent_runtime.jobs.log import JobLog, Lease, holder_check
+from lightagent_runtime.jobs.outcomes import completion_message, copy_record, error_dict
+from lightagent_runtime.jobs.records import JobRecord, JobStatus
+from lightagent_runtime.jobs.takeover import LocalJob, TakeoverMethods
 
 __all__ = ["JobManager", "Operation"]
 

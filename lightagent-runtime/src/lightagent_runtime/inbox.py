@@ -17,7 +17,6 @@ from lightagent.errors import StorageError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, opening_event, recorded_owner
 from lightagent.events.store import SessionStore, validate_session_id
-from lightagent.run.inbox_steps import InboxScan
 
 __all__ = [
     "MESSAGE_TYPES",
@@ -33,6 +32,64 @@ _RETRIES = 8
 
 #: The seeds' inbox message types (all are injected as user messages at a step boundary).
 MESSAGE_TYPES = ("followup", "steering", "context", "approval")
+
+
+class InboxScan:
+    """What one run has read of its session's inbox: a cursor, the unclaimed messages, and
+    whether the session was paused (``runtime.paused``, or the 0.11 form ``session.paused``)
+    or its runs cancelled (``runtime.cancelled`` / ``session.cancelled``, counted only once
+    the run has read its history)."""
+
+    __slots__ = ("cancelled", "cursor", "foreign_spent", "paused", "pending", "run_id")
+
+    def __init__(self) -> None:
+        #: The last sequence read; ``-1``: nothing read yet (the first claim reads the log).
+        self.cursor = -1
+        #: message_id -> its ``inbox.enqueued`` event, in log order.
+        self.pending: dict[str, Any] = {}
+        #: The reason of the session's standing pause, or None.
+        self.paused: str | None = None
+        #: The reason of a cancel recorded while this run was running, or None.
+        self.cancelled: str | None = None
+        #: The run reading: its own ``budget.consumed`` events are already in its ledger.
+        self.run_id: str | None = None
+        #: What other runs of the session consumed since this run read its history, not
+        #: yet taken into its session budget (:meth:`take_foreign_spent`).
+        self.foreign_spent: dict[str, float] = {}
+
+    def feed(self, events: list[Any]) -> None:
+        """Take in events read after :attr:`cursor`."""
+        live = self.cursor >= 0  # a cancel in the history read at the start is an old one
+        for event in events:
+            kind = event.type
+            if kind == "inbox.enqueued":
+                mid = event.data.get("message_id")
+                if isinstance(mid, str):
+                    self.pending.setdefault(mid, event)
+            elif kind in ("inbox.claimed", "inbox.rejected"):
+                self.pending.pop(str(event.data.get("message_id")), None)
+            elif kind in ("runtime.paused", "session.paused"):
+                self.paused = str(event.data.get("reason") or "paused")
+            elif kind in ("runtime.resumed", "session.resumed"):
+                self.paused = None
+            elif kind in ("runtime.cancelled", "session.cancelled") and live:
+                self.cancelled = str(event.data.get("reason") or "cancelled")
+            elif kind == "budget.consumed" and live and event.run_id != self.run_id:
+                for key, value in (event.data.get("delta") or {}).items():
+                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                        self.foreign_spent[key] = self.foreign_spent.get(key, 0.0) + value
+            self.cursor = max(self.cursor, event.sequence)
+        self.cursor = max(self.cursor, 0)
+
+    def take_foreign_spent(self) -> dict[str, float]:
+        """What other runs consumed since the last take (then forgotten here)."""
+        spent, self.foreign_spent = self.foreign_spent, {}
+        return spent
+
+    @property
+    def halted(self) -> bool:
+        """Whether the run must stop (paused or cancelled): nothing is claimed then."""
+        return self.paused is not None or self.cancelled is not None
 
 
 def send_message(

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 from lightagent import ConfigurationError, LightAgent, ValidationError
-from lightagent.events.inbox import claim_pending, send_message
 from lightagent.events.jsonl_store import JsonlSessionStore
 from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
-from lightagent.run.inbox_steps import InboxScan
+from lightagent_runtime.inbox import claim_pending, send_message
+from lightagent_runtime.inbox_steps import InboxScan
 
 
 def agent_for(server, db, **kw) -> LightAgent:

@@ -16,7 +16,7 @@ import pytest
 from lightagent.errors import ConfigurationError, LightAgentError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
-from lightagent.jobs import JobError, JobFencedError, JobManager, JobStatus
+from lightagent_runtime.jobs import JobError, JobFencedError, JobManager, JobStatus
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

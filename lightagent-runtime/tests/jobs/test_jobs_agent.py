@@ -11,7 +11,7 @@ import threading
 import pytest
 from lightagent import CancellationToken, ConfigurationError, LightAgent
 from lightagent.events.sql_store import SqliteSessionStore
-from lightagent.jobs import JobManager, JobStatus
+from lightagent_runtime.jobs import JobManager, JobStatus
 
 
 def agent_for(server, db, **kw) -> LightAgent:

@@ -7,8 +7,9 @@ import time
 from typing import Any
 
 from lightagent.errors import ConfigurationError, ValidationError
-from lightagent.jobs.errors import JobError
-from lightagent.jobs.records import JobRecord, JobStatus
+
+from lightagent_runtime.jobs.errors import JobError
+from lightagent_runtime.jobs.records import JobRecord, JobStatus
 
 __all__ = ["as_seconds", "check_takeover", "job_name", "json_dict"]
 

@@ -1,6 +1,7 @@
-"""The background-job methods of ``LightAgent``: thin delegations to ``lightagent.jobs``.
+"""The background-job methods of ``LightAgent`` (``agent.start_job`` …): thin delegations to
+:mod:`lightagent_runtime.jobs`, served on the agent by the ``runtime`` extension.
 
-``agent.job_manager(session_id)`` is the session's :class:`~lightagent.jobs.JobManager`
+``agent.job_manager(session_id)`` is the session's :class:`~lightagent_runtime.jobs.JobManager`
 with this agent's runs registered as an operation (``agent:<name>``), so a worker built
 with the same agent (the same ``name=``) can take an interrupted run over.
 """
@@ -15,10 +16,9 @@ __all__ = ["JobMethods"]
 
 
 class JobMethods:
-    """Mixed into :class:`~lightagent.agent.LightAgent`; needs ``session_binding`` and ``name``."""
+    """Mixed into the agent's runtime part; ``agent`` is the ``LightAgent`` it serves."""
 
-    session_binding: Any
-    name: str
+    agent: Any
 
     def job_manager(
         self,
@@ -33,13 +33,15 @@ class JobMethods:
         registered; ``reconcile``/``approve`` settle, on takeover, a tool call whose outcome
         is unknown; ``options`` go to ``JobManager`` (``worker_id``, ``poll_interval`` …)."""
         from lightagent.events.ownership import owner_of
-        from lightagent.jobs.agent_run import agent_job_name, agent_operation
-        from lightagent.jobs.manager import JobManager
+
+        from lightagent_runtime.jobs.agent_run import agent_job_name, agent_operation
+        from lightagent_runtime.jobs.manager import JobManager
 
         cache: dict[tuple[str, str], Any] = self.__dict__.setdefault("_job_managers", {})
+        agent = self.agent
         manager = cache.get((session_id, user_id))
         if manager is None or options or reconcile is not None or approve is not None:
-            binding = self.session_binding
+            binding = agent.session_binding
             if binding is None:
                 raise ConfigurationError(
                     "LA-CONFIG",
@@ -47,10 +49,10 @@ class JobMethods:
                     hint='Pass session_store= (e.g. SqliteSessionStore("sessions.sqlite3")).',
                 )
             manager = JobManager(
-                binding.store, session_id, owner=owner_of(self, user_id), **options
+                binding.store, session_id, owner=owner_of(agent, user_id), **options
             )
-            operation = agent_operation(self, reconcile=reconcile, approve=approve)
-            manager.register(agent_job_name(self), operation)
+            operation = agent_operation(agent, reconcile=reconcile, approve=approve)
+            manager.register(agent_job_name(agent), operation)
             cache[(session_id, user_id)] = manager
         return manager
 
@@ -70,13 +72,13 @@ class JobMethods:
         .wait(job_id)`` gives its end (``result["content"]`` is the answer). The run options
         it records are JSON values (``user_id``, ``metadata``, ``max_tool_iterations`` …).
         """
-        from lightagent.jobs.agent_run import agent_job_name, run_arguments
+        from lightagent_runtime.jobs.agent_run import agent_job_name, run_arguments
 
         user_id = run_kwargs.get("user_id", "default_user")
         jobs = self.job_manager(session_id, user_id=user_id)
         return jobs.start(
-            agent_job_name(self),
-            owner_agent_id=self.name,
+            agent_job_name(self.agent),
+            owner_agent_id=self.agent.name,
             arguments=run_arguments(query, session_id, run_kwargs),
             idempotency_key=idempotency_key,
             lease_seconds=lease_seconds,
@@ -112,7 +114,8 @@ class JobMethods:
         ``cancel`` and ``stop_after_turn`` on the token work as in ``arun`` while attached.
         """
         from lightagent.cancellation import CancellationToken
-        from lightagent.jobs.agent_run import agent_job_name, run_arguments, run_detachable
+
+        from lightagent_runtime.jobs.agent_run import agent_job_name, run_arguments, run_detachable
 
         if not isinstance(cancellation_token, CancellationToken):
             raise ConfigurationError(
@@ -129,12 +132,12 @@ class JobMethods:
         jobs = self.job_manager(session_id, user_id=user_id)
         result, _job = await run_detachable(
             jobs,
-            agent_job_name(self),
+            agent_job_name(self.agent),
             run_arguments(query, session_id, run_kwargs),
             cancellation_token,
             lease_seconds=lease_seconds,
             metadata=metadata,
-            owner_agent_id=self.name,
+            owner_agent_id=self.agent.name,
         )
         if result_format == "object":
             return result

@@ -1,6 +1,6 @@
 """How a job changes hands: taken over when its worker died, interrupted when one closes.
 
-Mixed into :class:`~lightagent.jobs.manager.JobManager`. A takeover is a ``job.resumed``
+Mixed into :class:`~lightagent_runtime.jobs.manager.JobManager`. A takeover is a ``job.resumed``
 event at the next lease epoch, appended on condition that the log is as read, so of two
 workers racing one wins; the job's operation then runs again with its recorded arguments,
 and the steps it recorded return their results without running.
@@ -16,11 +16,12 @@ from typing import Any
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import ConfigurationError
 from lightagent.events.model import SessionEvent
-from lightagent.jobs.checks import as_seconds, check_takeover
-from lightagent.jobs.context import Operation
-from lightagent.jobs.errors import JobError, JobFencedError
-from lightagent.jobs.log import JobLog, Lease, holder_check
-from lightagent.jobs.records import JobRecord, JobStatus
+
+from lightagent_runtime.jobs.checks import as_seconds, check_takeover
+from lightagent_runtime.jobs.context import Operation
+from lightagent_runtime.jobs.errors import JobError, JobFencedError
+from lightagent_runtime.jobs.log import JobLog, Lease, holder_check
+from lightagent_runtime.jobs.records import JobRecord, JobStatus
 
 __all__ = ["LocalJob", "TakeoverMethods"]
 

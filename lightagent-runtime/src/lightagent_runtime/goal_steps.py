@@ -1,6 +1,6 @@
 """Goals with acceptance criteria, checked by the loop at a run's end (written once).
 
-A goal is recorded as a ``goal.created`` event (``lightagent.events.goals``); the run
+A goal is recorded as a ``goal.created`` event (``lightagent_runtime.goals``); the run
 reads the session's open goals with its history (:func:`open_goals` folds the events)
 and, when it ends well, checks each criterion against its answer: a text criterion is
 met when the answer contains it (case-insensitive), a ``{"check": name}`` criterion when
@@ -70,15 +70,18 @@ def _met(criterion: Any, answer: str, checks: Any) -> tuple[bool, str | None]:
 
 
 def check_goals(
-    spec: RunSpec, goals: dict[str, dict[str, Any]] | None, answer: str | None
+    spec: RunSpec, goals: dict[str, dict[str, Any]] | None, answer: str | None, checks: Any
 ) -> Generator[Any, Any, list[dict[str, Any]]]:
-    """Check the session's open goals against the run's answer; their outcomes (events too)."""
+    """Check the session's open goals against the run's answer; their outcomes (events too).
+
+    ``checks`` is the agent's ``goal_checks`` (name -> callable, for ``{"check": name}``).
+    """
     ctx = spec.ctx
     if spec.binding is None or not ctx.session_id:
         return []
     if goals is None:  # the run read no history (a resume): read the goals from the log
         loaded = yield LoadHistory(ctx.session_id)
-        goals = getattr(loaded, "goals", None) or {}
+        goals = open_goals(getattr(loaded, "events", None) or ())
     outcomes = []
     for goal in goals.values():
         criteria = goal["acceptance_criteria"]
@@ -88,7 +91,7 @@ def check_goals(
         unmet: list[Any] = []
         notes: list[str] = []
         for criterion in criteria:
-            ok, note = _met(criterion, answer or "", spec.goal_checks)
+            ok, note = _met(criterion, answer or "", checks)
             (met if ok else unmet).append(criterion)
             if note:
                 notes.append(note)

@@ -8,9 +8,9 @@ permissions), runs them (a concurrency limit that queues), records each step as 
 
 from __future__ import annotations
 
-from lightagent.subagents.manager import SubagentManager
-from lightagent.subagents.records import SUBAGENT_EVENTS, SubagentRecord, SubagentResult
-from lightagent.subagents.toolset import SubagentToolset
+from lightagent_runtime.subagents.manager import SubagentManager
+from lightagent_runtime.subagents.records import SUBAGENT_EVENTS, SubagentRecord, SubagentResult
+from lightagent_runtime.subagents.toolset import SubagentToolset
 
 __all__ = [
     "SUBAGENT_EVENTS",

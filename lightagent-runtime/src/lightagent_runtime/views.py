@@ -1,4 +1,4 @@
-"""The views of :class:`~lightagent.agent_runtime.AgentRuntime`: goals, inbox, budget, progress.
+"""The views of :class:`~lightagent_runtime.agent_runtime.AgentRuntime`: goals, inbox, budget, progress.
 
 Each is a thin view over one session's log: it reads the events and folds them with the
 same functions the loop uses (``all_goals``, ``fold_inbox``, ``session_spent``), and
@@ -113,7 +113,7 @@ class GoalsView(_View):
         activate: bool = False,
     ) -> Goal:
         """A ``pending`` goal (``active`` with ``activate=True``); criteria as in ``create_goal``."""
-        from lightagent.events.goals import create_goal, criterion_record
+        from lightagent_runtime.goals import create_goal, criterion_record
 
         criteria = (
             [acceptance_criteria]
@@ -139,7 +139,7 @@ class GoalsView(_View):
         return Goal.of(data)
 
     def _move(self, goal_id: str, status: str, **extra: Any) -> Goal:
-        from lightagent.events.goals import update_goal
+        from lightagent_runtime.goals import update_goal
 
         return Goal.of(
             update_goal(self._store, self._session_id, goal_id, status, owner=self._owner, **extra)
@@ -165,8 +165,8 @@ class GoalsView(_View):
 
     def get(self, goal_id: str) -> Goal:
         """The goal (``LA-GOAL-UNKNOWN`` when the session has none of that id)."""
-        from lightagent.events.goals import goal_unknown
-        from lightagent.run.goal_steps import all_goals
+        from lightagent_runtime.goal_steps import all_goals
+        from lightagent_runtime.goals import goal_unknown
 
         goal = all_goals(self._events()).get(goal_id)
         if goal is None:
@@ -175,7 +175,7 @@ class GoalsView(_View):
 
     def list(self, *, status: str | None = None) -> list[Goal]:
         """Every goal of the session in creation order (only those with ``status`` when given)."""
-        from lightagent.run.goal_steps import all_goals
+        from lightagent_runtime.goal_steps import all_goals
 
         goals = [Goal.of(g) for g in all_goals(self._events()).values()]
         return [g for g in goals if status is None or g.status == status]
@@ -194,7 +194,7 @@ class InboxView(_View):
         metadata: Mapping[str, Any] | None = None,
     ) -> InboxMessage:
         """Send a message (the seeds' argument order); idempotent by ``message_id``."""
-        from lightagent.events.inbox import send_message
+        from lightagent_runtime.inbox import send_message
 
         data = send_message(
             self._store,
@@ -209,7 +209,7 @@ class InboxView(_View):
         return self.get(str(data["message_id"]))
 
     def _all(self) -> list[InboxMessage]:
-        from lightagent.events.inbox import fold_inbox
+        from lightagent_runtime.inbox import fold_inbox
 
         return [InboxMessage.of(m) for m in fold_inbox(self._events()).values()]
 
@@ -238,7 +238,7 @@ class InboxView(_View):
 
     def complete(self, message_id: str, *, result: Any = None) -> InboxMessage:
         """Record that a claimed message was acted on (``inbox.completed``)."""
-        from lightagent.events.inbox import settle_message
+        from lightagent_runtime.inbox import settle_message
 
         settle_message(
             self._store, self._session_id, message_id, "completed", result=result, owner=self._owner
@@ -247,7 +247,7 @@ class InboxView(_View):
 
     def reject(self, message_id: str, reason: str) -> InboxMessage:
         """Withdraw a pending message: no run will take it in (``inbox.rejected``)."""
-        from lightagent.events.inbox import settle_message
+        from lightagent_runtime.inbox import settle_message
 
         settle_message(
             self._store, self._session_id, message_id, "rejected", reason=reason, owner=self._owner
@@ -294,9 +294,10 @@ class BudgetView(_View):
         Checked against the session limits first: one that would pass a limit raises
         ``BudgetExceeded`` and nothing is recorded. Returns what is used afterwards.
         """
-        from lightagent import BudgetExceeded
-        from lightagent.events.inbox import append_owned
+        from lightagent_runtime.budgets import BudgetExceeded
         from lightagent.events.model import SessionEvent
+
+        from lightagent_runtime.inbox import append_owned
 
         dimensions = self._budgets.dimensions
         session_spent = self._budgets.session_spent

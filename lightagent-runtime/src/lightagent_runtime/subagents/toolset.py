@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from lightagent.errors import LightAgentError
-from lightagent.subagents.manager import SubagentManager
 from lightagent.toolsets.protocol import BaseToolset, ToolCallContext, ToolDefinition, ToolResult
+
+from lightagent_runtime.subagents.manager import SubagentManager
 
 __all__ = ["SubagentToolset"]
 

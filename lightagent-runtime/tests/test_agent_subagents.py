@@ -21,8 +21,8 @@ from lightagent import (
     summarize_trace,
 )
 from lightagent.events.sql_store import SqliteSessionStore
-from lightagent.subagents import SubagentManager, SubagentToolset
-from lightagent.subagents.slots import RunSlots
+from lightagent_runtime.subagents import SubagentManager, SubagentToolset
+from lightagent_runtime.subagents.slots import RunSlots
 
 
 def agent(server, name: str, **kw) -> LightAgent:

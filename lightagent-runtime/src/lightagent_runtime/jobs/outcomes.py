@@ -8,7 +8,8 @@ from typing import Any
 
 from lightagent.errors import LightAgentError
 from lightagent.events.model import SessionEvent
-from lightagent.jobs.records import JobRecord
+
+from lightagent_runtime.jobs.records import JobRecord
 
 __all__ = ["completion_message", "copy_record", "error_dict"]
 

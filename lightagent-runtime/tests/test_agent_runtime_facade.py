@@ -19,9 +19,9 @@ from lightagent import (
     ProgressPolicy,
     ValidationError,
 )
-from lightagent.events.goals import create_goal, update_goal
 from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
-from lightagent.subagents import SubagentManager
+from lightagent_runtime.goals import create_goal, update_goal
+from lightagent_runtime.subagents import SubagentManager
 
 
 def make(server, db, **kw) -> LightAgent:
@@ -243,7 +243,7 @@ def test_snapshot_subagents_and_the_missing_pieces(loopback_server, tmp_path) ->
     assert [s["agent_id"] for s in snap["subagents"]] == ["helper"]
     assert snap["paused"] is None and snap["last_sequence"] > 0
     # the session's job manager, the one agent.job_manager gives, over the same log
-    from lightagent.jobs import JobManager
+    from lightagent_runtime.jobs import JobManager
 
     assert isinstance(rt.jobs, JobManager) and rt.jobs is agent.job_manager("snap")
     assert rt.jobs.session_id == "snap"

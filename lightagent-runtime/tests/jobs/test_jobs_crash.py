@@ -20,7 +20,7 @@ JOB_WORKER = textwrap.dedent(
     r"""
     import asyncio, json, os, sys
     from lightagent.events.sql_store import SqlSessionStore
-    from lightagent.jobs import JobManager
+    from lightagent_runtime.jobs import JobManager
 
     url, prefix, ledger, mode = sys.argv[1:5]
 

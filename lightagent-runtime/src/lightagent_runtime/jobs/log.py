@@ -3,7 +3,7 @@
 Every job write is appended *on condition* that the log still ends where it was read
 (``expected_sequence``), after its builder has checked the job's folded state — the
 exactly-once pattern of the inbox's claims. A builder that finds the job's lease held at a
-newer epoch than the writer's refuses with :class:`~lightagent.jobs.errors.JobFencedError`;
+newer epoch than the writer's refuses with :class:`~lightagent_runtime.jobs.errors.JobFencedError`;
 an append that loses to another writer re-reads and builds again, so the check always
 holds for the state the write lands on. These calls block (store I/O): the manager runs
 them in worker threads.
@@ -21,8 +21,9 @@ from lightagent.errors import StorageError
 from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, opening_event, recorded_owner
 from lightagent.events.store import SessionStore, validate_session_id
-from lightagent.jobs.errors import JobError, JobFencedError
-from lightagent.jobs.records import JobRecord, JobScan, JobStatus
+
+from lightagent_runtime.jobs.errors import JobError, JobFencedError
+from lightagent_runtime.jobs.records import JobRecord, JobScan, JobStatus
 
 __all__ = ["Build", "JobLog", "Lease", "holder_check"]
 

@@ -18,7 +18,8 @@ from typing import Any
 from lightagent.cancellation import CancellationToken
 from lightagent.errors import ValidationError
 from lightagent.events.model import SessionEvent
-from lightagent.jobs.log import Lease, holder_check
+
+from lightagent_runtime.jobs.log import Lease, holder_check
 
 __all__ = ["JobContext", "Operation", "call_maybe_async"]
 
@@ -38,7 +39,7 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
 class JobContext:
     """One attempt at a job: its id, name, inputs, cancellation token, output and step ledger.
 
-    Made by the :class:`~lightagent.jobs.manager.JobManager` (``manager``) that runs it.
+    Made by the :class:`~lightagent_runtime.jobs.manager.JobManager` (``manager``) that runs it.
     """
 
     def __init__(self, manager: Any, job_id: str, lease: Lease, token: CancellationToken) -> None:
