@@ -59,13 +59,6 @@ _EXPORTS: dict[str, str] = {
     "RunOptions": "lightagent.run.run_options",
     "StreamEvent": "lightagent.results",
     "CancellationToken": "lightagent.cancellation",
-    # background jobs
-    "JobManager": "lightagent.jobs",
-    "JobRecord": "lightagent.jobs",
-    "JobStatus": "lightagent.jobs",
-    "JobContext": "lightagent.jobs",
-    "JobError": "lightagent.jobs",
-    "JobFencedError": "lightagent.jobs",
     # models
     "Usage": "lightagent.models.base",
     "Model": "lightagent.models.base",
@@ -134,12 +127,7 @@ _EXPORTS: dict[str, str] = {
     "TraceSummary": "lightagent.events.trace",
     "summarize_trace": "lightagent.events.trace",
     "JsonlTraceExporter": "lightagent.events.trace",
-    # evaluation, the trace page, progress lines
-    "LightEvaluator": "lightagent.evaluation",
-    "EvaluationCase": "lightagent.evaluation",
-    "EvaluationCaseResult": "lightagent.evaluation",
-    "EvaluationReport": "lightagent.evaluation",
-    "render_trace_page": "lightagent.trace_page",
+    # progress lines
     "ProgressLine": "lightagent.progress",
     "redact": "lightagent.redaction",
     "RedactingFilter": "lightagent.events.log_redaction",
@@ -163,14 +151,6 @@ _EXPORTS: dict[str, str] = {
     "ApprovalToken": "lightagent.security",
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
-    # planning
-    "TreeOfThought": "lightagent.thought",
-    # subagents and the runtime facade (docs/runtime.md)
-    "SubagentManager": "lightagent.subagents",
-    "SubagentRecord": "lightagent.subagents",
-    "SubagentResult": "lightagent.subagents",
-    "SubagentToolset": "lightagent.subagents",
-    "AgentRuntime": "lightagent.agent_runtime",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -15,10 +15,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, 
 from typing import Any, Literal, cast, overload
 
 from lightagent.agent_compat import CompatMethods, compat_observers
-from lightagent.agent_jobs import JobMethods
 from lightagent.agent_log import QueuedFileHandler, adrain, drain
 from lightagent.agent_memory import MemoryMethods, memory_settings
-from lightagent.agent_runtime import RuntimeMethods
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
@@ -38,7 +36,6 @@ from lightagent.run.options import (
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
-from lightagent.thought import ThoughtMethods
 from lightagent.toolsets.protocol import is_toolset
 
 __all__ = ["LightAgent"]
@@ -48,10 +45,7 @@ class LightAgent(
     SessionMethods,
     ToolsetMethods,
     MemoryMethods,
-    ThoughtMethods,
     CompatMethods,
-    JobMethods,
-    RuntimeMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 
@@ -99,10 +93,6 @@ class LightAgent(
         self_learning: bool = False,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
-        tree_of_thought: bool = False,
-        tot_model: str | None = None,
-        tot_api_key: str | None = None,
-        tot_base_url: str | None = None,
         **unknown: Any,
     ) -> None:
         claimed: dict[str, dict[str, Any]] = {}
@@ -204,7 +194,6 @@ class LightAgent(
         self._hooks: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
-        self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
         #: Each capability's part of this agent (``lightagent.extensions``), by extension name.
         self._parts: dict[str, Any] = {}
         if claimed:

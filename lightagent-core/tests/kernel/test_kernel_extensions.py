@@ -214,7 +214,7 @@ def test_a_seeds_name_without_its_distribution_names_the_install_line(probe_host
     assert info.value.details["install"] == "pip install 'lightagent-core[thought]'"
     with pytest.raises(MissingExtraError, match="lightagent-swarm"):
         agent.run("q", seeds_option="on")
-    with pytest.raises(MissingExtraError, match="agent.seeds_method"):
+    with pytest.raises(MissingExtraError, match=r"agent\.seeds_method"):
         agent.seeds_method()
 
 

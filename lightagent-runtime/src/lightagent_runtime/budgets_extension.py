@@ -186,7 +186,7 @@ class BudgetsStep(RunStep):
         """Refuse a request a budget does not allow (nothing of it is committed)."""
         if self.budget is not None:
             # other runs of the session count too: what the run's inbox read of the log saw
-            scan = getattr(st, "inbox", None)
+            scan = getattr(spec.extensions.get("runtime"), "scan", None)
             self.estimate = budget_check_model(spec, self.budget, request, scan)
 
     def response(self, spec: Any, st: Any, request: Any, response: Any) -> None:

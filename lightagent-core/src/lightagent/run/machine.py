@@ -31,9 +31,7 @@ from lightagent.run.effects import (
     Output,
     StreamModel,
 )
-from lightagent.run.goal_steps import check_goals
 from lightagent.run.handoff import take_handoff
-from lightagent.run.inbox_steps import inbox_inject
 from lightagent.run.phases import (
     ask,
     blocked_or_replaced,
@@ -64,13 +62,10 @@ def run_machine(spec: RunSpec) -> Machine:
     reasoning: str | None = None
     parsed: Any = None
     messages: list[dict[str, Any]] = []
-    goals: Any = None
-    goal_outcomes: list[dict[str, Any]] = []
     interceptor = spec.interceptor
     query = spec.query
     # Features a run may not use, looked up once: their steps are skipped outright when
     # off (each would be a call, or a generator to make and finish, doing nothing).
-    session = spec.binding is not None and bool(ctx.session_id)
     token = ctx.cancellation
     steps = spec.steps  # the capabilities' parts in this run (usually none)
     try:
@@ -122,9 +117,6 @@ def run_machine(spec: RunSpec) -> Machine:
                 messages.append({"role": "system", "content": spec.system_prompt})
             if history:
                 messages.extend(history)
-        if history is not None:
-            st.inbox = getattr(history, "inbox", None)
-            goals = getattr(history, "goals", None)
         if query is not None:
             messages.append({"role": "user", "content": query})
             st.query_message = messages[-1]
@@ -140,9 +132,6 @@ def run_machine(spec: RunSpec) -> Machine:
         tools, tool_choice, response_format = _select_tools(spec, ctx, query, messages, active)
         for step in steps:
             yield from step.start(spec, st, history, messages, tools)
-        if spec.thought is not None and spec.initial_messages is None and query is not None:
-            st.stage = "thought"
-            yield from spec.thought.plan(spec, st, query, messages, tools)
 
         if spec.initial_messages is not None:
             pending, positions, total = pending_tool_calls(messages)
@@ -168,8 +157,6 @@ def run_machine(spec: RunSpec) -> Machine:
                         spec, ctx, query, messages, active
                     )
             first_request = False
-            if session:
-                yield from inbox_inject(spec, st, messages)
             for step in steps:
                 yield from step.before_request(spec, st, messages, tools)
             request = ModelRequest(
@@ -344,9 +331,6 @@ def run_machine(spec: RunSpec) -> Machine:
                 yield Output("release", content)
         if spec.memory is not None and query is not None and st.handoff is None:
             yield from memory_write(spec, st, query, content)
-        if st.handoff is None and session:
-            st.stage = "goals"
-            goal_outcomes = yield from check_goals(spec, goals, content)
         if st.handoff is None:
             for step in steps:
                 yield from step.finish(spec, st, content)
@@ -400,8 +384,6 @@ def run_machine(spec: RunSpec) -> Machine:
             "retry_count": st.retries,
             "usage": usage,
         }
-        if goal_outcomes:
-            end["goals"] = goal_outcomes
         end.update(end_data)
         if error is not None:
             end["error"] = error.to_dict()

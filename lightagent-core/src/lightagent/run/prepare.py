@@ -98,6 +98,13 @@ def build_spec(
         for extension in agent_extensions().values():
             if any(name in opts.extensions for name in extension.run_options):
                 agent.extension_part(extension.name)
+    if session_id is not None and (
+        session_binding is not None or agent._session_store_spec is not None
+    ):
+        from lightagent.extensions import session_extensions
+
+        for name in session_extensions():  # e.g. an inbox read at every step boundary
+            agent.extension_part(name)
     parts = [p for p in agent._parts.values() if p is not None] if agent._parts else ()
     for part in parts:
         layers = (*layers, *part.toolsets(opts))
@@ -154,7 +161,6 @@ def build_spec(
 
             memory_filter = MemoryPolicy()
 
-    thought_step = getattr(agent, "_thought_step", None)
     output = None
     if opts.output_schema is not None:
         from lightagent.structured import output_spec
@@ -185,7 +191,6 @@ def build_spec(
         interceptor=agent._run_interceptor(),
         output=output,
         binding=binding,
-        goal_checks=getattr(agent, "goal_checks", None),
         model_options=model_options,
         toolsets=toolsets,
         base_registry=registry,
@@ -195,12 +200,15 @@ def build_spec(
         memory_book=getattr(agent, "_memory_book", None) if memory is not None else None,
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
-        thought=thought_step() if thought_step is not None else None,
     )
     if parts:
         steps = [step for step in (p.run_step(spec, opts) for p in parts) if step is not None]
-        spec.steps = tuple(steps)
+        spec.steps = tuple(sorted(steps, key=_order) if len(steps) > 1 else steps)
     return spec
+
+
+def _order(step: Any) -> int:
+    return int(getattr(step, "order", 0))
 
 
 def _tenant(agent: Any, metadata: dict[str, Any] | None) -> str | None:
