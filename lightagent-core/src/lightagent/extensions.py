@@ -44,6 +44,10 @@ class RunStep:
     with that error, as in the loop itself.
     """
 
+    def begin(self, spec: Any, st: Any, start: dict[str, Any]) -> None:
+        """First, when the run records events: what is put in ``start`` is added to the
+        ``run_start`` event's data."""
+
     def start(
         self,
         spec: Any,

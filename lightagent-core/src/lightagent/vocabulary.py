@@ -39,7 +39,9 @@ DISTRIBUTIONS: dict[str, str] = {
 KEYWORDS: dict[str, tuple[str, object]] = {}
 
 #: ``run(...)`` option -> (extra, the value that means "not used").
-RUN_OPTIONS: dict[str, tuple[str, object]] = {}
+RUN_OPTIONS: dict[str, tuple[str, object]] = {
+    "light_swarm": ("swarm", None),
+}
 
 #: ``agent.<name>`` attribute or method -> extra.
 ATTRIBUTES: dict[str, str] = {}
@@ -57,6 +59,7 @@ EXPORTS: dict[str, str] = {
     "LightAgentInstrumentor": "otel",
     "tracetools_observer": "otel",
     "validate_connector": "contracts",
+    "LightSwarm": "swarm",
 }
 
 

@@ -59,9 +59,6 @@ class RunSpec:
     #: How many retrieved passages to inject before the first request (0: none).
     retrieval_inject: int = 0
     retrieval_filters: Any = None
-    #: The swarm's route for this run (``lightagent.swarm``): transfer tools end the run
-    #: with a handoff that the route has checked. None: no handoffs.
-    handoff: Any = None
     #: Tree of Thought for this run (``lightagent.thought.ThoughtStep``), or None.
     thought: Any = None
     #: This run's ledger over its budget limits (``lightagent.run.budgets.RunBudget``), or None.

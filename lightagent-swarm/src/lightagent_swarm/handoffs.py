@@ -1,8 +1,8 @@
 """Transfer tools (one ``transfer_to_<agent>`` per other agent) and the route of one hop.
 
 :class:`HandoffToolset` offers a swarm agent's transfer tools through the toolset seam; the
-loop recognises them by the :data:`~lightagent.run.handoff.HANDOFF_TARGET` metadata and
-never dispatches them (see :mod:`lightagent.run.handoff`). :class:`Route` is what one hop
+hop's run step recognises them by the :data:`~lightagent_swarm.handoff_step.HANDOFF_TARGET`
+metadata and never dispatches them (see :mod:`lightagent_swarm.handoff_step`). :class:`Route` is what one hop
 of a chain knows: the agents visited so far, the hop count and the swarm's limits.
 """
 
@@ -13,8 +13,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lightagent.errors import BudgetError, LightAgentError, ValidationError
-from lightagent.run.handoff import HANDOFF_TARGET, Handoff
 from lightagent.toolsets.protocol import BaseToolset, ToolCallContext, ToolDefinition
+
+from lightagent_swarm.handoff_step import HANDOFF_TARGET, Handoff
 
 __all__ = ["HandoffToolset", "Route", "transfer_tool_name"]
 
@@ -54,7 +55,7 @@ class HandoffToolset(BaseToolset):
     """The transfer tools of one swarm agent: one per other registered agent.
 
     The tool list follows the swarm's registrations (it changes when an agent joins).
-    ``call_tool`` is reached only outside a swarm-driven run — inside one, the loop
+    ``call_tool`` is reached only outside a swarm-driven run — inside one, the hop's run step
     performs the handoff itself — and then says that nothing was transferred.
     """
 
@@ -96,7 +97,7 @@ class Route:
 
     ``chain`` is the agents that have handled the conversation so far (this hop's agent
     last); ``arrived`` the handoff that started this hop (None for the entry agent);
-    ``taken`` the handoff this hop ended with, set by the loop.
+    ``taken`` the handoff this hop ended with, set by the hop's run step.
     """
 
     __slots__ = ("agents", "allow_cycles", "arrived", "chain", "max_handoffs", "taken")
