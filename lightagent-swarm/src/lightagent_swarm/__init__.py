@@ -10,8 +10,14 @@ the swarm starts the target. ``agent.run(query, light_swarm=swarm)`` does the sa
 from __future__ import annotations
 
 from lightagent_swarm.extension import SwarmExtension
-from lightagent_swarm.handoff_step import HANDOFF_TARGET, Handoff, HandoffStep
-from lightagent_swarm.handoffs import HandoffToolset, Route, transfer_tool_name
+from lightagent_swarm.handoff_step import HandoffStep
+from lightagent_swarm.handoffs import (
+    HANDOFF_TARGET,
+    Handoff,
+    HandoffToolset,
+    Route,
+    transfer_tool_name,
+)
 from lightagent_swarm.swarm import LightSwarm
 
 __version__ = "0.1.0"

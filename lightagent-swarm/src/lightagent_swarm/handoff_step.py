@@ -2,8 +2,8 @@
 
 A swarm-driven run carries a :class:`HandoffStep` (its ``spec.extensions["swarm"]`` is the
 swarm's route) and offers ``transfer_to_<agent>`` tools; their definitions carry
-:data:`HANDOFF_TARGET` in their metadata. When the model calls one, the call is not
-dispatched: like any tool call it passes ``tool_guardrail``
+:data:`~lightagent_swarm.handoffs.HANDOFF_TARGET` in their metadata. When the model calls
+one, the call is not dispatched: like any tool call it passes ``tool_guardrail``
 (guardrails, policy and the security gate; refused, it is answered as a denied call and
 the run goes on), then ``on_handoff`` is asked (hooks, ``HumanApprovalHook``
 — they may block it or edit its query or target), the route checks the target (known,
@@ -14,8 +14,7 @@ result for every call of the turn, and the run ends. The swarm then starts the t
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lightagent.extensions import RunStep
 from lightagent.models.base import ToolCall
@@ -26,41 +25,9 @@ from lightagent.run.state import RunState
 from lightagent.run.tool_round import screen_call
 from lightagent.run.transcript import loads
 
-if TYPE_CHECKING:
-    from lightagent_swarm.handoffs import Route
+from lightagent_swarm.handoffs import HANDOFF_TARGET, Handoff, Route
 
-__all__ = ["HANDOFF_TARGET", "Handoff", "HandoffStep", "take_handoff"]
-
-#: The tool-definition metadata key that names the agent a transfer tool hands off to.
-HANDOFF_TARGET = "handoff_target"
-
-
-@dataclass
-class Handoff:
-    """A handoff a run ended with: who hands off to whom, with which query and why."""
-
-    source_agent: str
-    target_agent: str
-    query: str | None
-    reason: str | None = None
-    call_id: str | None = None
-    tool: str | None = None
-    #: The conversation before the handed-off query (no system messages): the target's history.
-    history: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    #: The source run's trace id (the target's ``parent_trace_id``).
-    trace_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe form (the conversation left out)."""
-        return {
-            "source_agent": self.source_agent,
-            "target_agent": self.target_agent,
-            "query": self.query,
-            "reason": self.reason,
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "trace_id": self.trace_id,
-        }
+__all__ = ["HandoffStep", "take_handoff"]
 
 
 def _target_of(spec: RunSpec, call: ToolCall) -> str | None:

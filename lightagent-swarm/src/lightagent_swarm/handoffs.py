@@ -1,23 +1,55 @@
-"""Transfer tools (one ``transfer_to_<agent>`` per other agent) and the route of one hop.
+"""Transfer tools (one ``transfer_to_<agent>`` per other agent), a handoff and the route of one hop.
 
 :class:`HandoffToolset` offers a swarm agent's transfer tools through the toolset seam; the
-hop's run step recognises them by the :data:`~lightagent_swarm.handoff_step.HANDOFF_TARGET`
-metadata and never dispatches them (see :mod:`lightagent_swarm.handoff_step`). :class:`Route` is what one hop
-of a chain knows: the agents visited so far, the hop count and the swarm's limits.
+hop's run step recognises them by the :data:`HANDOFF_TARGET` metadata and never dispatches
+them (see :mod:`lightagent_swarm.handoff_step`). :class:`Handoff` is what a run that handed
+on ended with. :class:`Route` is what one hop of a chain knows: the agents visited so far,
+the hop count and the swarm's limits.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from lightagent.errors import BudgetError, LightAgentError, ValidationError
 from lightagent.toolsets.protocol import BaseToolset, ToolCallContext, ToolDefinition
 
-from lightagent_swarm.handoff_step import HANDOFF_TARGET, Handoff
+__all__ = ["HANDOFF_TARGET", "Handoff", "HandoffToolset", "Route", "transfer_tool_name"]
 
-__all__ = ["HandoffToolset", "Route", "transfer_tool_name"]
+#: The tool-definition metadata key that names the agent a transfer tool hands off to.
+HANDOFF_TARGET = "handoff_target"
+
+
+@dataclass
+class Handoff:
+    """A handoff a run ended with: who hands off to whom, with which query and why."""
+
+    source_agent: str
+    target_agent: str
+    query: str | None
+    reason: str | None = None
+    call_id: str | None = None
+    tool: str | None = None
+    #: The conversation before the handed-off query (no system messages): the target's history.
+    history: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    #: The source run's trace id (the target's ``parent_trace_id``).
+    trace_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe form (the conversation left out)."""
+        return {
+            "source_agent": self.source_agent,
+            "target_agent": self.target_agent,
+            "query": self.query,
+            "reason": self.reason,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "trace_id": self.trace_id,
+        }
+
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _PARAMETERS = {
