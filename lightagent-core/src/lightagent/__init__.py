@@ -54,7 +54,6 @@ _EXPORTS: dict[str, str] = {
     "global_observers": "lightagent.interceptors",
     "idempotency_key": "lightagent.loop",
     "LightAgent": "lightagent.agent",
-    "LightSwarm": "lightagent.swarm.core",
     "RunResult": "lightagent.results",
     "RunOptions": "lightagent.run.run_options",
     "StreamEvent": "lightagent.results",

@@ -468,10 +468,6 @@ class LightAgent(
         from lightagent.run.async_driver import adrive_stream
 
         opts = RunOptions.of(options, kwargs, where="astream()")
-        if opts.light_swarm is not None:
-            swarm, keywords = _swarm_call(opts)
-            keywords.pop("stream", None)
-            return cast("AsyncIterator[Any]", swarm.astream(self, query, **keywords))
         if opts.extensions:
             out = _delegate(self, query, opts, "astream")
             if out is not NotImplemented:
@@ -522,9 +518,6 @@ class LightAgent(
         """
         from lightagent.run.sync_driver import drive, drive_stream
 
-        if options is not None and options.light_swarm is not None and initial_messages is None:
-            swarm, keywords = _swarm_call(options)
-            return swarm.run(self, query, **keywords)
         if options is not None and options.extensions and initial_messages is None:
             out = _delegate(self, query, options, "run")
             if out is not NotImplemented:
@@ -557,9 +550,6 @@ class LightAgent(
         """The async driver entry; same arguments as :meth:`_drive`."""
         from lightagent.run.async_driver import adrive, adrive_stream
 
-        if options is not None and options.light_swarm is not None and initial_messages is None:
-            swarm, keywords = _swarm_call(options)
-            return await swarm.arun(self, query, **keywords)
         if options is not None and options.extensions and initial_messages is None:
             out = _delegate(self, query, options, "arun")
             if out is not NotImplemented:
@@ -646,14 +636,6 @@ async def _adrained(
     finally:  # a consumer that stops early closes the run's stream too, as without the wrapper
         await stream.aclose()
     await adrain(logger)
-
-
-def _swarm_call(opts: RunOptions) -> tuple[Any, dict[str, Any]]:
-    """The swarm of a ``light_swarm=`` run and the rest of its options as keywords."""
-    from lightagent.swarm.core import as_swarm
-
-    keywords = opts.to_dict()
-    return as_swarm(keywords.pop("light_swarm")), keywords
 
 
 def _delegate(agent: LightAgent, query: Any, opts: RunOptions, mode: str) -> Any:

@@ -49,6 +49,10 @@ class RunStep:
     #: Steps run in rising ``order`` (then in the order their parts were configured).
     order: int = 0
 
+    def begin(self, spec: Any, st: Any, start: dict[str, Any]) -> None:
+        """First, when the run records events: what is put in ``start`` is added to the
+        ``run_start`` event's data."""
+
     def start(
         self,
         spec: Any,

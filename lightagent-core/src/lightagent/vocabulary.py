@@ -57,6 +57,7 @@ RUN_OPTIONS: dict[str, tuple[str, object]] = {
     "budget_limits": ("runtime", None),
     "progress_policy": ("runtime", None),
     "use_skills": ("skills", True),
+    "light_swarm": ("swarm", None),
 }
 
 #: ``agent.<name>`` attribute or method -> extra.
@@ -136,6 +137,7 @@ EXPORTS: dict[str, str] = {
     "SubagentResult": "runtime",
     "SubagentToolset": "runtime",
     "AgentRuntime": "runtime",
+    "LightSwarm": "swarm",
 }
 
 

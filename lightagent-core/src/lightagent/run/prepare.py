@@ -51,12 +51,6 @@ def build_spec(
     token = opts.cancellation_token
     model_options = opts.model_options or {}
     check_result_format(result_format, stream)
-    if opts.light_swarm is not None:
-        raise ConfigurationError(
-            "LA-CONFIG",
-            "light_swarm= is handled by agent.run/arun/astream, not here",
-            hint="Call swarm.run(agent, query) or agent.run(query, light_swarm=swarm).",
-        )
     if query is not None and not isinstance(query, str):
         raise ConfigurationError("LA-CONFIG", f"query must be a str, got {type(query).__name__}")
     if query is None and initial_messages is None:

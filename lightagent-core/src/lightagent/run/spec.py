@@ -59,9 +59,6 @@ class RunSpec:
     #: How many retrieved passages to inject before the first request (0: none).
     retrieval_inject: int = 0
     retrieval_filters: Any = None
-    #: The swarm's route for this run (``lightagent.swarm``): transfer tools end the run
-    #: with a handoff that the route has checked. None: no handoffs.
-    handoff: Any = None
     #: Called with the ``RunResult`` when a streamed run ends (the agent's ``get_history``).
     on_result: Any = None
     #: The capabilities' steps in this run (``lightagent.extensions.RunStep``), in order.
