@@ -28,6 +28,7 @@ __all__ = [
     "agent_extensions",
     "attribute_owner",
     "claim",
+    "follow",
 ]
 
 Steps = Generator[Any, Any, None]
@@ -122,7 +123,9 @@ class AgentExtension:
     """A capability's claim on ``LightAgent``: subclass it and register an instance.
 
     ``keywords`` and ``run_options`` map each claimed name to the value that means "not
-    used"; ``attributes`` are the agent attributes the extension provides.
+    used"; ``attributes`` are the agent attributes the extension provides; ``follows``
+    names kernel keywords (such as ``memory``) whose agents get the extension's part at
+    their first run, as if one of its attributes were used.
     """
 
     #: The extension's name (its distribution's, by convention).
@@ -130,6 +133,7 @@ class AgentExtension:
     keywords: Mapping[str, Any] = {}
     run_options: Mapping[str, Any] = {}
     attributes: Collection[str] = ()
+    follows: Collection[str] = ()
 
     def configure(self, agent: Any, values: dict[str, Any]) -> ExtensionPart | None:
         """The agent's part, from the claimed keywords it was built with (``{}`` when an
@@ -212,6 +216,14 @@ def attribute_owner(name: str) -> AgentExtension | None:
     if extra is not None:
         _missing(f"agent.{name}", extra)
     return None
+
+
+def follow(agent: Any, keyword: str) -> None:
+    """Give ``agent`` (built with kernel keyword ``keyword``) the part of each extension
+    that follows that keyword."""
+    for extension in agent_extensions().values():
+        if keyword in extension.follows:
+            agent.extension_part(extension.name)
 
 
 def _missing(what: str, extra: str) -> None:

@@ -36,13 +36,22 @@ DISTRIBUTIONS: dict[str, str] = {
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left
 #: at that value needs nothing installed; any other value needs the extra.
-KEYWORDS: dict[str, tuple[str, object]] = {}
+KEYWORDS: dict[str, tuple[str, object]] = {
+    "memory_policy": ("memory", None),
+    "memory_namespace": ("memory", None),
+    "self_learning": ("memory", False),
+}
 
 #: ``run(...)`` option -> (extra, the value that means "not used").
 RUN_OPTIONS: dict[str, tuple[str, object]] = {}
 
 #: ``agent.<name>`` attribute or method -> extra.
-ATTRIBUTES: dict[str, str] = {}
+ATTRIBUTES: dict[str, str] = {
+    "memory_policy": "memory",
+    "list_memory_candidates": "memory",
+    "promote_memory_candidate": "memory",
+    "apromote_memory_candidate": "memory",
+}
 
 #: ``from lightagent import <name>`` -> extra.
 EXPORTS: dict[str, str] = {
@@ -57,6 +66,12 @@ EXPORTS: dict[str, str] = {
     "LightAgentInstrumentor": "otel",
     "tracetools_observer": "otel",
     "validate_connector": "contracts",
+    "MemoryPolicy": "memory",
+    "MemoryScope": "memory",
+    "MemoryCandidate": "memory",
+    "MemoryPromotionDecision": "memory",
+    "SharedMemoryPool": "memory",
+    "SharedMemoryRecord": "memory",
 }
 
 
