@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from lightagent import LightAgent, ScriptedModel, tool
-from lightagent_memory.learning import MAX_NOTE_CHARS, learning_note, learning_scope
 from lightagent.thought import Thought
+from lightagent_memory.learning import MAX_NOTE_CHARS, learning_note, learning_scope
 
 
 @tool

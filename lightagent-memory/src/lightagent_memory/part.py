@@ -116,6 +116,7 @@ class MemoryPart(ExtensionPart):
         """
         if session_id is not None:
             from lightagent.events.store import validate_session_id
+
             from lightagent_memory.promotion import session_candidates
 
             binding = self._binding_or_refuse()
@@ -184,6 +185,7 @@ class MemoryPart(ExtensionPart):
         self, candidate_id: str, decision: Any, session_id: str | None, reviewer_id: str | None
     ) -> Any:
         from lightagent.interceptors import global_observers
+
         from lightagent_memory.promotion import PromotionJob
 
         memory = self.agent.memory

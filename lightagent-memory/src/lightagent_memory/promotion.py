@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lightagent.errors import LightAgentError, PolicyError, StorageError, ValidationError
+
 from lightagent_memory.candidates import (
     DECISION_EVENTS,
     EVENT_ACTIONS,

@@ -90,7 +90,10 @@ def write_turn(
     yield from _write(spec, st, run, data, metadata, user_target, answer)
     if run.self_learning:
         note = learning_note(
-            data if isinstance(data, str) else None, answer, st.executed, st.thought
+            data if isinstance(data, str) else None,
+            answer,
+            st.executed,
+            getattr(st, "thought", None),
         )
         if note is not None:
             own = agent_target(spec)

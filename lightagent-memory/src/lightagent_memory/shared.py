@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lightagent.errors import ConfigurationError, ValidationError
+
 from lightagent_memory.records import (
     MemoryRecords,
     SharedMemoryRecord,

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from lightagent.memory.protocol import result_owner
 from lightagent.memory.attribution import plain_user_id
+from lightagent.memory.protocol import result_owner
 
 __all__ = [
     "DefaultMemoryFilter",

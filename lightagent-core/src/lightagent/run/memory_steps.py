@@ -74,4 +74,3 @@ def backend_user(spec: RunSpec) -> str:
     if callable(scope):
         return str(scope(user_id, context=spec.ctx))
     return plain_user_id(user_id, spec.ctx)
-

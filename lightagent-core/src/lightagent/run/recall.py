@@ -20,8 +20,8 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 from lightagent.errors import LightAgentError
-from lightagent.memory.protocol import accepts_keyword, memory_items, store_call
 from lightagent.memory.attribution import run_tenant
+from lightagent.memory.protocol import accepts_keyword, memory_items, store_call
 from lightagent.run.effects import RetrieveMemory, Search, StoreMemory
 from lightagent.run.memory_steps import ask_memory, backend_user, memory_failed
 from lightagent.run.phases import payload_value
