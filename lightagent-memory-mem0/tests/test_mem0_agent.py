@@ -11,7 +11,7 @@ import sys
 import textwrap
 
 import pytest
-from lightagent import LightAgent, LightAgentError, MemoryPolicy, SecurityContext
+from lightagent import LightAgent, LightAgentError, SecurityContext
 from lightagent.plugins import PluginHost, reset_host
 from lightagent_memory_mem0 import Mem0Memory, mem0_user_id
 
