@@ -16,7 +16,6 @@ from typing import Any, Literal, cast, overload
 
 from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_log import QueuedFileHandler, adrain, drain
-from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
@@ -44,7 +43,6 @@ __all__ = ["LightAgent"]
 class LightAgent(
     SessionMethods,
     ToolsetMethods,
-    MemoryMethods,
     CompatMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
@@ -88,9 +86,6 @@ class LightAgent(
         log_file: str | None = None,
         tracetools: Any = None,
         memory: Any = None,
-        memory_policy: Any = None,
-        memory_namespace: str | None = None,
-        self_learning: bool = False,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
         **unknown: Any,
@@ -155,10 +150,7 @@ class LightAgent(
 
             self._memory = _resolve_memory(memory)
         #: What retrieved memories and memory writes pass (a ``MemoryFilter``; None: the default).
-        self.memory_filter, self._memory_book = memory_settings(
-            memory, memory_policy, memory_namespace, self_learning
-        )
-        self.self_learning = bool(self_learning)
+        self.memory_filter: Any = None
         self._retrieval_spec = retrieval
         self._retrieval: Any = None
         if isinstance(retrieval_inject, bool):

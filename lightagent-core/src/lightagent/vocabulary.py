@@ -50,6 +50,9 @@ KEYWORDS: dict[str, tuple[str, object]] = {
     "tot_model": ("thought", None),
     "tot_api_key": ("thought", None),
     "tot_base_url": ("thought", None),
+    "memory_policy": ("memory", None),
+    "memory_namespace": ("memory", None),
+    "self_learning": ("memory", False),
 }
 
 #: ``run(...)`` option -> (extra, the value that means "not used").
@@ -86,6 +89,10 @@ ATTRIBUTES: dict[str, str] = {
     "goal_checks": "runtime",
     "create_goal": "runtime",
     "session_goals": "runtime",
+    "memory_policy": "memory",
+    "list_memory_candidates": "memory",
+    "promote_memory_candidate": "memory",
+    "apromote_memory_candidate": "memory",
 }
 
 #: ``from lightagent import <name>`` -> extra.
@@ -138,6 +145,12 @@ EXPORTS: dict[str, str] = {
     "SubagentToolset": "runtime",
     "AgentRuntime": "runtime",
     "LightSwarm": "swarm",
+    "MemoryPolicy": "memory",
+    "MemoryScope": "memory",
+    "MemoryCandidate": "memory",
+    "MemoryPromotionDecision": "memory",
+    "SharedMemoryPool": "memory",
+    "SharedMemoryRecord": "memory",
 }
 
 

@@ -1,4 +1,4 @@
-"""An extension with ``sessions = True`` takes part in every run that has a session, also on
+"""An extension that follows ``"session"`` takes part in every run that has a session, also on
 an agent that used none of its names; runs without a session never configure it."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class SeenPart(ExtensionPart):
 
 class SessionsExtension(AgentExtension):
     name = "seen"
-    sessions = True
+    follows = ("session",)
 
     def configure(self, agent: Any, values: dict[str, Any]) -> SeenPart:
         return SeenPart()

@@ -46,14 +46,11 @@ class RunSpec:
     base_registry: Any = None
     #: A ``MemoryProtocol`` backend: retrieved before the first request, written after the run.
     memory: Any = None
-    #: What retrieved memories and writes pass (``MemoryFilter``; a ``MemoryPolicy``).
+    #: What retrieved memories and writes pass (a ``MemoryFilter``).
     memory_filter: Any = None
-    #: Propose each turn as a reflection and retrieve the agent's own memory too.
-    self_learning: bool = False
-    #: The agent's ``CandidateBook`` (its candidates and recent write fingerprints).
-    memory_book: Any = None
-    #: This run's writes and known fingerprints (``remember.MemoryRun``, made on first use).
-    memory_run: Any = None
+    #: Takes the loop's memory steps over (``retrieve`` and ``write``, as in
+    #: :mod:`lightagent.run.recall`): a capability's run step, or None for the plain ones.
+    memory_steps: Any = None
     #: A retrieval provider for opt-in context injection (``search``).
     retrieval: Any = None
     #: How many retrieved passages to inject before the first request (0: none).
