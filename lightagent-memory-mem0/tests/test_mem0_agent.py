@@ -11,7 +11,7 @@ import sys
 import textwrap
 
 import pytest
-from lightagent import LightAgent, LightAgentError, MemoryPolicy, SecurityContext
+from lightagent import LightAgent, LightAgentError, SecurityContext
 from lightagent.plugins import PluginHost, reset_host
 from lightagent_memory_mem0 import Mem0Memory, mem0_user_id
 
@@ -169,7 +169,8 @@ def test_memory_mem0_works_once_the_plugin_is_installed(server, mem0_options):
         assert info.value.code == "LA-CONFIG" and "mem0" in info.value.message
         reset_host(PluginHost(environ={"LIGHTAGENT_LOAD_PLUGINS": "lightagent-memory-mem0"}))
         config = {"base_url": server.base_url, "infer": False, **mem0_options}
-        agent = _agent(server, ("mem0", config), memory_policy=MemoryPolicy())
+        # mem0 alone: the kernel's default filter (MemoryPolicy is lightagent-memory's)
+        agent = _agent(server, ("mem0", config))
         server.reply("Noted.")
         agent.run("I live in Lisbon.", user_id="dora")
         assert isinstance(agent.memory, Mem0Memory)

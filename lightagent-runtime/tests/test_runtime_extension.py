@@ -9,7 +9,7 @@ from typing import Any
 
 from lightagent import LightAgent, ScriptedModel
 from lightagent.events.sql_store import SqliteSessionStore
-from lightagent.extensions import agent_extensions, session_extensions
+from lightagent.extensions import agent_extensions
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent_runtime.agent_runtime import AgentRuntime
@@ -28,7 +28,7 @@ def _agent(db: Any, *answers: str) -> LightAgent:
 def test_the_extension_is_registered_and_acts_on_every_session_run() -> None:
     extension = agent_extensions()["runtime"]
     assert isinstance(extension, RuntimeExtension)
-    assert "runtime" in session_extensions()
+    assert "session" in agent_extensions()["runtime"].follows
     assert {"runtime", "start_job", "send_message", "create_goal"} <= set(extension.attributes)
 
 

@@ -35,10 +35,6 @@ def register_session_stores(register: Register) -> None:
 @hookimpl
 def register_memory(register: Register) -> None:
     register("in-memory", "lightagent.memory.reference:InMemoryMemory")
-    register("shared", "lightagent.memory.shared:SharedMemoryPool")
-    # URL forms: memory="sqlite:///memory.db" or "postgresql://..." (a durable SharedMemoryPool)
-    register("sqlite://", "lightagent.memory.shared:SharedMemoryPool")
-    register("postgresql://", "lightagent.memory.shared:SharedMemoryPool")
 
 
 @hookimpl

@@ -16,7 +16,6 @@ from typing import Any, Literal, cast, overload
 
 from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_log import QueuedFileHandler, adrain, drain
-from lightagent.agent_memory import MemoryMethods, memory_settings
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
@@ -44,7 +43,6 @@ __all__ = ["LightAgent"]
 class LightAgent(
     SessionMethods,
     ToolsetMethods,
-    MemoryMethods,
     CompatMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
@@ -88,9 +86,6 @@ class LightAgent(
         log_file: str | None = None,
         tracetools: Any = None,
         memory: Any = None,
-        memory_policy: Any = None,
-        memory_namespace: str | None = None,
-        self_learning: bool = False,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
         **unknown: Any,
@@ -155,10 +150,7 @@ class LightAgent(
 
             self._memory = _resolve_memory(memory)
         #: What retrieved memories and memory writes pass (a ``MemoryFilter``; None: the default).
-        self.memory_filter, self._memory_book = memory_settings(
-            memory, memory_policy, memory_namespace, self_learning
-        )
-        self.self_learning = bool(self_learning)
+        self.memory_filter: Any = None
         self._retrieval_spec = retrieval
         self._retrieval: Any = None
         if isinstance(retrieval_inject, bool):
@@ -468,10 +460,6 @@ class LightAgent(
         from lightagent.run.async_driver import adrive_stream
 
         opts = RunOptions.of(options, kwargs, where="astream()")
-        if opts.light_swarm is not None:
-            swarm, keywords = _swarm_call(opts)
-            keywords.pop("stream", None)
-            return cast("AsyncIterator[Any]", swarm.astream(self, query, **keywords))
         if opts.extensions:
             out = _delegate(self, query, opts, "astream")
             if out is not NotImplemented:
@@ -522,9 +510,6 @@ class LightAgent(
         """
         from lightagent.run.sync_driver import drive, drive_stream
 
-        if options is not None and options.light_swarm is not None and initial_messages is None:
-            swarm, keywords = _swarm_call(options)
-            return swarm.run(self, query, **keywords)
         if options is not None and options.extensions and initial_messages is None:
             out = _delegate(self, query, options, "run")
             if out is not NotImplemented:
@@ -557,9 +542,6 @@ class LightAgent(
         """The async driver entry; same arguments as :meth:`_drive`."""
         from lightagent.run.async_driver import adrive, adrive_stream
 
-        if options is not None and options.light_swarm is not None and initial_messages is None:
-            swarm, keywords = _swarm_call(options)
-            return await swarm.arun(self, query, **keywords)
         if options is not None and options.extensions and initial_messages is None:
             out = _delegate(self, query, options, "arun")
             if out is not NotImplemented:
@@ -646,14 +628,6 @@ async def _adrained(
     finally:  # a consumer that stops early closes the run's stream too, as without the wrapper
         await stream.aclose()
     await adrain(logger)
-
-
-def _swarm_call(opts: RunOptions) -> tuple[Any, dict[str, Any]]:
-    """The swarm of a ``light_swarm=`` run and the rest of its options as keywords."""
-    from lightagent.swarm.core import as_swarm
-
-    keywords = opts.to_dict()
-    return as_swarm(keywords.pop("light_swarm")), keywords
 
 
 def _delegate(agent: LightAgent, query: Any, opts: RunOptions, mode: str) -> Any:

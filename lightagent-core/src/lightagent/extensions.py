@@ -3,8 +3,8 @@
 A distribution registers an :class:`AgentExtension` through the ``register_agent_extensions``
 hook. The extension claims ``LightAgent(...)`` keywords, ``run(...)`` options and agent
 attributes (methods and properties such as ``agent.start_job``); when an agent is built
-with one of its keywords, or one of its attributes is first used (or, for an extension
-with ``sessions = True``, on the agent's first run with a session), the extension is given
+with one of its keywords, or one of its attributes is first used (or at the first run of
+an agent using what the extension ``follows``: ``memory=``, a session), the extension is given
 the agent and returns the agent's *part*. For each run the part may add to the system
 prompt, stack toolsets over the agent's, and contribute a :class:`RunStep`, which the loop
 calls at fixed moments (before each model request, after each tool round …). The loop and
@@ -29,7 +29,7 @@ __all__ = [
     "agent_extensions",
     "attribute_owner",
     "claim",
-    "session_extensions",
+    "follow",
 ]
 
 Steps = Generator[Any, Any, None]
@@ -48,6 +48,10 @@ class RunStep:
 
     #: Steps run in rising ``order`` (then in the order their parts were configured).
     order: int = 0
+
+    def begin(self, spec: Any, st: Any, start: dict[str, Any]) -> None:
+        """First, when the run records events: what is put in ``start`` is added to the
+        ``run_start`` event's data."""
 
     def start(
         self,
@@ -127,7 +131,8 @@ class AgentExtension:
     """A capability's claim on ``LightAgent``: subclass it and register an instance.
 
     ``keywords`` and ``run_options`` map each claimed name to the value that means "not
-    used"; ``attributes`` are the agent attributes the extension provides.
+    used"; ``attributes`` are the agent attributes the extension provides; ``follows``
+    names what makes an agent use the extension without naming it (see the attribute).
     """
 
     #: The extension's name (its distribution's, by convention).
@@ -135,9 +140,10 @@ class AgentExtension:
     keywords: Mapping[str, Any] = {}
     run_options: Mapping[str, Any] = {}
     attributes: Collection[str] = ()
-    #: True: the extension takes part in every run that has a session (its part is
-    #: configured on the agent's first such run, even if none of its names was used).
-    sessions: bool = False
+    #: What makes an agent use the extension without naming it: kernel keywords such as
+    #: ``"memory"`` (given to ``LightAgent``), or ``"session"`` (a run with a session). Its
+    #: part is configured at the agent's first such run.
+    follows: Collection[str] = ()
 
     def configure(self, agent: Any, values: dict[str, Any]) -> ExtensionPart | None:
         """The agent's part, from the claimed keywords it was built with (``{}`` when an
@@ -176,11 +182,6 @@ def agent_extensions() -> dict[str, AgentExtension]:
             found.setdefault(extension.name or entry.name, extension)
         _cache = (registry, found)
     return found
-
-
-def session_extensions() -> tuple[str, ...]:
-    """The names of the extensions that take part in every run with a session."""
-    return tuple(name for name, ext in agent_extensions().items() if ext.sessions)
 
 
 def claim(values: Mapping[str, Any], kind: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
@@ -225,6 +226,14 @@ def attribute_owner(name: str) -> AgentExtension | None:
     if extra is not None:
         _missing(f"agent.{name}", extra)
     return None
+
+
+def follow(agent: Any, keyword: str) -> None:
+    """Give ``agent`` (built with kernel keyword ``keyword``) the part of each extension
+    that follows that keyword."""
+    for extension in agent_extensions().values():
+        if keyword in extension.follows:
+            agent.extension_part(extension.name)
 
 
 def _missing(what: str, extra: str) -> None:

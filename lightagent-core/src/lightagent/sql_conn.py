@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Database", "open_database"]
+__all__ = ["Database", "PostgresDatabase", "SqliteDatabase", "open_database"]
 
 
 class Database:

@@ -50,6 +50,9 @@ KEYWORDS: dict[str, tuple[str, object]] = {
     "tot_model": ("thought", None),
     "tot_api_key": ("thought", None),
     "tot_base_url": ("thought", None),
+    "memory_policy": ("memory", None),
+    "memory_namespace": ("memory", None),
+    "self_learning": ("memory", False),
 }
 
 #: ``run(...)`` option -> (extra, the value that means "not used").
@@ -57,6 +60,7 @@ RUN_OPTIONS: dict[str, tuple[str, object]] = {
     "budget_limits": ("runtime", None),
     "progress_policy": ("runtime", None),
     "use_skills": ("skills", True),
+    "light_swarm": ("swarm", None),
 }
 
 #: ``agent.<name>`` attribute or method -> extra.
@@ -85,6 +89,10 @@ ATTRIBUTES: dict[str, str] = {
     "goal_checks": "runtime",
     "create_goal": "runtime",
     "session_goals": "runtime",
+    "memory_policy": "memory",
+    "list_memory_candidates": "memory",
+    "promote_memory_candidate": "memory",
+    "apromote_memory_candidate": "memory",
 }
 
 #: ``from lightagent import <name>`` -> extra.
@@ -136,6 +144,13 @@ EXPORTS: dict[str, str] = {
     "SubagentResult": "runtime",
     "SubagentToolset": "runtime",
     "AgentRuntime": "runtime",
+    "LightSwarm": "swarm",
+    "MemoryPolicy": "memory",
+    "MemoryScope": "memory",
+    "MemoryCandidate": "memory",
+    "MemoryPromotionDecision": "memory",
+    "SharedMemoryPool": "memory",
+    "SharedMemoryRecord": "memory",
     "HumanApprovalHook": "review",
     "ApprovalRequest": "review",
     "ApprovalDecision": "review",

@@ -101,8 +101,6 @@ def test_bad_model_object_and_run_arguments() -> None:
     with pytest.raises(ConfigurationError):
         agent.run(123)
     with pytest.raises(ConfigurationError):
-        agent.run("q", light_swarm=object())
-    with pytest.raises(ConfigurationError):
         agent.run("q", cancellation_token="yes")
 
 

@@ -82,22 +82,3 @@ def test_a_successful_run_logs_no_warning(caplog) -> None:
     caplog.set_level(logging.INFO)
     assert LightAgent(model=ScriptedModel(["fine"])).run("hi") == "fine"
     assert _warnings(caplog) == []
-
-
-@pytest.mark.parametrize("mode", ["swarm.run", "light_swarm=", "arun"])
-def test_a_swarm_run_whose_hop_fails_logs_one_warning(caplog, mode) -> None:
-    from lightagent import LightSwarm
-
-    caplog.set_level(logging.INFO)
-    transfer = {"tool_calls": [{"name": "transfer_to_failing", "arguments": {"reason": "theirs"}}]}
-    front = LightAgent(name="front", model=ScriptedModel([transfer]))
-    swarm = LightSwarm()
-    swarm.register_agent(front, _failing())
-    if mode == "swarm.run":
-        result = swarm.run(front, "hi", result_format="object")
-    elif mode == "light_swarm=":
-        result = front.run("hi", light_swarm=swarm, result_format="object")
-    else:
-        result = asyncio.run(swarm.arun(front, "hi", result_format="object"))
-    assert result.error["code"] == "LA-PROVIDER"
-    _check(caplog)

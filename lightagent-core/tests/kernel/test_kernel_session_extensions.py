@@ -1,4 +1,4 @@
-"""An extension with ``sessions = True`` takes part in every run that has a session, also on
+"""An extension that follows ``"session"`` takes part in every run that has a session, also on
 an agent that used none of its names; runs without a session never configure it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from lightagent import LightAgent, ScriptedModel
 from lightagent.events.memory_store import InMemorySessionStore
-from lightagent.extensions import AgentExtension, ExtensionPart, RunStep, session_extensions
+from lightagent.extensions import AgentExtension, ExtensionPart, RunStep, agent_extensions
 from lightagent.hookspecs import hookimpl
 from lightagent.plugins import PluginHost, reset_host
 
@@ -34,7 +34,7 @@ class SeenPart(ExtensionPart):
 
 class SessionsExtension(AgentExtension):
     name = "seen"
-    sessions = True
+    follows = ("session",)
 
     def configure(self, agent: Any, values: dict[str, Any]) -> SeenPart:
         return SeenPart()
@@ -52,7 +52,7 @@ def seen_host():
 
 
 def test_a_sessions_extension_takes_part_in_every_session_run(seen_host):
-    assert session_extensions() == ("seen",)
+    assert agent_extensions()["seen"].follows == ("session",)
     agent = LightAgent(model=ScriptedModel(["a", "b"]), session_store=InMemorySessionStore())
     assert agent.run("no session") == "a"
     assert "seen" not in agent._parts  # a run without a session does not configure it

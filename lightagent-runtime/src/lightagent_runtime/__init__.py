@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from lightagent_runtime.agent_runtime import AgentRuntime
+from lightagent_runtime.budgets import BudgetExceeded, BudgetLimits
+from lightagent_runtime.compaction import CompactionResult, ContextBudget, ContextCompactor
 from lightagent_runtime.jobs import (
     JobContext,
     JobError,
@@ -11,6 +13,7 @@ from lightagent_runtime.jobs import (
     JobRecord,
     JobStatus,
 )
+from lightagent_runtime.progress import ProgressPolicy
 from lightagent_runtime.subagents import (
     SubagentManager,
     SubagentRecord,
@@ -18,9 +21,6 @@ from lightagent_runtime.subagents import (
     SubagentToolset,
 )
 from lightagent_runtime.views import Goal, InboxMessage
-from lightagent_runtime.budgets import BudgetExceeded, BudgetLimits
-from lightagent_runtime.compaction import CompactionResult, ContextBudget, ContextCompactor
-from lightagent_runtime.progress import ProgressPolicy
 
 __all__: list[str] = [
     "AgentRuntime",

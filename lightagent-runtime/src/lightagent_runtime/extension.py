@@ -2,7 +2,7 @@
 
 Registered by :mod:`lightagent_runtime.plugin`. It claims no ``LightAgent`` keyword; it
 serves the agent attributes below from the agent's :class:`RuntimePart`, and takes part
-in every run that has a session (``sessions = True``): the run's :class:`RuntimeStep`
+in every run that has a session (``follows = ("session",)``): the run's :class:`RuntimeStep`
 injects the session's inbox at each step boundary and checks its goals at the end.
 """
 
@@ -49,7 +49,7 @@ class RuntimeExtension(AgentExtension):
     """``agent.runtime``, ``agent.start_job`` …, ``agent.send_message``, ``agent.create_goal`` …"""
 
     name = "runtime"
-    sessions = True
+    follows = ("session",)
     attributes = (
         "runtime",
         "job_manager",

@@ -294,9 +294,9 @@ class BudgetView(_View):
         Checked against the session limits first: one that would pass a limit raises
         ``BudgetExceeded`` and nothing is recorded. Returns what is used afterwards.
         """
-        from lightagent_runtime.budgets import BudgetExceeded
         from lightagent.events.model import SessionEvent
 
+        from lightagent_runtime.budgets import BudgetExceeded
         from lightagent_runtime.inbox import append_owned
 
         dimensions = self._budgets.dimensions

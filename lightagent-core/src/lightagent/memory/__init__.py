@@ -1,4 +1,8 @@
-"""Memory: the ``MemoryProtocol`` seam, ``MemoryPolicy``, promotion, and the backends in core."""
+"""Memory: the ``MemoryProtocol`` seam, the filter seam, and the reference backend.
+
+``MemoryPolicy``, scopes, candidates and promotion, ``SharedMemoryPool`` and self-learning
+are lightagent-memory's (``pip install 'lightagent-core[memory]'``).
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,9 @@ _EXPORTS: dict[str, str] = {
     "DefaultMemoryFilter": "lightagent.memory.filtering",
     "InMemoryMemory": "lightagent.memory.reference",
     "MemoryAdmissionDecision": "lightagent.memory.filtering",
-    "MemoryCandidate": "lightagent.memory.candidates",
     "MemoryFilter": "lightagent.memory.filtering",
     "MemoryFilterOutcome": "lightagent.memory.filtering",
-    "MemoryPolicy": "lightagent.memory.policy",
-    "MemoryPromotionDecision": "lightagent.memory.candidates",
     "MemoryProtocol": "lightagent.memory.protocol",
-    "MemoryScope": "lightagent.memory.scope",
-    "SharedMemoryPool": "lightagent.memory.shared",
-    "SharedMemoryRecord": "lightagent.memory.shared",
     "WriteAdmission": "lightagent.memory.filtering",
     "memory_items": "lightagent.memory.protocol",
     "result_owner": "lightagent.memory.protocol",

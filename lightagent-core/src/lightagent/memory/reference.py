@@ -8,18 +8,21 @@ import time
 import uuid
 from typing import Any
 
-__all__ = ["InMemoryMemory"]
+__all__ = ["InMemoryMemory", "search_terms"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
-def _terms(text: str) -> set[str]:
+def search_terms(text: str) -> set[str]:
     """Lower-cased words, plus single characters of CJK runs (which have no spaces)."""
     text = str(text).casefold()
     found = set(_WORD.findall(text))
     found.update(_CJK.findall(text))
     return found
+
+
+_terms = search_terms
 
 
 class InMemoryMemory:

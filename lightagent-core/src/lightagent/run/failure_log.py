@@ -8,6 +8,8 @@ from typing import Any
 
 from lightagent.redaction import redact_text
 
+__all__ = ["log_failure"]
+
 
 def log_failure(logger: logging.Logger, result: Any) -> None:
     """One WARNING for a run that ended with an error: its id, code and redacted message."""

@@ -31,7 +31,6 @@ from lightagent.run.effects import (
     Output,
     StreamModel,
 )
-from lightagent.run.handoff import take_handoff
 from lightagent.run.phases import (
     ask,
     blocked_or_replaced,
@@ -85,7 +84,7 @@ def run_machine(spec: RunSpec) -> Machine:
                     "model": getattr(spec.model, "name", None),
                     "provider": _provider(spec.model),
                     "resumed": spec.initial_messages is not None,
-                    **_arrival(spec),
+                    **(_begun(spec, st) if steps else {}),
                 },
             )
         if interceptor is not None:
@@ -259,9 +258,6 @@ def run_machine(spec: RunSpec) -> Machine:
                         continue
                     content, reasoning = spec_out.dump(parsed), response.reasoning_content
                     break
-            if calls and spec.handoff is not None:
-                if (yield from take_handoff(spec, st, calls, assistant, messages, query)):
-                    break
             if calls and steps and (yield from _calls(spec, st, calls, assistant, messages)):
                 break
             if calls:
@@ -420,10 +416,12 @@ def _calls(
     return False
 
 
-def _arrival(spec: RunSpec) -> dict[str, Any]:
-    """``run_start`` data of a run a handoff started: where it came from."""
-    arrived = getattr(spec.handoff, "arrived", None)
-    return {"handoff": arrived.to_dict()} if arrived is not None else {}
+def _begun(spec: RunSpec, st: RunState) -> dict[str, Any]:
+    """What the capabilities' steps add to the ``run_start`` data."""
+    data: dict[str, Any] = {}
+    for step in spec.steps:
+        step.begin(spec, st, data)
+    return data
 
 
 def _toolset_view(spec: RunSpec, ctx: RunContext, first: bool) -> Generator[Any, Any, bool]:

@@ -14,7 +14,7 @@ from lightagent.errors import LightAgentError, StorageError
 from lightagent.run.phases import ask
 from lightagent.run.spec import RunSpec
 
-__all__ = ["agent_target", "ask_memory", "backend_user", "memory_failed", "write_refused"]
+__all__ = ["ask_memory", "backend_user", "memory_failed", "write_refused"]
 
 _log = logging.getLogger("lightagent.run")
 
@@ -67,21 +67,10 @@ def ask_memory(phase: str, payload: dict[str, Any]) -> Generator[Any, Any, Any]:
 def backend_user(spec: RunSpec) -> str:
     """The user id the backend sees: the filter may scope it (a ``MemoryPolicy`` namespace
     and tenant); without a scope of its own, the run's tenant is put in (fail closed)."""
-    from lightagent.memory.scope import plain_user_id
+    from lightagent.memory.attribution import plain_user_id
 
     scope = getattr(spec.memory_filter, "backend_user_id", None)
     user_id = spec.ctx.user_id
     if callable(scope):
         return str(scope(user_id, context=spec.ctx))
     return plain_user_id(user_id, spec.ctx)
-
-
-def agent_target(spec: RunSpec) -> str:
-    """The backend id of the agent's own (self-learning) memory, in the run's tenant."""
-    from lightagent.memory.scope import agent_memory_user_id, run_tenant
-
-    own = getattr(spec.memory_filter, "agent_user_id", None)
-    name, tenant = spec.ctx.agent_name, run_tenant(spec.ctx)
-    return (
-        str(own(name, tenant=tenant)) if callable(own) else agent_memory_user_id(name, None, tenant)
-    )

@@ -51,12 +51,6 @@ def build_spec(
     token = opts.cancellation_token
     model_options = opts.model_options or {}
     check_result_format(result_format, stream)
-    if opts.light_swarm is not None:
-        raise ConfigurationError(
-            "LA-CONFIG",
-            "light_swarm= is handled by agent.run/arun/astream, not here",
-            hint="Call swarm.run(agent, query) or agent.run(query, light_swarm=swarm).",
-        )
     if query is not None and not isinstance(query, str):
         raise ConfigurationError("LA-CONFIG", f"query must be a str, got {type(query).__name__}")
     if query is None and initial_messages is None:
@@ -101,10 +95,13 @@ def build_spec(
     if session_id is not None and (
         session_binding is not None or agent._session_store_spec is not None
     ):
-        from lightagent.extensions import session_extensions
+        from lightagent.extensions import follow
 
-        for name in session_extensions():  # e.g. an inbox read at every step boundary
-            agent.extension_part(name)
+        follow(agent, "session")  # e.g. an inbox read at every step boundary
+    if agent._memory_spec is not None:  # capabilities that follow memory= join its runs
+        from lightagent.extensions import follow
+
+        follow(agent, "memory")
     parts = [p for p in agent._parts.values() if p is not None] if agent._parts else ()
     for part in parts:
         layers = (*layers, *part.toolsets(opts))
@@ -153,13 +150,7 @@ def build_spec(
     memory = agent.memory if agent._memory_spec is not None else None
     # resolved here so a bad retrieval= configuration fails the run, typed, up front
     retrieval = agent.retrieval if agent._retrieval_spec is not None else None
-    memory_filter = None
-    if memory is not None:
-        memory_filter = agent.memory_filter
-        if memory_filter is None:  # no policy given: the default one, which fails closed
-            from lightagent.memory.policy import MemoryPolicy
-
-            memory_filter = MemoryPolicy()
+    memory_filter = agent.memory_filter if memory is not None else None
 
     output = None
     if opts.output_schema is not None:
@@ -196,14 +187,16 @@ def build_spec(
         base_registry=registry,
         memory=memory,
         memory_filter=memory_filter,
-        self_learning=memory is not None and getattr(agent, "self_learning", False),
-        memory_book=getattr(agent, "_memory_book", None) if memory is not None else None,
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
     )
     if parts:
         steps = [step for step in (p.run_step(spec, opts) for p in parts) if step is not None]
         spec.steps = tuple(sorted(steps, key=_order) if len(steps) > 1 else steps)
+    if memory is not None and spec.memory_filter is None:  # the default filter fails closed
+        from lightagent.memory.filtering import DefaultMemoryFilter
+
+        spec.memory_filter = DefaultMemoryFilter()
     return spec
 
 

@@ -1,6 +1,8 @@
 """Memory and retrieval as steps of the loop: retrieve before the first model request,
 write after the run (:mod:`lightagent.run.remember`), inject opt-in retrieval context.
-Each is a generator of effects.
+Each is a generator of effects. A capability may take the memory steps over
+(``RunSpec.memory_steps``: its ``retrieve`` and ``write``), reusing :func:`recall` and
+:mod:`lightagent.run.remember`'s pieces.
 
 Every step is recorded in the run's events (``memory_read``, ``memory_retrieve_filter``,
 ``memory_retrieve_block``, ``memory_write``, ``memory_write_block``, ``retrieval``; failures
@@ -14,14 +16,14 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 from lightagent.errors import LightAgentError
+from lightagent.memory.attribution import run_tenant
 from lightagent.memory.protocol import accepts_keyword, memory_items, store_call
-from lightagent.memory.scope import run_tenant
 from lightagent.run.effects import RetrieveMemory, Search, StoreMemory
-from lightagent.run.memory_steps import agent_target, ask_memory, backend_user, memory_failed
+from lightagent.run.memory_steps import ask_memory, backend_user, memory_failed
 from lightagent.run.phases import payload_value
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
@@ -33,6 +35,7 @@ __all__ = [
     "inject",
     "memory_retrieve",
     "memory_write",
+    "recall",
     "recall_call",
     "retrieval_context",
 ]
@@ -62,26 +65,35 @@ def inject(messages: list[dict[str, Any]], text: str) -> None:
 def memory_retrieve(
     spec: RunSpec, st: RunState, query: str, messages: list[dict[str, Any]]
 ) -> Generator[Any, Any, None]:
-    """Retrieve the user's memories (and the agent's own with ``self_learning``), filter
-    them, and inject what is allowed."""
-    allowed = yield from _recall(spec, st, query, None)
-    agent_filter = getattr(spec.memory_filter, "filter_agent_results", None)
-    if spec.self_learning and callable(agent_filter):
-        allowed = allowed + (yield from _recall(spec, st, query, agent_filter))
+    """Retrieve the user's memories, filter them, and inject what is allowed (or the
+    capability's ``retrieve`` that took the memory steps over does)."""
+    if spec.memory_steps is not None:
+        yield from spec.memory_steps.retrieve(spec, st, query, messages)
+        return
+    allowed = yield from recall(spec, st, query)
     if allowed:
         lines = "\n".join(f"- {m['memory']}" for m in allowed)
         inject(messages, f"{MEMORY_HEADER}\n{lines}")
 
 
-def _recall(
-    spec: RunSpec, st: RunState, query: str, agent_filter: Any
+def recall(
+    spec: RunSpec,
+    st: RunState,
+    query: str,
+    *,
+    scope: str = "user",
+    target: Callable[[RunSpec], str] = backend_user,
+    results_filter: Callable[[list[dict[str, Any]]], Any] | None = None,
+    seen: Callable[[RunSpec, list[dict[str, Any]], str], None] | None = None,
 ) -> Generator[Any, Any, list[dict[str, Any]]]:
-    """One retrieval through its phases and the filter: the user's, or the agent's own."""
+    """One retrieval through its phases and the filter: the user's (``scope="user"``,
+    through ``spec.memory_filter``), or another the caller names with the backend id
+    ``target(spec)`` and its ``results_filter(items)``. ``seen(spec, allowed, backend_id)``
+    is told what passed, before it is recorded."""
     ctx = spec.ctx
     active = ctx.active
     interceptor = spec.interceptor
     user_id = ctx.user_id
-    scope = "user" if agent_filter is None else "agent"
     st.stage = "memory_retrieve"
     if interceptor is not None:
         out = yield from ask_memory(
@@ -100,18 +112,18 @@ def _recall(
                 query = new_query
     started = time.perf_counter()
     try:
-        target = backend_user(spec) if agent_filter is None else agent_target(spec)
-        raw = yield RetrieveMemory(query, target)
+        backend_id = target(spec)
+        raw = yield RetrieveMemory(query, backend_id)
         items = memory_items(raw)
     except Exception as exc:
         memory_failed(spec, "memory_retrieve", exc, "LA-MEMORY")
         return []
     try:
         # The filter point (MemoryPolicy): nothing reaches the prompt without passing it.
-        if agent_filter is None:
+        if results_filter is None:
             outcome = spec.memory_filter.filter_results(items, user_id=user_id, context=ctx)
         else:
-            outcome = agent_filter(items, agent_name=ctx.agent_name, context=ctx)
+            outcome = results_filter(items)
         blocked = list(outcome.blocked)
         # whatever the filter: a record still waiting for promotion is no memory yet
         allowed = [m for m in outcome.allowed if not _unpromoted(m)]
@@ -150,7 +162,8 @@ def _recall(
             except LightAgentError as exc:
                 memory_failed(spec, "memory_retrieve", exc, "LA-MEMORY")
                 return []
-    _note_known(spec, allowed, target)
+    if seen is not None:
+        seen(spec, allowed, backend_id)
     if active:
         ctx.emit(
             "memory_read",
@@ -172,26 +185,14 @@ def _unpromoted(item: Any) -> bool:
     return status is not None and status != "promoted"
 
 
-def _note_known(spec: RunSpec, allowed: list[dict[str, Any]], target: str) -> None:
-    """Remember what the backend already holds, so writing it again counts as a duplicate."""
-    fingerprint = getattr(spec.memory_filter, "write_fingerprint", None)
-    if (
-        not allowed
-        or not callable(fingerprint)
-        or not getattr(spec.memory_filter, "reject_duplicate_writes", False)
-    ):
-        return
-    from lightagent.run.remember import memory_run
-
-    known = memory_run(spec).fingerprints
-    for item in allowed:
-        known.add(fingerprint(item["memory"], {"memory_user_id": target}))
-
-
 def memory_write(
     spec: RunSpec, st: RunState, data: Any, answer: str | None
 ) -> Generator[Any, Any, None]:
-    """Write the turn to memory, through the write hooks and the policy (see :mod:`.remember`)."""
+    """Write the turn to memory, through the write hooks and the filter (see
+    :mod:`.remember`), or the capability's ``write`` that took the memory steps over does."""
+    if spec.memory_steps is not None:
+        yield from spec.memory_steps.write(spec, st, data, answer)
+        return
     from lightagent.run.remember import write_turn
 
     yield from write_turn(spec, st, data, answer)

@@ -1,15 +1,12 @@
-"""Memory writes as a step of the loop: the turn's user message, and the agent's reflection.
+"""The loop's plain memory write: the turn's user message, after the run.
 
-Each write passes ``before_memory_write`` (a hook may rewrite or block it), then the
-policy's admission (length, credentials, patterns, duplicates, the per-run limit, the
-callback), and is recorded: ``memory_write`` or ``memory_write_block``. A write whose
-source or scope is internal (the learning note of ``self_learning=True``, or a hook that
-marks it so) is not stored: it becomes a :class:`~lightagent.memory.MemoryCandidate`,
-decided on the spot by ``before_memory_promote`` hooks and the policy's promotion
-callback; without a final decision it waits (``memory_promotion_required``) for
-``agent.promote_memory_candidate``. The text a promotion would store passes the same
-admission first (:func:`~lightagent.memory.candidates.admit_promotion`); refused, the
-candidate waits. Writes carry the run's tenant, which a hook cannot relabel.
+The write passes ``before_memory_write`` (a hook may rewrite or block it), then the
+filter's :meth:`~lightagent.memory.filtering.MemoryFilter.admit_write`, and is recorded:
+``memory_write`` or ``memory_write_block``. A write a hook relabels as internal (the
+agent's own evidence) is refused here: making it a candidate for promotion is
+lightagent-memory's (``pip install 'lightagent-core[memory]'``), whose write takes this
+one over and reuses :func:`provenance`, :func:`before_write` and :func:`store`. Writes
+carry the run's tenant, which a hook cannot relabel.
 """
 
 from __future__ import annotations
@@ -17,74 +14,22 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from lightagent.errors import LightAgentError
-from lightagent.learning import learning_note, learning_scope
-from lightagent.memory.candidates import (
-    DECISION_EVENTS,
-    MemoryCandidate,
-    MemoryPromotionDecision,
-    admit_promotion,
-    coerce_decision,
-)
-from lightagent.memory.scope import MemoryScope, is_internal, run_tenant
+from lightagent.memory.attribution import is_internal, run_tenant
 from lightagent.run.effects import StoreMemory
-from lightagent.run.memory_steps import (
-    agent_target,
-    ask_memory,
-    backend_user,
-    memory_failed,
-    write_refused,
-)
-from lightagent.run.phases import payload_value
+from lightagent.run.memory_steps import ask_memory, backend_user, memory_failed, write_refused
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
 
-__all__ = ["MemoryRun", "write_turn"]
+__all__ = ["before_write", "provenance", "store", "write_turn"]
 
 
-class MemoryRun:
-    """What one run has written and seen (for the per-run limit and duplicate checks)."""
-
-    __slots__ = ("fingerprints", "writes")
-
-    def __init__(self) -> None:
-        self.writes = 0
-        self.fingerprints: set[str] = set()
-
-
-def memory_run(spec: RunSpec) -> MemoryRun:
-    """The run's :class:`MemoryRun` (made on first use)."""
-    run = spec.memory_run
-    if run is None:
-        run = spec.memory_run = MemoryRun()
-    return run
-
-
-def policy_context(spec: RunSpec, memory_user_id: str, metadata: dict[str, Any]) -> dict[str, Any]:
-    """The ``ctx`` a policy callback receives."""
-    ctx = spec.ctx
-    return {
-        "user_id": ctx.user_id,
-        "memory_user_id": memory_user_id,
-        "agent_name": ctx.agent_name,
-        "trace_id": ctx.trace_id,
-        "parent_trace_id": ctx.parent_trace_id,
-        "run_id": ctx.run_id,
-        "run_group_id": ctx.run_group_id,
-        "session_id": ctx.session_id,
-        "tenant_id": ctx.tenant_id,
-        "source": metadata.get("source"),
-        "scope": metadata.get("scope"),
-        "metadata": dict(metadata),
-    }
-
-
-def _provenance(spec: RunSpec, scope: MemoryScope, memory_user_id: str) -> dict[str, Any]:
+def provenance(spec: RunSpec, fields: dict[str, Any], memory_user_id: str) -> dict[str, Any]:
+    """The metadata a write carries: ``fields`` (source, scope …) and the run's ids."""
     ctx = spec.ctx
     namespace = getattr(spec.memory_filter, "namespace", None)
-    fields = {
-        **scope.to_metadata(),
-        "agent_name": scope.agent_name or ctx.agent_name,
+    merged = {
+        **fields,
+        "agent_name": fields.get("agent_name") or ctx.agent_name,
         "trace_id": ctx.trace_id,
         "parent_trace_id": ctx.parent_trace_id,
         "run_id": ctx.run_id,
@@ -93,124 +38,83 @@ def _provenance(spec: RunSpec, scope: MemoryScope, memory_user_id: str) -> dict[
         "namespace": namespace,
         "tenant_id": run_tenant(ctx),
     }
-    return {k: v for k, v in fields.items() if v is not None}
+    return {k: v for k, v in merged.items() if v is not None}
 
 
 def write_turn(
     spec: RunSpec, st: RunState, data: Any, answer: str | None
 ) -> Generator[Any, Any, None]:
-    """Write the user's message; with ``self_learning``, propose the turn as a reflection."""
-    user_target = backend_user(spec)
-    yield from _write(
-        spec, st, data, _provenance(spec, MemoryScope.user(), user_target), user_target, answer
-    )
-    if spec.self_learning:
-        note = learning_note(
-            data if isinstance(data, str) else None, answer, st.executed, st.thought
-        )
-        if note is not None:
-            own = agent_target(spec)
-            scope = MemoryScope(**learning_scope(spec.ctx.agent_name))
-            yield from _write(spec, st, note, _provenance(spec, scope, own), own, None)
-
-
-def _admit(spec: RunSpec, data: Any, target: str, metadata: dict[str, Any]) -> Any:
-    run = memory_run(spec)
-    policy = spec.memory_filter
-    allows = getattr(policy, "allows_write", None)
-    if not callable(allows):
-        return policy.admit_write(data, user_id=spec.ctx.user_id, context=spec.ctx), None
-    pctx = policy_context(spec, target, metadata)
-    recent = set(run.fingerprints)
-    book = spec.memory_book
-    fingerprint = None
-    fingerprint_of = getattr(policy, "write_fingerprint", None)
-    if callable(fingerprint_of):
-        fingerprint = fingerprint_of(data, pctx)
-        if book is not None and book.seen(fingerprint):
-            recent.add(fingerprint)
-    decision = allows(data, pctx, write_count=run.writes, recent_fingerprints=recent)
-    return decision, fingerprint
-
-
-def _write(
-    spec: RunSpec,
-    st: RunState,
-    data: Any,
-    metadata: dict[str, Any],
-    target: str,
-    answer: str | None,
-) -> Generator[Any, Any, None]:
+    """Write the user's message through the hooks and the filter."""
     ctx = spec.ctx
-    active = ctx.active
-    interceptor = spec.interceptor
-    user_id = ctx.user_id
+    target = backend_user(spec)
+    metadata = provenance(spec, {"source": "user", "scope": "user"}, target)
     st.stage = "memory_write"
-    if interceptor is not None:
-        out = yield from ask_memory(
-            "before_memory_write",
-            {"data": data, "user_id": user_id, "metadata": metadata, "answer": answer},
-        )
-        if out.action == "block":
-            if active:
-                ctx.emit(
-                    "memory_write_block",
-                    {"phase": "before_memory_write", "reason": out.reason, "user_id": user_id},
-                )
-            return
-        if out.action == "replace" and out.payload is not None:
-            payload = out.payload
-            if isinstance(payload, dict):
-                data = payload.get("data", data)
-                if isinstance(payload.get("metadata"), dict):
-                    # a hook may relabel provenance, never the owner or tenant it is written for
-                    pinned = {"user_id": target, "tenant_id": run_tenant(ctx)}
-                    relabelled = {**payload["metadata"], **pinned}
-                    metadata = {k: v for k, v in relabelled.items() if v is not None}
-            else:
-                data = payload
+    asked = yield from before_write(spec, data, metadata, target, answer)
+    if asked is None:
+        return
+    data, metadata = asked
     try:
-        admission, fingerprint = _admit(spec, data, target, metadata)
+        admission = spec.memory_filter.admit_write(data, user_id=ctx.user_id, context=ctx)
     except Exception as exc:  # a failing admission check refuses the write
         memory_failed(spec, "memory_write", exc, "LA-MEMORY")
         return
-    if getattr(spec.memory_filter, "memory_write_admission", None) is not None and active:
-        ctx.emit(
-            "hook_decision",
-            {
-                "phase": "before_memory_write",
-                "hook": "memory_write_admission",
-                "adapter": "memory_policy",
-                "action": "continue" if admission.allowed else "block",
-                "reason": admission.reason,
-            },
-        )
     if not admission.allowed:
         write_refused(ctx, "memory_policy", admission.reason, metadata)
         return
     if admission.value is not None:
         data = admission.value
-    run = memory_run(spec)
-    run.writes += 1
-    if fingerprint is not None:
-        run.fingerprints.add(fingerprint)
-        if spec.memory_book is not None:
-            spec.memory_book.remember(fingerprint)
     if is_internal(metadata) and getattr(
         spec.memory_filter, "require_promotion_for_internal_memory", True
     ):
-        yield from _propose(spec, st, data, metadata, target)
+        # the agent's own evidence waits for a promotion, which needs lightagent-memory
+        write_refused(ctx, "memory_policy", "promotion_required", metadata)
         return
-    yield from _store(spec, data, target, metadata, None)
+    yield from store(spec, data, target, metadata, None)
 
 
-def _store(
+def before_write(
+    spec: RunSpec, data: Any, metadata: dict[str, Any], target: str, answer: str | None
+) -> Generator[Any, Any, tuple[Any, dict[str, Any]] | None]:
+    """``before_memory_write``: ``(data, metadata)`` as the hooks leave them, or None when
+    a hook blocked the write (recorded)."""
+    ctx = spec.ctx
+    if spec.interceptor is None:
+        return data, metadata
+    user_id = ctx.user_id
+    out = yield from ask_memory(
+        "before_memory_write",
+        {"data": data, "user_id": user_id, "metadata": metadata, "answer": answer},
+    )
+    if out.action == "block":
+        if ctx.active:
+            ctx.emit(
+                "memory_write_block",
+                {"phase": "before_memory_write", "reason": out.reason, "user_id": user_id},
+            )
+        return None
+    if out.action == "replace" and out.payload is not None:
+        payload = out.payload
+        if isinstance(payload, dict):
+            data = payload.get("data", data)
+            if isinstance(payload.get("metadata"), dict):
+                # a hook may relabel provenance, never the owner or tenant it is written for
+                pinned = {"user_id": target, "tenant_id": run_tenant(ctx)}
+                relabelled = {**payload["metadata"], **pinned}
+                metadata = {k: v for k, v in relabelled.items() if v is not None}
+        else:
+            data = payload
+    return data, metadata
+
+
+def store(
     spec: RunSpec,
     data: Any,
     target: str,
     metadata: dict[str, Any],
-    candidate_id: str | None,
+    candidate_id: str | None = None,
 ) -> Generator[Any, Any, Any]:
+    """Store one admitted write (``memory_write``, then ``after_memory_write``); the
+    backend's result, or None when it failed (recorded)."""
     ctx = spec.ctx
     try:
         result = yield StoreMemory(data, target, metadata)
@@ -233,117 +137,3 @@ def _store(
             "after_memory_write", {"user_id": ctx.user_id, "metadata": metadata, "result": result}
         )
     return result
-
-
-def _propose(
-    spec: RunSpec, st: RunState, data: Any, metadata: dict[str, Any], target: str
-) -> Generator[Any, Any, None]:
-    """Make the internal write a candidate and let the hooks and the policy decide it now."""
-    ctx = spec.ctx
-    known = {
-        "source",
-        "scope",
-        "agent_name",
-        "trace_id",
-        "parent_trace_id",
-        "run_id",
-        "user_id",
-        "tenant_id",
-    }
-    candidate = MemoryCandidate(
-        data=data,
-        memory_user_id=target,
-        original_user_id=ctx.user_id,
-        source=str(metadata.get("source", "reflection")),
-        scope=str(metadata.get("scope", "agent")),
-        agent_name=metadata.get("agent_name", ctx.agent_name),
-        trace_id=ctx.trace_id,
-        parent_trace_id=ctx.parent_trace_id,
-        run_id=ctx.run_id,
-        run_group_id=ctx.run_group_id,
-        confidence=metadata.get("confidence"),
-        trust_level=metadata.get("trust_level"),
-        metadata={k: v for k, v in metadata.items() if k not in known},
-        session_id=ctx.session_id,
-        tenant_id=run_tenant(ctx),
-    )
-    st.stage = "memory_promote"
-    decision, blocked = yield from _decide(spec, candidate)
-    if decision.final:
-        candidate.status = "promoted" if decision.promotes else "rejected"
-        candidate.injectable = decision.promotes
-    if spec.memory_book is not None:
-        spec.memory_book.add(candidate)
-    if ctx.active:
-        if decision.final:
-            ctx.emit(
-                DECISION_EVENTS[decision.action],
-                {
-                    "candidate_id": candidate.candidate_id,
-                    "decided_by": decision.metadata.get("decided_by", "policy"),
-                    "reason": decision.reason,
-                    "candidate": candidate.to_dict(),
-                },
-            )
-        else:
-            ctx.emit(
-                "memory_promotion_required",
-                {"candidate_id": candidate.candidate_id, "candidate": candidate.to_dict()},
-            )
-            if blocked is not None:
-                ctx.emit(
-                    "memory_promotion_blocked",
-                    {"candidate_id": candidate.candidate_id, "reason": blocked},
-                )
-    result = None
-    if decision.promotes:
-        text = decision.value if decision.action == "rewrite" else candidate.data
-        result = yield from _store(
-            spec, text, target, candidate.write_metadata(decision), candidate.candidate_id
-        )
-    if spec.interceptor is not None:
-        yield from ask_memory(
-            "after_memory_promote",
-            {
-                "candidate": candidate.to_dict(),
-                "decision": decision.to_dict(),
-                "result": result,
-            },
-        )
-
-
-def _decide(
-    spec: RunSpec, candidate: MemoryCandidate
-) -> Generator[Any, Any, tuple[MemoryPromotionDecision, str | None]]:
-    """(decision, why promotion was blocked or None): hooks first, then the policy."""
-    decision: MemoryPromotionDecision | None = None
-    if spec.interceptor is not None:
-        out = yield from ask_memory(
-            "before_memory_promote", {"candidate": candidate.to_dict(), "decision": None}
-        )
-        if out.action == "block":
-            return MemoryPromotionDecision.keep(out.reason), out.reason or "blocked by a hook"
-        if out.action == "replace" and out.payload is not None:
-            try:
-                decision = coerce_decision(payload_value(out.payload, "decision"))
-            except LightAgentError as exc:
-                return MemoryPromotionDecision.keep(exc.message), exc.message
-            decision.metadata.setdefault("decided_by", "hook")
-    if decision is None or not decision.final:
-        allows = getattr(spec.memory_filter, "allows_promotion", None)
-        if callable(allows):
-            decision = allows(candidate, _candidate_context(spec, candidate))
-    if decision is None:
-        decision = MemoryPromotionDecision.keep("no promotion policy")
-    decision, refused = admit_promotion(
-        spec.memory_filter, candidate, decision, _candidate_context(spec, candidate)
-    )
-    if refused is not None:
-        write_refused(spec.ctx, "memory_promote", refused, candidate)
-    blocked = decision.reason if decision.metadata.get("blocked") else None
-    return decision, blocked
-
-
-def _candidate_context(spec: RunSpec, candidate: MemoryCandidate) -> dict[str, Any]:
-    provenance = {**candidate.metadata, "source": candidate.source, "scope": candidate.scope}
-    return policy_context(spec, candidate.memory_user_id, provenance)

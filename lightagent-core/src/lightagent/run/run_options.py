@@ -46,8 +46,6 @@ class RunOptions:
     idempotency_key: str | None = None
     #: A pydantic model, dataclass or TypedDict the answer must fit.
     output_schema: type | None = None
-    #: Handoffs from ``run()`` are not in this version (a value is refused).
-    light_swarm: Any = None
     #: A resolved approval request for a call this run repeats.
     approval_id: str | None = None
     #: Extra request body parameters for the model (temperature, max_tokens …).

@@ -46,22 +46,16 @@ class RunSpec:
     base_registry: Any = None
     #: A ``MemoryProtocol`` backend: retrieved before the first request, written after the run.
     memory: Any = None
-    #: What retrieved memories and writes pass (``MemoryFilter``; a ``MemoryPolicy``).
+    #: What retrieved memories and writes pass (a ``MemoryFilter``).
     memory_filter: Any = None
-    #: Propose each turn as a reflection and retrieve the agent's own memory too.
-    self_learning: bool = False
-    #: The agent's ``CandidateBook`` (its candidates and recent write fingerprints).
-    memory_book: Any = None
-    #: This run's writes and known fingerprints (``remember.MemoryRun``, made on first use).
-    memory_run: Any = None
+    #: Takes the loop's memory steps over (``retrieve`` and ``write``, as in
+    #: :mod:`lightagent.run.recall`): a capability's run step, or None for the plain ones.
+    memory_steps: Any = None
     #: A retrieval provider for opt-in context injection (``search``).
     retrieval: Any = None
     #: How many retrieved passages to inject before the first request (0: none).
     retrieval_inject: int = 0
     retrieval_filters: Any = None
-    #: The swarm's route for this run (``lightagent.swarm``): transfer tools end the run
-    #: with a handoff that the route has checked. None: no handoffs.
-    handoff: Any = None
     #: Called with the ``RunResult`` when a streamed run ends (the agent's ``get_history``).
     on_result: Any = None
     #: The capabilities' steps in this run (``lightagent.extensions.RunStep``), in order.

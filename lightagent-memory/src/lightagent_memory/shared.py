@@ -18,13 +18,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from lightagent.errors import ConfigurationError, ValidationError
-from lightagent.memory.records import (
+
+from lightagent_memory.records import (
     MemoryRecords,
     SharedMemoryRecord,
     index_terms,
     query_terms,
 )
-from lightagent.memory.scope import MemoryScope
+from lightagent_memory.scope import MemoryScope
 
 __all__ = ["SharedMemoryPool", "SharedMemoryRecord", "index_terms", "query_terms"]
 
@@ -73,7 +74,7 @@ class SharedMemoryPool:
         if url is None:
             self._records: Any = MemoryRecords()
         else:
-            from lightagent.memory.sql_pool import SqlRecords
+            from lightagent_memory.sql_pool import SqlRecords
 
             self._records = SqlRecords(url, table=table)
 

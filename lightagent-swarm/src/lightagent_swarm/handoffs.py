@@ -1,22 +1,55 @@
-"""Transfer tools (one ``transfer_to_<agent>`` per other agent) and the route of one hop.
+"""Transfer tools (one ``transfer_to_<agent>`` per other agent), a handoff and the route of one hop.
 
 :class:`HandoffToolset` offers a swarm agent's transfer tools through the toolset seam; the
-loop recognises them by the :data:`~lightagent.run.handoff.HANDOFF_TARGET` metadata and
-never dispatches them (see :mod:`lightagent.run.handoff`). :class:`Route` is what one hop
-of a chain knows: the agents visited so far, the hop count and the swarm's limits.
+hop's run step recognises them by the :data:`HANDOFF_TARGET` metadata and never dispatches
+them (see :mod:`lightagent_swarm.handoff_step`). :class:`Handoff` is what a run that handed
+on ended with. :class:`Route` is what one hop of a chain knows: the agents visited so far,
+the hop count and the swarm's limits.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from lightagent.errors import BudgetError, LightAgentError, ValidationError
-from lightagent.run.handoff import HANDOFF_TARGET, Handoff
 from lightagent.toolsets.protocol import BaseToolset, ToolCallContext, ToolDefinition
 
-__all__ = ["HandoffToolset", "Route", "transfer_tool_name"]
+__all__ = ["HANDOFF_TARGET", "Handoff", "HandoffToolset", "Route", "transfer_tool_name"]
+
+#: The tool-definition metadata key that names the agent a transfer tool hands off to.
+HANDOFF_TARGET = "handoff_target"
+
+
+@dataclass
+class Handoff:
+    """A handoff a run ended with: who hands off to whom, with which query and why."""
+
+    source_agent: str
+    target_agent: str
+    query: str | None
+    reason: str | None = None
+    call_id: str | None = None
+    tool: str | None = None
+    #: The conversation before the handed-off query (no system messages): the target's history.
+    history: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    #: The source run's trace id (the target's ``parent_trace_id``).
+    trace_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe form (the conversation left out)."""
+        return {
+            "source_agent": self.source_agent,
+            "target_agent": self.target_agent,
+            "query": self.query,
+            "reason": self.reason,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "trace_id": self.trace_id,
+        }
+
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _PARAMETERS = {
@@ -54,7 +87,7 @@ class HandoffToolset(BaseToolset):
     """The transfer tools of one swarm agent: one per other registered agent.
 
     The tool list follows the swarm's registrations (it changes when an agent joins).
-    ``call_tool`` is reached only outside a swarm-driven run — inside one, the loop
+    ``call_tool`` is reached only outside a swarm-driven run — inside one, the hop's run step
     performs the handoff itself — and then says that nothing was transferred.
     """
 
@@ -96,7 +129,7 @@ class Route:
 
     ``chain`` is the agents that have handled the conversation so far (this hop's agent
     last); ``arrived`` the handoff that started this hop (None for the entry agent);
-    ``taken`` the handoff this hop ended with, set by the loop.
+    ``taken`` the handoff this hop ended with, set by the hop's run step.
     """
 
     __slots__ = ("agents", "allow_cycles", "arrived", "chain", "max_handoffs", "taken")

@@ -175,7 +175,7 @@ class SqlRecords:
 
     # -- the records protocol (see records.MemoryRecords) -----------------------------
     def add(self, record: Any) -> bool:
-        from lightagent.memory.records import index_terms, owner_conflict
+        from lightagent_memory.records import index_terms, owner_conflict
 
         t = self.table
         user_key = _key(record.user_id)
@@ -317,7 +317,7 @@ def _str(value: Any) -> str | None:
 
 
 def _record(row: Sequence[Any]) -> Any:
-    from lightagent.memory.records import SharedMemoryRecord
+    from lightagent_memory.records import SharedMemoryRecord
 
     return SharedMemoryRecord(
         memory=_dec(row[2]) or "",

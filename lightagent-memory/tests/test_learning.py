@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lightagent import LightAgent, ScriptedModel, tool
-from lightagent.learning import MAX_NOTE_CHARS, learning_note, learning_scope
+from lightagent_memory.learning import MAX_NOTE_CHARS, learning_note, learning_scope
 from lightagent_thought import Thought
 
 

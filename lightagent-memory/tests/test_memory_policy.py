@@ -18,7 +18,7 @@ from lightagent import (
     MemoryPromotionDecision,
     MemoryScope,
 )
-from lightagent.memory.scope import agent_memory_user_id
+from lightagent_memory.scope import agent_memory_user_id
 
 
 def item(text="a fact", owner="alice", **meta):

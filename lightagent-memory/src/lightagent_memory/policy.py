@@ -23,7 +23,8 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError
 from lightagent.memory.filtering import MemoryAdmissionDecision, MemoryFilterOutcome
-from lightagent.memory.scope import agent_memory_user_id, is_internal, memory_user_id, run_tenant
+
+from lightagent_memory.scope import agent_memory_user_id, is_internal, memory_user_id, run_tenant
 
 __all__ = ["MemoryPolicy", "coerce_admission", "expired"]
 
@@ -385,7 +386,7 @@ class MemoryPolicy:
 
         A callback that raises keeps the candidate non-injectable (fail closed).
         """
-        from lightagent.memory.candidates import MemoryPromotionDecision, coerce_decision
+        from lightagent_memory.candidates import MemoryPromotionDecision, coerce_decision
 
         callback = self.memory_promotion_admission
         if callback is None:

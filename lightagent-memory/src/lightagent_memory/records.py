@@ -1,6 +1,6 @@
 """The records behind ``SharedMemoryPool``: the record type, its search terms, the in-memory store.
 
-Shared by the in-memory pool and the SQL one (:mod:`lightagent.memory.sql_pool`), which
+Shared by the in-memory pool and the SQL one (:mod:`lightagent_memory.sql_pool`), which
 keep records the same way.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lightagent.errors import StorageError
-from lightagent.memory.reference import _terms as terms
+from lightagent.memory.reference import search_terms as terms
 
 __all__ = ["SharedMemoryRecord", "index_terms", "owner_conflict", "query_terms"]
 

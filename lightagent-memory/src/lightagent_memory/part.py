@@ -1,12 +1,15 @@
-"""``LightAgent``'s memory policy and memory candidates (the seeds' promotion methods)."""
+"""``LightAgent``'s memory policy and memory candidates (the seeds' promotion methods): the
+memory extension's part of one agent.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from lightagent.errors import ConfigurationError
+from lightagent.extensions import ExtensionPart, RunStep
 
-__all__ = ["MemoryMethods", "memory_settings"]
+__all__ = ["MemoryPart", "memory_settings"]
 
 
 def memory_settings(
@@ -17,7 +20,7 @@ def memory_settings(
     policy = _policy(memory, memory_policy, memory_namespace, self_learning)
     if memory is None:
         return policy, None
-    from lightagent.memory.candidates import CandidateBook
+    from lightagent_memory.candidates import CandidateBook
 
     return policy, CandidateBook()
 
@@ -48,7 +51,7 @@ def _policy(
         )
     if memory_namespace is None:
         return memory_policy
-    from lightagent.memory.policy import MemoryPolicy
+    from lightagent_memory.policy import MemoryPolicy
 
     if memory_policy is None:
         return MemoryPolicy(namespace=memory_namespace)
@@ -71,26 +74,31 @@ def _policy(
     return memory_policy
 
 
-class MemoryMethods:
-    """Mixed into :class:`~lightagent.agent.LightAgent`: its policy and its candidates."""
+class MemoryPart(ExtensionPart):
+    """One agent's memory policy, candidates and self-learning.
 
-    name: str
-    memory: Any
-    memory_filter: Any
-    self_learning: bool
-    interceptor: Any
-    _observers: list[Any]
-    _memory_book: Any
-    _session_store_spec: Any
+    The policy is the agent's ``memory_filter`` (the kernel's filter seam), set from
+    ``memory_policy=`` / ``memory_namespace=``; each run with memory gets a
+    :class:`~lightagent_memory.steps.MemoryStep`, which takes the loop's memory steps over.
+    """
+
+    def __init__(self, agent: Any, book: Any, self_learning: bool) -> None:
+        self.agent = agent
+        self._memory_book = book
+        self.self_learning = self_learning
+
+    def run_step(self, spec: Any, options: Any) -> RunStep | None:
+        """This run's memory step (None without memory)."""
+        if spec.memory is None:
+            return None
+        from lightagent_memory.steps import MemoryStep
+
+        return MemoryStep(spec, self._memory_book, self.self_learning)
 
     @property
     def memory_policy(self) -> Any:
         """The ``MemoryPolicy`` runs use (None: the default ``MemoryPolicy()``, which fails closed)."""
-        return self.memory_filter
-
-    @memory_policy.setter
-    def memory_policy(self, policy: Any) -> None:
-        self.memory_filter = policy
+        return self.agent.memory_filter
 
     def list_memory_candidates(
         self,
@@ -108,7 +116,8 @@ class MemoryMethods:
         """
         if session_id is not None:
             from lightagent.events.store import validate_session_id
-            from lightagent.memory_promotion import session_candidates
+
+            from lightagent_memory.promotion import session_candidates
 
             binding = self._binding_or_refuse()
             events = list(binding.store.events(validate_session_id(session_id)))
@@ -138,7 +147,7 @@ class MemoryMethods:
         the ``MemoryPromotionDecision`` in force (``metadata["idempotent"]`` when it was
         decided before).
         """
-        from lightagent.memory_promotion import drive_sync
+        from lightagent_memory.promotion import drive_sync
 
         return drive_sync(self._promotion(candidate_id, decision, session_id, reviewer_id))
 
@@ -151,19 +160,19 @@ class MemoryMethods:
         reviewer_id: str | None = None,
     ) -> Any:
         """Async :meth:`promote_memory_candidate`."""
-        from lightagent.memory_promotion import drive_async
+        from lightagent_memory.promotion import drive_async
 
         return await drive_async(self._promotion(candidate_id, decision, session_id, reviewer_id))
 
     # -- internals --------------------------------------------------------------------
     def _tenant(self) -> str | None:
         """The tenant of the agent's security context: candidates of others are not its to see."""
-        from lightagent.memory.scope import run_tenant
+        from lightagent_memory.scope import run_tenant
 
-        return run_tenant(getattr(self.interceptor, "security_context", None))
+        return run_tenant(getattr(self.agent.interceptor, "security_context", None))
 
     def _binding_or_refuse(self) -> Any:
-        binding = getattr(self, "session_binding", None)
+        binding = getattr(self.agent, "session_binding", None)
         if binding is None:
             raise ConfigurationError(
                 "LA-CONFIG",
@@ -176,9 +185,10 @@ class MemoryMethods:
         self, candidate_id: str, decision: Any, session_id: str | None, reviewer_id: str | None
     ) -> Any:
         from lightagent.interceptors import global_observers
-        from lightagent.memory_promotion import PromotionJob
 
-        memory = self.memory
+        from lightagent_memory.promotion import PromotionJob
+
+        memory = self.agent.memory
         if memory is None:
             raise ConfigurationError(
                 "LA-CONFIG",
@@ -187,15 +197,15 @@ class MemoryMethods:
             )
         if not isinstance(candidate_id, str) or not candidate_id:
             raise ConfigurationError("LA-CONFIG", "candidate_id must be a non-empty str")
-        binding = getattr(self, "session_binding", None)
-        policy = self.memory_filter
+        binding = getattr(self.agent, "session_binding", None)
+        policy = self.agent.memory_filter
         if policy is None:
-            from lightagent.memory.policy import MemoryPolicy
+            from lightagent_memory.policy import MemoryPolicy
 
             policy = MemoryPolicy()
-        run_interceptor = getattr(self, "_run_interceptor", None)
+        run_interceptor = getattr(self.agent, "_run_interceptor", None)
         return PromotionJob(
-            agent_name=self.name,
+            agent_name=self.agent.name,
             book=self._memory_book,
             policy=policy,
             memory=memory,
@@ -203,8 +213,8 @@ class MemoryMethods:
             decision=_requested(decision),
             session_id=session_id,
             store=binding.store if binding is not None else None,
-            interceptor=run_interceptor() if callable(run_interceptor) else self.interceptor,
-            observers=[*self._observers, *global_observers()],
+            interceptor=run_interceptor() if callable(run_interceptor) else self.agent.interceptor,
+            observers=[*getattr(self.agent, "_observers", ()), *global_observers()],
             reviewer_id=reviewer_id,
             tenant_id=self._tenant(),
         )
@@ -212,7 +222,7 @@ class MemoryMethods:
 
 def _requested(decision: Any) -> Any:
     """A caller's decision, checked: a string must name an action (never read as a reason)."""
-    from lightagent.memory.candidates import MemoryPromotionDecision, coerce_decision
+    from lightagent_memory.candidates import MemoryPromotionDecision, coerce_decision
 
     if decision is None:
         return None

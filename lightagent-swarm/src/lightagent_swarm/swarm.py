@@ -2,7 +2,7 @@
 
 Each registered agent gets a ``transfer_to_<agent>`` tool for every other agent, for the
 runs the swarm drives only (the agents themselves are not changed). A run that calls one
-ends with a handoff (see :mod:`lightagent.run.handoff`), and the swarm starts the target
+ends with a handoff (see :mod:`lightagent_swarm.handoff_step`), and the swarm starts the target
 with the user's conversation: the history the entry run had, and the handed-off query.
 The chain is bounded (``max_handoffs``) and refuses cycles; its runs share one
 ``run_group_id``, each is a child of the previous one's trace (``parent_trace_id``), and
@@ -28,7 +28,9 @@ from lightagent.run.options import positive_int
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
-from lightagent.swarm.handoffs import HandoffToolset, Route, transfer_tool_name
+
+from lightagent_swarm.handoff_step import HandoffStep
+from lightagent_swarm.handoffs import HandoffToolset, Route, transfer_tool_name
 
 __all__ = ["LightSwarm", "as_swarm"]
 
@@ -203,7 +205,7 @@ class LightSwarm:
                 toolset_layers=(self._layer(agent.name)[0],),
                 session_binding=binding,
             )
-            spec.handoff = route
+            _route(spec, route)
             carried = _narrowed(spec, carried)
             result = yield spec
             if result is not None:
@@ -295,7 +297,7 @@ class LightSwarm:
                     yield item
             finally:
                 await items.aclose()
-            taken = spec.handoff.taken
+            taken = spec.extensions["swarm"].taken
             if taken is not None:
                 handoffs.append(taken.to_dict())
             try:
@@ -309,6 +311,13 @@ class LightSwarm:
 
     def __repr__(self) -> str:
         return f"LightSwarm(agents={list(self.agents)!r}, max_handoffs={self.max_handoffs})"
+
+
+def _route(spec: RunSpec, route: Route) -> None:
+    """Make ``spec`` a hop of the chain: its transfer calls end it with a handoff ``route``
+    checks (the swarm's step comes first, as the loop asked it before any other)."""
+    spec.extensions["swarm"] = route
+    spec.steps = (HandoffStep(route), *spec.steps)
 
 
 def _narrowed(spec: RunSpec, carried: SecurityContext | None) -> SecurityContext | None:

@@ -1,8 +1,9 @@
 """Handoffs in the loop: a call to a transfer tool ends the run with a checked handoff.
 
-A swarm-driven run (``spec.handoff`` holds the swarm's route) offers ``transfer_to_<agent>``
-tools; their definitions carry :data:`HANDOFF_TARGET` in their metadata. When the model
-calls one, the call is not dispatched: like any tool call it passes ``tool_guardrail``
+A swarm-driven run carries a :class:`HandoffStep` (its ``spec.extensions["swarm"]`` is the
+swarm's route) and offers ``transfer_to_<agent>`` tools; their definitions carry
+:data:`~lightagent_swarm.handoffs.HANDOFF_TARGET` in their metadata. When the model calls
+one, the call is not dispatched: like any tool call it passes ``tool_guardrail``
 (guardrails, policy and the security gate; refused, it is answered as a denied call and
 the run goes on), then ``on_handoff`` is asked (hooks, ``HumanApprovalHook``
 — they may block it or edit its query or target), the route checks the target (known,
@@ -13,9 +14,9 @@ result for every call of the turn, and the run ends. The swarm then starts the t
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from lightagent.extensions import RunStep
 from lightagent.models.base import ToolCall
 from lightagent.run.effects import Output
 from lightagent.run.phases import ask, blocked_or_replaced
@@ -24,38 +25,9 @@ from lightagent.run.state import RunState
 from lightagent.run.tool_round import screen_call
 from lightagent.run.transcript import loads
 
-__all__ = ["HANDOFF_TARGET", "Handoff", "take_handoff"]
+from lightagent_swarm.handoffs import HANDOFF_TARGET, Handoff, Route
 
-#: The tool-definition metadata key that names the agent a transfer tool hands off to.
-HANDOFF_TARGET = "handoff_target"
-
-
-@dataclass
-class Handoff:
-    """A handoff a run ended with: who hands off to whom, with which query and why."""
-
-    source_agent: str
-    target_agent: str
-    query: str | None
-    reason: str | None = None
-    call_id: str | None = None
-    tool: str | None = None
-    #: The conversation before the handed-off query (no system messages): the target's history.
-    history: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    #: The source run's trace id (the target's ``parent_trace_id``).
-    trace_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe form (the conversation left out)."""
-        return {
-            "source_agent": self.source_agent,
-            "target_agent": self.target_agent,
-            "query": self.query,
-            "reason": self.reason,
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "trace_id": self.trace_id,
-        }
+__all__ = ["HandoffStep", "take_handoff"]
 
 
 def _target_of(spec: RunSpec, call: ToolCall) -> str | None:
@@ -80,6 +52,7 @@ def _conversation(messages: list[dict[str, Any]], query_message: Any) -> list[di
 
 
 def take_handoff(
+    route: Route,
     spec: RunSpec,
     st: RunState,
     calls: list[ToolCall],
@@ -93,9 +66,6 @@ def take_handoff(
     typed error (``LA-HANDOFF``, ``LA-HANDOFF-CYCLE``, ``LA-HANDOFF-LIMIT``) when the
     target is refused; the run then ends with that error.
     """
-    route = spec.handoff
-    if route is None:
-        return None
     chosen: tuple[ToolCall, str] | None = None
     for call in calls:
         target = _target_of(spec, call)
@@ -159,7 +129,7 @@ def take_handoff(
             _record_calls(
                 spec, st, calls, call, f"The handoff to {target} was blocked: {why}", messages
             )
-            _event(spec, handoff, "blocked", reason=out.reason)
+            _event(spec, route, handoff, "blocked", reason=out.reason)
             blocked_or_replaced(ctx, out, "on_handoff", "LA-HOOK", None, "query")
         if out.action == "replace" and isinstance(out.payload, Mapping):
             _apply_edit(handoff, out.payload)
@@ -171,17 +141,17 @@ def take_handoff(
                 if denied is not None:
                     text = f"Error [{denied.code}] {denied.message}"
                     _record_calls(spec, st, calls, call, text, messages)
-                    _event(spec, handoff, "failed", error=denied.to_dict())
+                    _event(spec, route, handoff, "failed", error=denied.to_dict())
                     raise denied
     st.stage = "handoff"
     refused = route.check(handoff.target_agent)
     if refused is not None:
         text = f"The handoff to {handoff.target_agent} was refused: {refused.message}"
         _record_calls(spec, st, calls, call, text, messages)
-        _event(spec, handoff, "failed", error=refused.to_dict())
+        _event(spec, route, handoff, "failed", error=refused.to_dict())
         raise refused
     _record_calls(spec, st, calls, call, f"Handed off to {handoff.target_agent}.", messages)
-    _event(spec, handoff, "allowed")
+    _event(spec, route, handoff, "allowed")
     if spec.stream:
         yield Output("handoff", {"type": "handoff", **handoff.to_dict()})
     st.handoff = handoff
@@ -253,7 +223,7 @@ def _record_calls(
         messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
 
 
-def _event(spec: RunSpec, handoff: Handoff, status: str, **extra: Any) -> None:
+def _event(spec: RunSpec, route: Route, handoff: Handoff, status: str, **extra: Any) -> None:
     ctx = spec.ctx
     if ctx.active:
         ctx.emit(
@@ -266,7 +236,56 @@ def _event(spec: RunSpec, handoff: Handoff, status: str, **extra: Any) -> None:
                 "status": status,
                 "reason": handoff.reason,
                 "call_id": handoff.call_id,
-                "chain": list(spec.handoff.chain),
+                "chain": list(route.chain),
                 **extra,
             },
         )
+
+
+class HandoffStep(RunStep):
+    """One swarm hop's part in its run: its transfer calls end the run with a handoff.
+
+    ``route`` is the hop's :class:`~lightagent_swarm.handoffs.Route` (also the run's
+    ``spec.extensions["swarm"]``). The ``run_start`` data of a hop a handoff started says
+    where it came from (``handoff``: the handoff's :meth:`Handoff.to_dict`).
+    """
+
+    def __init__(self, route: Route) -> None:
+        self.route = route
+        #: The run's query as it was asked (after ``before_run`` and the input guardrails).
+        self.query: str | None = None
+
+    def begin(self, spec: RunSpec, st: RunState, start: dict[str, Any]) -> None:
+        """A hop a handoff started records its arrival in ``run_start``."""
+        arrived = self.route.arrived
+        if arrived is not None:
+            start["handoff"] = arrived.to_dict()
+
+    def start(
+        self,
+        spec: RunSpec,
+        st: RunState,
+        history: Any,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+    ) -> Generator[Any, Any, None]:
+        """Keep the query the run asked: the handoff passes it on to the target."""
+        asked = st.query_message
+        content = asked.get("content") if asked is not None else None
+        self.query = content if isinstance(content, str) else None
+        return
+        yield
+
+    def calls(
+        self,
+        spec: RunSpec,
+        st: RunState,
+        calls: list[ToolCall],
+        assistant: dict[str, Any],
+        messages: list[dict[str, Any]],
+    ) -> Generator[Any, Any, bool]:
+        """True when ``calls`` held a transfer call that handed the run on (``st.handoff``)."""
+        taken = yield from take_handoff(
+            self.route, spec, st, calls, assistant, messages, self.query
+        )
+        return taken is not None

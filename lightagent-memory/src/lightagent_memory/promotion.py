@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lightagent.errors import LightAgentError, PolicyError, StorageError, ValidationError
-from lightagent.memory.candidates import (
+
+from lightagent_memory.candidates import (
     DECISION_EVENTS,
     EVENT_ACTIONS,
     MemoryCandidate,
