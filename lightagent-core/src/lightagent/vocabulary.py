@@ -42,7 +42,9 @@ KEYWORDS: dict[str, tuple[str, object]] = {}
 RUN_OPTIONS: dict[str, tuple[str, object]] = {}
 
 #: ``agent.<name>`` attribute or method -> extra.
-ATTRIBUTES: dict[str, str] = {}
+ATTRIBUTES: dict[str, str] = {
+    "setup_mcp": "mcp",
+}
 
 #: ``from lightagent import <name>`` -> extra.
 EXPORTS: dict[str, str] = {
