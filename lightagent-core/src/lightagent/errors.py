@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import ItemsView, Iterable, Iterator, KeysView, ValuesView
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from lightagent.error_codes import CODES, Row, plugin_codes
+
+if TYPE_CHECKING:  # the view types dict's methods return
+    from _collections_abc import dict_items, dict_keys, dict_values
 
 __all__ = [
     "ERROR_TAXONOMY",
@@ -126,17 +129,17 @@ class ErrorTaxonomy(dict[str, ErrorInfo]):
         self.add_plugin_codes()
         return super().__len__()
 
-    def keys(self) -> KeysView[str]:
+    def keys(self) -> dict_keys[str, ErrorInfo]:
         """Every code, the plugins' included."""
         self.add_plugin_codes()
         return super().keys()
 
-    def values(self) -> ValuesView[ErrorInfo]:
+    def values(self) -> dict_values[str, ErrorInfo]:
         """Every code's :class:`ErrorInfo`, the plugins' included."""
         self.add_plugin_codes()
         return super().values()
 
-    def items(self) -> ItemsView[str, ErrorInfo]:
+    def items(self) -> dict_items[str, ErrorInfo]:
         """Every (code, :class:`ErrorInfo`), the plugins' included."""
         self.add_plugin_codes()
         return super().items()

@@ -50,7 +50,7 @@ def _open_store(store: Any) -> SqlTaskGraphStore:
     )
 
 
-def _registered_artifact_store(spec: Any) -> Any:
+def _registered_artifact_store(spec: Any) -> ArtifactStore | str | os.PathLike[str] | None:
     """``("name", {...})`` or ``{"provider": "name", ...}``: the artifact store registered
     under that name (``register_artifact_stores``), built with that configuration. Any
     other value is returned as given (a plain string is a folder, not a name)."""
@@ -141,15 +141,15 @@ class LightDAG:
         session_store: Any = None,
     ) -> None:
         self.store = _open_store(store)
-        artifact_store = _registered_artifact_store(artifact_store)
-        if artifact_store is None and self.store.pg:
+        chosen = _registered_artifact_store(artifact_store)
+        if chosen is None and self.store.pg:
             # Workers on several hosts share the database, not a folder.
             from lightagent_dag.sql.blobs import SqlArtifactStore
 
-            artifact_store = SqlArtifactStore(self.store)
-        elif artifact_store is None or isinstance(artifact_store, str | os.PathLike):
-            artifact_store = LocalArtifactStore(artifact_store or Path(".lightagent") / "artifacts")
-        self.artifact_store: ArtifactStore = artifact_store
+            chosen = SqlArtifactStore(self.store)
+        elif chosen is None or isinstance(chosen, str | os.PathLike):
+            chosen = LocalArtifactStore(chosen or Path(".lightagent") / "artifacts")
+        self.artifact_store: ArtifactStore = chosen
         self.worker_factory = worker_factory or RegistryWorkerFactory()
         self.verifiers: dict[str, Any] = {}
         if isinstance(verifiers, Mapping):
