@@ -27,9 +27,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "lightagent-core" / "src"))
+sys.path.insert(0, str(HERE.parent / "lightagent-runtime" / "src"))
 
 from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore  # noqa: E402
-from lightagent.jobs import JobManager  # noqa: E402
+from lightagent_runtime.jobs import JobManager  # noqa: E402
 
 PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 

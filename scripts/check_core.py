@@ -28,7 +28,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
     import tomli as tomllib
 
 #: The most lines the kernel's ``.py`` files may hold together.
-MAX_CORE_LINES = 38_600
+MAX_CORE_LINES = 29_400
 
 #: The kernel's own import name (the one root package the kernel may name).
 KERNEL = "lightagent"

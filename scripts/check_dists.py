@@ -1,4 +1,5 @@
-"""Install ``lightagent-core[flow,dag]`` from the built wheels into a fresh venv and check it.
+"""Install ``lightagent-core[flow,dag]`` from the built wheels into a fresh venv and check it;
+then ``lightagent-core`` alone in another (``scripts/core_alone.py``).
 
 The workspace installs every distribution editable, which hides version-range mistakes
 between them; only wheels installed the way users install them reveal those. Every wheel
@@ -104,6 +105,24 @@ def main(wheelhouse: str) -> int:
             str(ROOT / "pyproject.toml"),
             *(str(ROOT / "examples" / name) for name in TYPED_EXAMPLES),
         )
+    with tempfile.TemporaryDirectory(prefix="lightagent-core-alone-") as tmp:
+        # the kernel by itself: tools, a durable SQLite session and resume, no plugin
+        venv.create(tmp, with_pip=True)
+        py = str(Path(tmp) / "bin" / "python")
+        _run(
+            py,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--find-links",
+            str(Path(wheelhouse).resolve()),
+            f"lightagent-core=={version}",
+        )
+        listing = json.loads(_run(str(Path(tmp) / "bin" / "lightagent"), "plugins", "--json"))
+        if {p["name"] for p in listing} - {"lightagent-core"}:
+            raise SystemExit(f"check-dists: lightagent-core alone lists {listing}")
+        print(_run(py, str(ROOT / "scripts" / "core_alone.py")).strip())
     print(
         f"check-dists: lightagent-core[flow,dag]=={version} installs from wheels; "
         "`lightagent plugins` lists flow and dag; every wheel ships py.typed; "

@@ -12,7 +12,7 @@ from lightagent import (
     SqliteSessionStore,
     tool,
 )
-from lightagent.trace_page import build_timeline
+from lightagent_devtools.trace_page import build_timeline
 from lightagent_flow import JsonLightFlowStore, LightFlow
 
 

@@ -45,9 +45,6 @@ _EXPORTS: dict[str, str] = {
     "format_error_code": "lightagent.errors",
     "seeds_keywords": "lightagent.keywords",
     # agent loop
-    "BudgetLimits": "lightagent.run.budgets",
-    "BudgetExceeded": "lightagent.run.budgets",
-    "ProgressPolicy": "lightagent.run.progress",
     "RunContext": "lightagent.interceptors",
     "PhaseOutcome": "lightagent.interceptors",
     "Interceptor": "lightagent.interceptors",
@@ -62,13 +59,6 @@ _EXPORTS: dict[str, str] = {
     "RunOptions": "lightagent.run.run_options",
     "StreamEvent": "lightagent.results",
     "CancellationToken": "lightagent.cancellation",
-    # background jobs
-    "JobManager": "lightagent.jobs",
-    "JobRecord": "lightagent.jobs",
-    "JobStatus": "lightagent.jobs",
-    "JobContext": "lightagent.jobs",
-    "JobError": "lightagent.jobs",
-    "JobFencedError": "lightagent.jobs",
     # models
     "Usage": "lightagent.models.base",
     "Model": "lightagent.models.base",
@@ -116,8 +106,6 @@ _EXPORTS: dict[str, str] = {
     "SearchToolset": "lightagent.retrieval.toolset",
     "InMemoryRetrieval": "lightagent.retrieval.reference",
     # events, sessions, trace
-    "ContextBudget": "lightagent.events.compaction",
-    "ContextCompactor": "lightagent.events.compaction",
     "SessionManager": "lightagent.events.manager",
     "SessionReplay": "lightagent.events.manager",
     "SessionCheckpoint": "lightagent.events.manager",
@@ -139,12 +127,7 @@ _EXPORTS: dict[str, str] = {
     "TraceSummary": "lightagent.events.trace",
     "summarize_trace": "lightagent.events.trace",
     "JsonlTraceExporter": "lightagent.events.trace",
-    # evaluation, the trace page, progress lines
-    "LightEvaluator": "lightagent.evaluation",
-    "EvaluationCase": "lightagent.evaluation",
-    "EvaluationCaseResult": "lightagent.evaluation",
-    "EvaluationReport": "lightagent.evaluation",
-    "render_trace_page": "lightagent.trace_page",
+    # progress lines
     "ProgressLine": "lightagent.progress",
     "redact": "lightagent.redaction",
     "RedactingFilter": "lightagent.events.log_redaction",
@@ -179,20 +162,6 @@ _EXPORTS: dict[str, str] = {
     "SqlReviewStore": "lightagent.review",
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
-    # skills, project instructions, planning
-    "Skill": "lightagent.skills.manager",
-    "SkillManager": "lightagent.skills.manager",
-    "SkillToolset": "lightagent.skills.toolset",
-    "SandboxProvider": "lightagent.skills.sandbox",
-    "ScriptResult": "lightagent.skills.sandbox",
-    "discover_project_instructions": "lightagent.skills.instructions",
-    "TreeOfThought": "lightagent.thought",
-    # subagents and the runtime facade (docs/runtime.md)
-    "SubagentManager": "lightagent.subagents",
-    "SubagentRecord": "lightagent.subagents",
-    "SubagentResult": "lightagent.subagents",
-    "SubagentToolset": "lightagent.subagents",
-    "AgentRuntime": "lightagent.agent_runtime",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

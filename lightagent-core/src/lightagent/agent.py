@@ -15,10 +15,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterable, 
 from typing import Any, Literal, cast, overload
 
 from lightagent.agent_compat import CompatMethods, compat_observers
-from lightagent.agent_jobs import JobMethods
 from lightagent.agent_log import QueuedFileHandler, adrain, drain
 from lightagent.agent_memory import MemoryMethods, memory_settings
-from lightagent.agent_runtime import RuntimeMethods
 from lightagent.agent_sessions import SessionMethods
 from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
 from lightagent.errors import ConfigurationError
@@ -38,9 +36,6 @@ from lightagent.run.options import (
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
-from lightagent.skills.agent import SkillMethods
-from lightagent.thought import ThoughtMethods
-from lightagent.toolgen.agent import ToolgenMethods
 from lightagent.toolsets.protocol import is_toolset
 
 __all__ = ["LightAgent"]
@@ -50,12 +45,7 @@ class LightAgent(
     SessionMethods,
     ToolsetMethods,
     MemoryMethods,
-    SkillMethods,
-    ThoughtMethods,
-    ToolgenMethods,
     CompatMethods,
-    JobMethods,
-    RuntimeMethods,
 ):
     """An LLM agent with tools (the seeds' constructor; every argument is keyword-only).
 
@@ -93,10 +83,6 @@ class LightAgent(
         observers: Iterable[Any] | None = None,
         max_tool_workers: int | None = None,
         tool_timeout: float | None = 60.0,
-        budget_limits: Any = None,
-        progress_policy: Any = None,
-        context_budget: Any = None,
-        context_compactor: Any = None,
         debug: bool = False,
         log_level: str = "INFO",
         log_file: str | None = None,
@@ -107,15 +93,6 @@ class LightAgent(
         self_learning: bool = False,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
-        tree_of_thought: bool = False,
-        tot_model: str | None = None,
-        tot_api_key: str | None = None,
-        tot_base_url: str | None = None,
-        enable_unsafe_python: bool = False,
-        skills_directories: Iterable[str] | None = None,
-        auto_discover_skills: bool = True,
-        project_instructions: Any = False,
-        sandbox: Any = None,
         **unknown: Any,
     ) -> None:
         claimed: dict[str, dict[str, Any]] = {}
@@ -217,20 +194,6 @@ class LightAgent(
         self._hooks: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
-        from lightagent.agent_runtime import runtime_settings
-
-        # budgets, progress detection and the context budget the loop consults (docs/runtime.md)
-        self._budget_limits, self._progress_policy, self.context_budget, self.context_compactor = (
-            runtime_settings(budget_limits, progress_policy, context_budget, context_compactor)
-        )
-        self._init_thought(tree_of_thought, tot_model, tot_api_key, tot_base_url)
-        self._init_skills(
-            skills_directories,
-            auto_discover_skills,
-            project_instructions,
-            sandbox,
-            enable_unsafe_python,
-        )
         #: Each capability's part of this agent (``lightagent.extensions``), by extension name.
         self._parts: dict[str, Any] = {}
         if claimed:

@@ -75,6 +75,7 @@ def _collect(host: Any) -> CommandSet:
 ELSEWHERE: dict[str, tuple[str, str]] = {
     "validate-connector": ("lightagent-contracts", "contracts"),
     "new-plugin": ("lightagent-contracts", "contracts"),
+    "trace": ("lightagent-devtools", "devtools"),
 }
 
 # Commands that diagnose plugins load them leniently even under LIGHTAGENT_STRICT_PLUGINS:
@@ -139,18 +140,6 @@ def _version_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _configure_trace(parser: argparse.ArgumentParser) -> None:
-    from lightagent.trace_page import configure_trace
-
-    configure_trace(parser)
-
-
-def _trace_command(args: argparse.Namespace) -> int:
-    from lightagent.trace_page import run_trace
-
-    return run_trace(args)
-
-
 def build_parser(
     host: Any | None = None, argv: Sequence[str] | None = None
 ) -> tuple[argparse.ArgumentParser, CommandSet]:
@@ -173,13 +162,6 @@ def build_parser(
             _plugins_command,
             "list installed plugins",
             _configure_plugins,
-            "lightagent-core",
-        ),
-        "trace": _Command(
-            "trace",
-            _trace_command,
-            "write a run's trace page: `trace view SESSION_OR_RUN --store URL --output F.html`",
-            _configure_trace,
             "lightagent-core",
         ),
         "version": _Command(

@@ -108,7 +108,7 @@ CODES: tuple[Row, ...] = (
     ("LA-TOOLGEN-HASH", "policy", "The tool's file changed since it was reviewed.", "Review the file again: an approval covers only the exact bytes it was given for."),
     ("LA-TOOLGEN-REJECTED", "policy", "The reviewer rejected the generated tool.", "The source stays in quarantine; generate a new one or change the request."),
     ("LA-TOOLGEN-RUN", "tool", "The generated tool failed in its sandbox.", "It raised, timed out or printed no result; the message says which, details hold its stderr."),
-    # Background jobs (lightagent.jobs).
+    # Background jobs (the lightagent-runtime distribution).
     ("LA-JOB", "job", "A background job operation failed.", "See the message and details; JobManager.get(job_id) shows the job."),
     ("LA-JOB-NOT-FOUND", "job", "No job has that id in this session.", "Check the job id and the session id; await jobs.refresh() reads what other processes wrote."),
     ("LA-JOB-OPERATION", "job", "No operation is registered under the job's name here.", "Register it first: jobs.register(name, operation) (the same name in every worker that may take the job over)."),

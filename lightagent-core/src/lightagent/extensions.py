@@ -3,7 +3,8 @@
 A distribution registers an :class:`AgentExtension` through the ``register_agent_extensions``
 hook. The extension claims ``LightAgent(...)`` keywords, ``run(...)`` options and agent
 attributes (methods and properties such as ``agent.start_job``); when an agent is built
-with one of its keywords, or one of its attributes is first used, the extension is given
+with one of its keywords, or one of its attributes is first used (or, for an extension
+with ``sessions = True``, on the agent's first run with a session), the extension is given
 the agent and returns the agent's *part*. For each run the part may add to the system
 prompt, stack toolsets over the agent's, and contribute a :class:`RunStep`, which the loop
 calls at fixed moments (before each model request, after each tool round …). The loop and
@@ -28,6 +29,7 @@ __all__ = [
     "agent_extensions",
     "attribute_owner",
     "claim",
+    "session_extensions",
 ]
 
 Steps = Generator[Any, Any, None]
@@ -43,6 +45,9 @@ class RunStep:
     :class:`~lightagent.run.state.RunState`. Raising a ``LightAgentError`` ends the run
     with that error, as in the loop itself.
     """
+
+    #: Steps run in rising ``order`` (then in the order their parts were configured).
+    order: int = 0
 
     def start(
         self,
@@ -130,6 +135,9 @@ class AgentExtension:
     keywords: Mapping[str, Any] = {}
     run_options: Mapping[str, Any] = {}
     attributes: Collection[str] = ()
+    #: True: the extension takes part in every run that has a session (its part is
+    #: configured on the agent's first such run, even if none of its names was used).
+    sessions: bool = False
 
     def configure(self, agent: Any, values: dict[str, Any]) -> ExtensionPart | None:
         """The agent's part, from the claimed keywords it was built with (``{}`` when an
@@ -168,6 +176,11 @@ def agent_extensions() -> dict[str, AgentExtension]:
             found.setdefault(extension.name or entry.name, extension)
         _cache = (registry, found)
     return found
+
+
+def session_extensions() -> tuple[str, ...]:
+    """The names of the extensions that take part in every run with a session."""
+    return tuple(name for name, ext in agent_extensions().items() if ext.sessions)
 
 
 def claim(values: Mapping[str, Any], kind: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:

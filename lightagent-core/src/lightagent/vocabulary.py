@@ -36,13 +36,55 @@ DISTRIBUTIONS: dict[str, str] = {
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left
 #: at that value needs nothing installed; any other value needs the extra.
-KEYWORDS: dict[str, tuple[str, object]] = {}
+KEYWORDS: dict[str, tuple[str, object]] = {
+    "budget_limits": ("runtime", None),
+    "progress_policy": ("runtime", None),
+    "context_budget": ("runtime", None),
+    "context_compactor": ("runtime", None),
+    "skills_directories": ("skills", None),
+    "auto_discover_skills": ("skills", True),
+    "project_instructions": ("skills", False),
+    "sandbox": ("skills", None),
+    "enable_unsafe_python": ("skills", False),
+    "tree_of_thought": ("thought", False),
+    "tot_model": ("thought", None),
+    "tot_api_key": ("thought", None),
+    "tot_base_url": ("thought", None),
+}
 
 #: ``run(...)`` option -> (extra, the value that means "not used").
-RUN_OPTIONS: dict[str, tuple[str, object]] = {}
+RUN_OPTIONS: dict[str, tuple[str, object]] = {
+    "budget_limits": ("runtime", None),
+    "progress_policy": ("runtime", None),
+    "use_skills": ("skills", True),
+}
 
 #: ``agent.<name>`` attribute or method -> extra.
 ATTRIBUTES: dict[str, str] = {
+    "context_budget": "runtime",
+    "context_compactor": "runtime",
+    "skill_manager": "skills",
+    "sandbox": "skills",
+    "project_instructions": "skills",
+    "reload_project_instructions": "skills",
+    "create_tool": "skills",
+    "acreate_tool": "skills",
+    "register_generated_tool": "skills",
+    "load_generated_tool": "skills",
+    "tree_of_thought": "thought",
+    "tot_model": "thought",
+    "tot_client": "thought",
+    "run_thought": "thought",
+    "arun_thought": "thought",
+    "runtime": "runtime",
+    "job_manager": "runtime",
+    "start_job": "runtime",
+    "run_detachable": "runtime",
+    "arun_detachable": "runtime",
+    "send_message": "runtime",
+    "goal_checks": "runtime",
+    "create_goal": "runtime",
+    "session_goals": "runtime",
     "setup_mcp": "mcp",
 }
 
@@ -59,6 +101,42 @@ EXPORTS: dict[str, str] = {
     "LightAgentInstrumentor": "otel",
     "tracetools_observer": "otel",
     "validate_connector": "contracts",
+    "BudgetLimits": "runtime",
+    "BudgetExceeded": "runtime",
+    "ProgressPolicy": "runtime",
+    "ContextBudget": "runtime",
+    "ContextCompactor": "runtime",
+    "Skill": "skills",
+    "SkillManager": "skills",
+    "SkillToolset": "skills",
+    "SandboxProvider": "skills",
+    "ScriptResult": "skills",
+    "discover_project_instructions": "skills",
+    "GeneratedTool": "skills",
+    "ToolReview": "skills",
+    "ScanReport": "skills",
+    "ToolSignature": "skills",
+    "scan_source": "skills",
+    "load_installed": "skills",
+    "Finding": "skills",
+    "ALLOWED_MODULES": "skills",
+    "TreeOfThought": "thought",
+    "LightEvaluator": "devtools",
+    "EvaluationCase": "devtools",
+    "EvaluationCaseResult": "devtools",
+    "EvaluationReport": "devtools",
+    "render_trace_page": "devtools",
+    "JobManager": "runtime",
+    "JobRecord": "runtime",
+    "JobStatus": "runtime",
+    "JobContext": "runtime",
+    "JobError": "runtime",
+    "JobFencedError": "runtime",
+    "SubagentManager": "runtime",
+    "SubagentRecord": "runtime",
+    "SubagentResult": "runtime",
+    "SubagentToolset": "runtime",
+    "AgentRuntime": "runtime",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lightagent import LightAgent, ScriptedModel, tool
 from lightagent.learning import MAX_NOTE_CHARS, learning_note, learning_scope
-from lightagent.thought import Thought
+from lightagent_thought import Thought
 
 
 @tool

@@ -1,5 +1,27 @@
-"""Evaluation (LightEvaluator) and the offline trace page for lightagent."""
+"""Evaluation (LightEvaluator) and the offline trace page for lightagent.
+
+:class:`LightEvaluator` scores live agents, LightFlow runs and recorded sessions against
+:class:`EvaluationCase` expectations (docs/evaluation.md); :func:`render_trace_page` turns
+a trace into one self-contained HTML timeline, which ``lightagent trace view`` writes
+(docs/tracing.md).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from lightagent_devtools.evaluation import (
+    EvaluationCase,
+    EvaluationCaseResult,
+    EvaluationReport,
+    LightEvaluator,
+)
+from lightagent_devtools.trace_page import render_trace_page
+
+__version__ = "0.1.0"
+__all__ = [
+    "EvaluationCase",
+    "EvaluationCaseResult",
+    "EvaluationReport",
+    "LightEvaluator",
+    "__version__",
+    "render_trace_page",
+]

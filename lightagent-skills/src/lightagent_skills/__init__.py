@@ -1,5 +1,48 @@
-"""Skills, AGENTS.md project instructions and the sandboxed tool generator for lightagent."""
+"""lightagent-skills: skills, AGENTS.md project instructions and the sandboxed tool generator.
+
+Skills are folders with a ``SKILL.md`` (``LightAgent(skills_directories=[...])``), project
+instructions are the ``AGENTS.md`` files from the repository root down to a directory
+(``project_instructions=True``), and the tool generator (``agent.create_tool``) has the
+model write a tool that is scanned, quarantined and reviewed before it runs, in the
+agent's ``sandbox=`` provider. The :mod:`lightagent_skills.toolgen` subpackage holds the
+generator's scan and quarantine.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "InstructionFile": "lightagent_skills.instructions",
+    "PythonSandboxToolset": "lightagent_skills.sandbox",
+    "SandboxProvider": "lightagent_skills.sandbox",
+    "ScriptResult": "lightagent_skills.sandbox",
+    "Skill": "lightagent_skills.manager",
+    "SkillConflict": "lightagent_skills.manager",
+    "SkillManager": "lightagent_skills.manager",
+    "SkillToolset": "lightagent_skills.toolset",
+    "SkillsExtension": "lightagent_skills.extension",
+    "SkillsPart": "lightagent_skills.part",
+    "discover_project_instructions": "lightagent_skills.instructions",
+    "find_project_instructions": "lightagent_skills.instructions",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use, so importing the package (as plugin discovery does) stays cheap.
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

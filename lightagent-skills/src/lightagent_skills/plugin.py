@@ -1,3 +1,18 @@
-"""The lightagent plugin of lightagent-skills."""
+"""The lightagent plugin of lightagent-skills: it registers the ``skills`` agent extension.
+
+The extension is a lazy ``"module:attribute"`` reference: loading the plugin imports
+nothing until an agent uses a skills keyword (``skills_directories=``, ``sandbox=`` …),
+the ``use_skills`` run option or one of the attributes (``agent.create_tool`` …).
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+from lightagent.hookspecs import hookimpl
+
+
+@hookimpl
+def register_agent_extensions(register: Any) -> None:
+    """Skills, project instructions, sandboxed code and the tool generator on ``LightAgent``."""
+    register("skills", "lightagent_skills.extension:SkillsExtension")

@@ -17,7 +17,6 @@ from lightagent.events.model import SessionEvent
 from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, trim_messages
 from lightagent.events.store import SessionStore, validate_session_id
-from lightagent.run.budgets import session_spent
 
 __all__ = ["SessionBinding", "SessionRecorder", "resolve_session_store"]
 
@@ -70,26 +69,17 @@ class SessionBinding:
         messages = self.projector.messages(events, skip_unstarted=True)
         if self.max_history_messages is not None:
             messages = trim_messages(messages, self.max_history_messages)
-        from lightagent.run.goal_steps import open_goals
-        from lightagent.run.inbox_steps import InboxScan
+        return History(messages, events=events)
 
-        inbox = InboxScan()
-        inbox.feed(events)  # the run's inbox starts from the events it read anyway
-        return History(
-            messages, budget_spent=session_spent(events), inbox=inbox, goals=open_goals(events)
-        )
+    def call(self, session_id: str, run_id: str, call: Any) -> Any:
+        """``call(store, session_id, run_id)`` for a run's step (a ``SessionCall`` effect)."""
+        return call(self.store, session_id, run_id)
 
-    def claim_inbox(self, session_id: str, run_id: str, scan: Any) -> list[str]:
-        """Claim the session's pending inbox messages for ``run_id`` (exactly once); their texts."""
-        from lightagent.events.inbox import claim_pending
-
-        return claim_pending(self.store, session_id, run_id, scan)
-
-    async def aclaim_inbox(self, session_id: str, run_id: str, scan: Any) -> list[str]:
-        """:meth:`claim_inbox` without blocking the event loop."""
+    async def acall(self, session_id: str, run_id: str, call: Any) -> Any:
+        """:meth:`call` without blocking the event loop."""
         import asyncio
 
-        return await asyncio.to_thread(self.claim_inbox, session_id, run_id, scan)
+        return await asyncio.to_thread(self.call, session_id, run_id, call)
 
     def observer(
         self, session_id: str, run_id: str, *, owner: dict[str, str] | None = None
@@ -105,23 +95,20 @@ class SessionBinding:
 
 
 class History(list):  # type: ignore[type-arg]
-    """A session's history messages, plus what its runs consumed of their budgets (read
-    from the same events, so a session budget costs no second read of the log)."""
+    """A session's history messages, plus the session events they were read from (so a
+    capability that reads the log, such as a session budget or an inbox, costs no second
+    read of it)."""
 
     def __init__(
         self,
         messages: list[dict[str, Any]],
         *,
-        budget_spent: dict[str, float],
-        inbox: Any = None,
-        goals: Any = None,
+        events: list[SessionEvent] | None = None,
     ) -> None:
         super().__init__(messages)
-        self.budget_spent = budget_spent
-        #: The session's inbox as read with the history (an ``InboxScan``).
-        self.inbox = inbox
-        #: The session's open goals as read with the history (``open_goals``).
-        self.goals = goals
+        #: The session's events the history was read from, oldest first (the run's steps
+        #: read their own state from them — a budget, an inbox, goals — at no second read).
+        self.events = events if events is not None else []
 
 
 def _iter_all(store: SessionStore, session_id: str) -> Any:

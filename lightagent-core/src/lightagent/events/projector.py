@@ -22,6 +22,7 @@ from lightagent.events.model import SessionEvent
 __all__ = [
     "INTERRUPTED_RESULT",
     "MISSING_RESULT",
+    "SUMMARY_PREFIX",
     "ContextProjector",
     "Projection",
     "TurnView",
@@ -29,7 +30,8 @@ __all__ = [
     "trim_messages",
 ]
 
-#: How a compaction summary is introduced to the model (also used by ContextCompactor).
+#: How a compaction summary is introduced to the model (also used by the runtime's
+#: ``ContextCompactor``).
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 
 INTERRUPTED_RESULT = (

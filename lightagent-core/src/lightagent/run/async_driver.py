@@ -7,7 +7,7 @@ with ``aon_event`` are awaited after each step.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from typing import Any
 
 from lightagent.errors import LightAgentError
@@ -16,13 +16,13 @@ from lightagent.results import RunResult
 from lightagent.run.effects import (
     CallModel,
     CallPhase,
-    ClaimInbox,
     ListTools,
     LoadHistory,
     Output,
     RetrieveMemory,
     RunTools,
     Search,
+    SessionCall,
     StoreMemory,
     StreamModel,
 )
@@ -39,7 +39,7 @@ from lightagent.run.streaming import (
 )
 from lightagent.run.sync_driver import _dispatch_kwargs, _final_or_truncated
 
-__all__ = ["adrive", "adrive_stream"]
+__all__ = ["adrive", "adrive_effects", "adrive_stream"]
 
 
 async def _aperform(effect: Any, spec: RunSpec) -> Any:
@@ -53,8 +53,8 @@ async def _aperform(effect: Any, spec: RunSpec) -> Any:
         return await spec.interceptor.on_phase(spec.ctx, effect.phase, effect.payload)
     if cls is LoadHistory:
         return await spec.binding.ahistory(effect.session_id)
-    if cls is ClaimInbox:
-        return await spec.binding.aclaim_inbox(effect.session_id, spec.ctx.run_id, effect.scan)
+    if cls is SessionCall:
+        return await spec.binding.acall(effect.session_id, spec.ctx.run_id, effect.call)
     if cls is ListTools:
         return await spec.toolsets.aview(effect.base)
     if cls is RetrieveMemory or cls is StoreMemory or cls is Search:
@@ -85,6 +85,17 @@ def _prepare(spec: RunSpec) -> bool:
     if has_async:
         ctx._pending = []
     return has_async
+
+
+async def adrive_effects(gen: Generator[Any, Any, Any], spec: RunSpec) -> Any:
+    """Async :func:`~lightagent.run.sync_driver.drive_effects`."""
+    value: Any = None
+    while True:
+        try:
+            effect = gen.send(value)
+        except StopIteration as stop:
+            return stop.value
+        value = await _aperform(effect, spec)
 
 
 async def adrive(spec: RunSpec) -> RunResult:

@@ -7,13 +7,13 @@ from typing import Any
 __all__ = [
     "CallModel",
     "CallPhase",
-    "ClaimInbox",
     "ListTools",
     "LoadHistory",
     "Output",
     "RetrieveMemory",
     "RunTools",
     "Search",
+    "SessionCall",
     "StoreMemory",
     "StreamModel",
 ]
@@ -65,15 +65,19 @@ class CallPhase:
         self.payload = payload
 
 
-class ClaimInbox:
-    """Claim the session's pending inbox messages (``SessionBinding.claim_inbox``) for this
-    run; the result is their texts, oldest first. ``scan`` is the run's ``InboxScan``."""
+class SessionCall:
+    """Call ``call(store, session_id, run_id)`` on the run's session store
+    (``SessionBinding.call``): the sync driver calls it, the async one in a worker thread.
 
-    __slots__ = ("scan", "session_id")
+    A run step's way to read or append to its session log in the middle of a run; the
+    result is what ``call`` returns.
+    """
 
-    def __init__(self, session_id: str, scan: Any) -> None:
+    __slots__ = ("call", "session_id")
+
+    def __init__(self, session_id: str, call: Any) -> None:
         self.session_id = session_id
-        self.scan = scan
+        self.call = call
 
 
 class Output:

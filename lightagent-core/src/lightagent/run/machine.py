@@ -23,15 +23,6 @@ from lightagent.errors import (
 from lightagent.interceptors import RunContext
 from lightagent.models.base import ModelRequest, ModelResponse
 from lightagent.results import RunResult
-from lightagent.run.budget_steps import (
-    budget_check_model,
-    budget_check_tools,
-    budget_restore,
-    budget_settle,
-    budget_settle_time,
-    usage_clamped,
-)
-from lightagent.run.context_steps import fit_context
 from lightagent.run.effects import (
     CallModel,
     CallPhase,
@@ -40,9 +31,7 @@ from lightagent.run.effects import (
     Output,
     StreamModel,
 )
-from lightagent.run.goal_steps import check_goals
 from lightagent.run.handoff import take_handoff
-from lightagent.run.inbox_steps import inbox_inject
 from lightagent.run.phases import (
     ask,
     blocked_or_replaced,
@@ -50,12 +39,12 @@ from lightagent.run.phases import (
     params,
     payload_value,
 )
-from lightagent.run.progress import progress_after_round
 from lightagent.run.recall import memory_retrieve, memory_write, retrieval_context
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
 from lightagent.run.tool_round import tool_round
 from lightagent.run.transcript import assistant_message, pending_tool_calls, unique_call_ids
+from lightagent.run.usage import usage_clamped
 
 __all__ = ["pending_tool_calls", "run_machine"]
 
@@ -73,14 +62,10 @@ def run_machine(spec: RunSpec) -> Machine:
     reasoning: str | None = None
     parsed: Any = None
     messages: list[dict[str, Any]] = []
-    goals: Any = None
-    goal_outcomes: list[dict[str, Any]] = []
     interceptor = spec.interceptor
     query = spec.query
     # Features a run may not use, looked up once: their steps are skipped outright when
     # off (each would be a call, or a generator to make and finish, doing nothing).
-    budget = spec.budget
-    session = spec.binding is not None and bool(ctx.session_id)
     token = ctx.cancellation
     steps = spec.steps  # the capabilities' parts in this run (usually none)
     try:
@@ -132,11 +117,6 @@ def run_machine(spec: RunSpec) -> Machine:
                 messages.append({"role": "system", "content": spec.system_prompt})
             if history:
                 messages.extend(history)
-        if budget is not None:
-            yield from budget_restore(spec, history)
-        if history is not None:
-            st.inbox = getattr(history, "inbox", None)
-            goals = getattr(history, "goals", None)
         if query is not None:
             messages.append({"role": "user", "content": query})
             st.query_message = messages[-1]
@@ -152,9 +132,6 @@ def run_machine(spec: RunSpec) -> Machine:
         tools, tool_choice, response_format = _select_tools(spec, ctx, query, messages, active)
         for step in steps:
             yield from step.start(spec, st, history, messages, tools)
-        if spec.thought is not None and spec.initial_messages is None and query is not None:
-            st.stage = "thought"
-            yield from spec.thought.plan(spec, st, query, messages, tools)
 
         if spec.initial_messages is not None:
             pending, positions, total = pending_tool_calls(messages)
@@ -162,12 +139,9 @@ def run_machine(spec: RunSpec) -> Machine:
             if pending:
                 st.rounds += 1
                 st.stage = "tool_execution"
-                budget_check_tools(spec, len(pending))
                 for step in steps:
                     step.before_tools(spec, st, pending)
                 yield from tool_round(spec, st, pending, messages, positions, spec.call_keys)
-                budget_settle(spec, "tool_execution", tool_calls=len(pending))
-                progress_after_round(spec, pending, messages)
                 for step in steps:
                     step.after_tools(spec, st, pending, messages)
 
@@ -183,10 +157,6 @@ def run_machine(spec: RunSpec) -> Machine:
                         spec, ctx, query, messages, active
                     )
             first_request = False
-            if session:
-                yield from inbox_inject(spec, st, messages)
-            if spec.context_budget is not None:
-                yield from fit_context(spec, st, messages, tools)
             for step in steps:
                 yield from step.before_request(spec, st, messages, tools)
             request = ModelRequest(
@@ -210,7 +180,6 @@ def run_machine(spec: RunSpec) -> Machine:
                 content = str(fallback)
                 break
             # the request as it will go out: refused here, nothing of it is committed
-            estimate = budget_check_model(spec, request, st.inbox) if budget is not None else None
             for step in steps:
                 step.request(spec, st, request)
             st.model_requests += 1
@@ -250,8 +219,6 @@ def run_machine(spec: RunSpec) -> Machine:
             if response.usage is not None:
                 usage_clamped(spec, response.usage, request_index=st.model_requests)
                 st.usage = response.usage if st.usage is None else st.usage + response.usage
-            if budget is not None:
-                budget_settle(spec, "model_response", estimate=estimate, usage=response.usage)
             for step in steps:
                 step.response(spec, st, request, response)
             calls = response.tool_calls
@@ -306,8 +273,6 @@ def run_machine(spec: RunSpec) -> Machine:
                         f"Max tool iterations({spec.max_tool_iterations}) reached.",
                         details={"max_tool_iterations": spec.max_tool_iterations},
                     )
-                if budget is not None:
-                    budget_check_tools(spec, len(calls))
                 for step in steps:
                     step.before_tools(spec, st, calls)
                 st.rounds += 1
@@ -317,10 +282,6 @@ def run_machine(spec: RunSpec) -> Machine:
                     positions[call.id] = st.call_index
                     st.call_index += 1
                 yield from tool_round(spec, st, calls, messages, positions)
-                if budget is not None:
-                    budget_settle(spec, "tool_execution", tool_calls=len(calls))
-                if spec.progress is not None:
-                    progress_after_round(spec, calls, messages)
                 for step in steps:
                     step.after_tools(spec, st, calls, messages)
                 continue
@@ -370,9 +331,6 @@ def run_machine(spec: RunSpec) -> Machine:
                 yield Output("release", content)
         if spec.memory is not None and query is not None and st.handoff is None:
             yield from memory_write(spec, st, query, content)
-        if st.handoff is None and session:
-            st.stage = "goals"
-            goal_outcomes = yield from check_goals(spec, goals, content)
         if st.handoff is None:
             for step in steps:
                 yield from step.finish(spec, st, content)
@@ -413,8 +371,6 @@ def run_machine(spec: RunSpec) -> Machine:
             pass
     if error is not None and spec.stream:
         yield Output("error", {"error": str(error), "code": error.code, "details": error.to_dict()})
-    if budget is not None:
-        budget_settle_time(spec)
     usage = st.usage.to_dict() if st.usage is not None else None
     end_data: dict[str, Any] = {}
     for step in steps:
@@ -428,8 +384,6 @@ def run_machine(spec: RunSpec) -> Machine:
             "retry_count": st.retries,
             "usage": usage,
         }
-        if goal_outcomes:
-            end["goals"] = goal_outcomes
         end.update(end_data)
         if error is not None:
             end["error"] = error.to_dict()

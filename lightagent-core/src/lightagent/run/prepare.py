@@ -50,7 +50,6 @@ def build_spec(
     session_id = opts.session_id
     token = opts.cancellation_token
     model_options = opts.model_options or {}
-    use_skills = bool(opts.use_skills)
     check_result_format(result_format, stream)
     if opts.light_swarm is not None:
         raise ConfigurationError(
@@ -92,11 +91,24 @@ def build_spec(
     toolsets = agent._toolsets
     if toolsets is not None and not len(toolsets):
         toolsets = None
-    own_layers = getattr(agent, "_run_toolsets", None)
-    layers = (*(own_layers(use_skills) if own_layers is not None else ()), *toolset_layers)
+    layers: tuple[Any, ...] = ()
+    if opts.extensions:  # a capability whose run options this run uses takes part in it
+        from lightagent.extensions import agent_extensions
+
+        for extension in agent_extensions().values():
+            if any(name in opts.extensions for name in extension.run_options):
+                agent.extension_part(extension.name)
+    if session_id is not None and (
+        session_binding is not None or agent._session_store_spec is not None
+    ):
+        from lightagent.extensions import session_extensions
+
+        for name in session_extensions():  # e.g. an inbox read at every step boundary
+            agent.extension_part(name)
     parts = [p for p in agent._parts.values() if p is not None] if agent._parts else ()
     for part in parts:
         layers = (*layers, *part.toolsets(opts))
+    layers = (*layers, *toolset_layers)
     if layers:
         from lightagent.toolsets.stack import ToolsetStack
 
@@ -149,36 +161,13 @@ def build_spec(
 
             memory_filter = MemoryPolicy()
 
-    budget = None
-    limits = getattr(agent, "_budget_limits", ())
-    if opts.budget_limits is not None:
-        from lightagent.run.budgets import as_limits
-
-        limits = (*limits, *as_limits(opts.budget_limits))
-    if limits:
-        from lightagent.run.budgets import RunBudget
-
-        budget = RunBudget(limits)
-
-    progress = None
-    policy = getattr(agent, "_progress_policy", None)
-    if opts.progress_policy is not None:
-        from lightagent.run.progress import as_progress_policy
-
-        policy = as_progress_policy(opts.progress_policy)
-    if policy is not None:
-        from lightagent.run.progress import ProgressState
-
-        progress = ProgressState(policy)
-
-    thought_step = getattr(agent, "_thought_step", None)
     output = None
     if opts.output_schema is not None:
         from lightagent.structured import output_spec
 
         output = output_spec(opts.output_schema, model)
 
-    system_prompt = _system_prompt(agent, use_skills)
+    system_prompt: str | None = agent._system_prompt
     for part in parts:
         system_prompt = part.system_prompt(system_prompt, opts)
 
@@ -202,7 +191,6 @@ def build_spec(
         interceptor=agent._run_interceptor(),
         output=output,
         binding=binding,
-        goal_checks=getattr(agent, "goal_checks", None),
         model_options=model_options,
         toolsets=toolsets,
         base_registry=registry,
@@ -212,22 +200,15 @@ def build_spec(
         memory_book=getattr(agent, "_memory_book", None) if memory is not None else None,
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
-        thought=thought_step() if thought_step is not None else None,
-        budget=budget,
-        progress=progress,
-        context_budget=getattr(agent, "context_budget", None),
-        context_compactor=getattr(agent, "context_compactor", None),
     )
     if parts:
         steps = [step for step in (p.run_step(spec, opts) for p in parts) if step is not None]
-        spec.steps = tuple(steps)
+        spec.steps = tuple(sorted(steps, key=_order) if len(steps) > 1 else steps)
     return spec
 
 
-def _system_prompt(agent: Any, use_skills: bool) -> str | None:
-    """The agent's prompt plus what its project instructions and skills add to it."""
-    extend = getattr(agent, "_run_system_prompt", None)
-    return extend(use_skills) if extend is not None else agent._system_prompt
+def _order(step: Any) -> int:
+    return int(getattr(step, "order", 0))
 
 
 def _tenant(agent: Any, metadata: dict[str, Any] | None) -> str | None:

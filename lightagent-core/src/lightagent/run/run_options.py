@@ -48,16 +48,10 @@ class RunOptions:
     output_schema: type | None = None
     #: Handoffs from ``run()`` are not in this version (a value is refused).
     light_swarm: Any = None
-    #: No skills subsystem in this version: accepted and ignored.
-    use_skills: bool = True
     #: A resolved approval request for a call this run repeats.
     approval_id: str | None = None
     #: Extra request body parameters for the model (temperature, max_tokens …).
     model_options: dict[str, Any] | None = None
-    #: Budgets for this run on top of the agent's (``BudgetLimits``, a dict of its fields, or a list).
-    budget_limits: Any = None
-    #: Repeated-call / no-progress detection for this run (``ProgressPolicy``; overrides the agent's).
-    progress_policy: Any = None
     #: Options an installed capability claims (``lightagent.extensions``): name -> value.
     #: Given as keywords they land here (``run(q, light_swarm=swarm)``).
     extensions: Mapping[str, Any] | None = None

@@ -62,17 +62,6 @@ class RunSpec:
     #: The swarm's route for this run (``lightagent.swarm``): transfer tools end the run
     #: with a handoff that the route has checked. None: no handoffs.
     handoff: Any = None
-    #: Tree of Thought for this run (``lightagent.thought.ThoughtStep``), or None.
-    thought: Any = None
-    #: This run's ledger over its budget limits (``lightagent.run.budgets.RunBudget``), or None.
-    budget: Any = None
-    #: This run's repeated-call / no-progress state (``lightagent.run.progress.ProgressState``).
-    progress: Any = None
-    #: The prompt's token budget (a ``ContextBudget``) and its ``ContextCompactor``, or None.
-    context_budget: Any = None
-    context_compactor: Any = None
-    #: name -> callable(answer) -> bool: the agent's goal checks (``{"check": name}`` criteria).
-    goal_checks: Any = None
     #: Called with the ``RunResult`` when a streamed run ends (the agent's ``get_history``).
     on_result: Any = None
     #: The capabilities' steps in this run (``lightagent.extensions.RunStep``), in order.

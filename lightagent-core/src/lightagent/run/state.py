@@ -18,7 +18,6 @@ class RunState:
         "call_index",
         "executed",
         "handoff",
-        "inbox",
         "model_requests",
         "query_message",
         "refused",
@@ -43,8 +42,6 @@ class RunState:
         self.refused: dict[str, Any] = {}
         #: The user message of this run's query (where the run's own turn begins).
         self.query_message: dict[str, Any] | None = None
-        #: What the run has read of its session's inbox (an ``InboxScan``), or None.
-        self.inbox: Any = None
         #: The Tree of Thought outcome (a ``Thought``), when the run planned.
         self.thought: Any = None
 

@@ -7,7 +7,7 @@ tools), so ``agent.run()`` also works from a thread whose event loop is running
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from lightagent.errors import ModelError
@@ -16,13 +16,13 @@ from lightagent.results import RunResult
 from lightagent.run.effects import (
     CallModel,
     CallPhase,
-    ClaimInbox,
     ListTools,
     LoadHistory,
     Output,
     RetrieveMemory,
     RunTools,
     Search,
+    SessionCall,
     StoreMemory,
     StreamModel,
 )
@@ -39,7 +39,7 @@ from lightagent.run.streaming import (
 )
 from lightagent.run.tool_round import finished_recorder
 
-__all__ = ["drive", "drive_stream"]
+__all__ = ["drive", "drive_effects", "drive_stream"]
 
 
 def _perform(effect: Any, spec: RunSpec) -> Any:
@@ -52,8 +52,8 @@ def _perform(effect: Any, spec: RunSpec) -> Any:
         return spec.interceptor.on_phase_sync(spec.ctx, effect.phase, effect.payload)
     if cls is LoadHistory:
         return spec.binding.history(effect.session_id)
-    if cls is ClaimInbox:
-        return spec.binding.claim_inbox(effect.session_id, spec.ctx.run_id, effect.scan)
+    if cls is SessionCall:
+        return spec.binding.call(effect.session_id, spec.ctx.run_id, effect.call)
     if cls is ListTools:
         return spec.toolsets.view(effect.base)
     if cls is RetrieveMemory or cls is StoreMemory or cls is Search:
@@ -67,6 +67,18 @@ def _perform(effect: Any, spec: RunSpec) -> Any:
                 final = item
         return _final_or_truncated(final)
     return None
+
+
+def drive_effects(gen: Generator[Any, Any, Any], spec: RunSpec) -> Any:
+    """Perform the effects ``gen`` yields for ``spec`` and return its value (a capability's
+    own short exchange, such as planning, outside a run's loop)."""
+    value: Any = None
+    while True:
+        try:
+            effect = gen.send(value)
+        except StopIteration as stop:
+            return stop.value
+        value = _perform(effect, spec)
 
 
 def drive(spec: RunSpec) -> RunResult:
