@@ -40,10 +40,11 @@ test-slow: $(STAMP) ## The slow crash, fault-injection and load tests
 
 test-all: test test-slow ## Both of the above
 
-lint: $(STAMP) ## ruff check, format check, import contracts (circles, layers, privacy), typecheck
+lint: $(STAMP) ## ruff check, format check, import contracts (circles, layers, privacy), kernel size and plugin names, typecheck
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(PY) scripts/check_core.py
 	$(MAKE) --no-print-directory typecheck
 
 MYPY_PACKAGES := lightagent lightagent_flow lightagent_dag lightagent_mcp lightagent_rag_fts \

@@ -201,3 +201,25 @@ def test_bare_replace_values_are_applied_not_dropped(recorder: Any) -> None:
     result = flow.run("q")
     assert recorder.calls == [("a", "a brand new query")]
     assert result.content == "cleaned output"
+
+
+def test_flow_phases_are_registered_with_the_kernel() -> None:
+    from lightagent.hooks import ALL_PHASES, HookManager, PolicyHook, known_phases
+    from lightagent_flow.hooks import FLOW_HOOK_PHASES, FLOW_PHASES
+
+    assert FLOW_PHASES == (
+        "before_flow_step",
+        "after_flow_step",
+        "on_approval_required",
+        "on_resume",
+        "on_rerun",
+    )
+    assert FLOW_HOOK_PHASES is FLOW_PHASES
+    assert set(FLOW_PHASES) <= known_phases() and not set(FLOW_PHASES) & ALL_PHASES
+
+    class OnlyAFlowPhase:
+        def on_rerun(self, ctx: Any) -> None:
+            return None
+
+    assert HookManager([OnlyAFlowPhase()]).hooks  # a flow phase method is a phase method
+    assert PolicyHook(lambda ctx: True, phases=set(FLOW_PHASES)).phases == set(FLOW_PHASES)

@@ -176,17 +176,30 @@ def test_setup_mcp_without_settings_is_a_typed_error():
         asyncio.run(agent.setup_mcp())
 
 
-def test_setup_mcp_names_the_extra_when_the_plugin_is_missing(monkeypatch):
-    import asyncio
-
+def test_setup_mcp_names_the_extra_when_the_plugin_is_missing():
     from lightagent import ConfigurationError
+    from lightagent.plugins import PluginHost, reset_host
 
-    monkeypatch.setitem(sys.modules, "lightagent_mcp", None)
-    agent = LightAgent(model=ScriptedModel([]))
-    with pytest.raises(ConfigurationError) as info:
-        asyncio.run(agent.setup_mcp({"mcpServers": {}}))
+    reset_host(PluginHost(entry_points=False))  # lightagent-mcp is not installed
+    try:
+        agent = LightAgent(model=ScriptedModel([]))
+        with pytest.raises(ConfigurationError) as info:
+            agent.setup_mcp({"mcpServers": {}})
+    finally:
+        reset_host(None)
     assert info.value.code == "LA-MISSING-EXTRA"
     assert "pip install 'lightagent-core[mcp]'" in info.value.hint
+
+
+def test_setup_mcp_is_the_mcp_extension():
+    from lightagent.extensions import attribute_owner
+    from lightagent_mcp.extension import MCPExtension, MCPPart
+
+    owner = attribute_owner("setup_mcp")
+    assert isinstance(owner, MCPExtension) and owner.name == "mcp"
+    agent = LightAgent(model=ScriptedModel([]))
+    assert isinstance(agent.extension_part("mcp"), MCPPart)
+    assert "setup_mcp" not in dir(type(agent))
 
 
 def test_importing_the_plugin_does_not_import_the_sdk():

@@ -109,19 +109,6 @@ class ToolsetMethods:
                 raise result
         return self
 
-    async def setup_mcp(self, mcp_setting: Any = None, *, credential_provider: Any = None) -> Any:
-        """Connect the MCP servers of an ``mcpServers`` document (a dict, JSON string or path)
-        as toolsets of this agent; returns the ``MCPClientManager`` (needs lightagent-mcp)."""
-        from lightagent.extras import import_extra, missing_extra
-
-        try:  # a plugin's module, found by name: the kernel imports no plugin
-            plugin = import_extra("lightagent_mcp", "lightagent-mcp", "mcp", "agent.setup_mcp")
-        except ModuleNotFoundError as exc:
-            if exc.name != "mcp":  # the plugin is there, but not the MCP SDK it needs
-                raise
-            raise missing_extra("agent.setup_mcp", "lightagent-mcp", "mcp") from None
-        return await plugin.setup_mcp(self, mcp_setting, credential_provider=credential_provider)
-
     def close(self) -> None:
         """Close every toolset this agent opened (any thread; the agent stays usable)."""
         errors = []

@@ -2,12 +2,31 @@
 
 Codes are public and stable: add rows freely, never rename or reuse a code. Each row is
 documented in ``docs/errors.md`` (a test fails when one is missing).
+
+The rows below are the kernel's. A distribution adds its own codes through an entry point
+of group ``lightagent.error_codes`` naming a tuple of rows of the same shape::
+
+    [project.entry-points."lightagent.error_codes"]
+    my-plugin = "my_plugin.error_codes:CODES"
+
+:func:`plugin_codes` reads them once, on first need (``lightagent.errors`` asks only when
+a code is not among the kernel's), so ``import lightagent`` loads no plugin.
 """
 
 from __future__ import annotations
 
+import threading
+
+__all__ = ["CODES", "CODES_GROUP", "Row", "plugin_codes", "valid_row"]
+
+#: One code: (code, family, message, hint).
+Row = tuple[str, str, str, str]
+
+#: The entry-point group through which a distribution registers its own codes.
+CODES_GROUP = "lightagent.error_codes"
+
 # fmt: off
-CODES: tuple[tuple[str, str, str, str], ...] = (
+CODES: tuple[Row, ...] = (
     # The seeds' provider codes (HTTP status of the model endpoint).
     ("LA-400", "model", "The model endpoint rejected the request.", "Check the model name, message shapes and tool schemas sent."),
     ("LA-401", "model", "The model endpoint refused the credentials.", "Set OPENAI_API_KEY or pass api_key=; check it belongs to base_url."),
@@ -24,7 +43,6 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-JSON", "validation", "A value is not valid JSON.", "Send a JSON object that matches the schema."),
     ("LA-VALIDATION", "validation", "A value does not match its schema.", "Fix the fields named in details."),
     ("LA-CONFIG", "validation", "The configuration is invalid.", "Fix the argument named in the message."),
-    ("LA-REQUEST-TOO-LARGE", "validation", "The request body is larger than the server accepts.", "Send a smaller body, or raise the server's limit (lightagent serve --max-body-bytes)."),
     ("LA-TOOL", "tool", "A tool call failed.", "Check the tool name and arguments; the error is in details."),
     ("LA-TOOL-NOT-FOUND", "tool", "The model called a tool that is not available.", "Register the tool or pass it with tools=."),
     ("LA-TOOL-ARGS", "tool", "The tool arguments do not match its schema.", "The model is told the schema error and may retry."),
@@ -49,7 +67,6 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-PERMISSION-WIDEN", "policy", "A narrowing asked for more than the parent holds.", "A child context can only drop permissions; request what the parent has."),
     ("LA-HOOK-INVALID", "validation", "A hook or its result is invalid.", "Return None, True, False, a reason string, a dict or a HookDecision."),
     ("LA-HOOK-TIMEOUT", "policy", "A policy hook did not answer in time.", "Raise PolicyHook(timeout=) or make the handler faster."),
-    ("LA-GUARDRAIL-ERROR", "policy", "A guardrail failed and the request was blocked.", "Fix the guardrail; deciders fail closed."),
     ("LA-BUDGET", "budget", "A budget was exhausted.", "Raise the limit the message names (a timeout, max_tool_iterations, max_retry) or lower the work."),
     ("LA-MAX-ITERATIONS", "budget", "The tool loop reached max_tool_iterations.", "Raise max_tool_iterations or simplify the task."),
     ("LA-NO-PROGRESS", "budget", "The run stopped making progress (the same tool call and result again, or rounds with nothing new).", "Give the tool what it needs to return something new, or raise ProgressPolicy(max_repeated_tool_calls=)."),
@@ -64,58 +81,11 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-MEMORY", "storage", "The memory backend failed or answered in a shape that cannot be read.", "retrieve() must return {\"results\": [{\"memory\": ...}]}; see details."),
     ("LA-MEMORY-CANDIDATE", "validation", "No such memory candidate.", "List them with agent.list_memory_candidates(session_id=...); one made in another process is found through its session."),
     ("LA-RETRIEVAL", "storage", "The retrieval provider failed.", "Check the provider's index and the filters passed; see details."),
-    ("LA-RETRIEVAL-TENANT", "policy", "A search named no tenant on an index that holds tenants.", "Pass tenant_id= (a run's metadata tenant_id reaches the search tool), or build the provider with require_tenant=False."),
     ("LA-PLUGIN", "plugin", "A plugin failed to load.", "Run `lightagent plugins` to see the failure; upgrade or disable it."),
     ("LA-PLUGIN-CONFLICT", "plugin", "Two plugins registered the same provider name.", "Uninstall or disable one of the two plugins named."),
     ("LA-PLUGIN-VERSION", "plugin", "A plugin does not support this lightagent-core.", "Upgrade the plugin or install a core version it admits."),
     ("LA-PROVIDER-NOT-FOUND", "plugin", "No provider is registered under that name.", "Install the plugin that provides it; `lightagent plugins` lists them."),
     ("LA-MISSING-EXTRA", "plugin", "An optional dependency is not installed.", "Install the extra named in the message."),
-    # LightDAG (lightagent-dag): the seeds' LA-DAG-… codes plus our own.
-    ("LA-DAG", "dag", "A LightDAG operation failed.", "See the message and details; `lightagent dag status RUN_ID` shows the run."),
-    ("LA-DAG-ARTIFACT-INTEGRITY", "dag", "A stored artifact does not match its hash or size.", "The blob was changed on disk; restore it or rerun the task."),
-    ("LA-DAG-ARTIFACT-PATH", "dag", "An artifact path or scope is unsafe.", "Use plain tenant/project names; symlinks and '..' are refused."),
-    ("LA-DAG-ARTIFACT-TOO-LARGE", "dag", "A candidate artifact is larger than max_artifact_bytes.", "Raise DAGConfig.max_artifact_bytes or make the worker's output smaller."),
-    ("LA-DAG-BUDGET-EXHAUSTED", "dag", "A LightDAG limit was reached.", "Raise the DAGConfig limit named in details, or give the run less work."),
-    ("LA-DAG-CONTEXT-OVERFLOW", "dag", "The task context is larger than its budget.", "Raise the context budget or pass fewer dependency artifacts."),
-    ("LA-DAG-CYCLE", "dag", "The task graph has a dependency cycle.", "Remove the cycle named in details."),
-    ("LA-DAG-FENCED", "dag", "This attempt was fenced out: its lease was taken over.", "Nothing was written; the task continues under the newer attempt."),
-    ("LA-DAG-IDEMPOTENCY-CONFLICT", "dag", "The id is already used with different content.", "Use a new run_id, or resend exactly the same tasks."),
-    ("LA-DAG-IDENTITY-REQUIRED", "dag", "A LightDAG run needs a tenant and a project.", "Pass context=SecurityContext(tenant_id=..., project_id=...)."),
-    ("LA-DAG-INVALID", "dag", "A task spec or argument is invalid.", "Fix the field named in the message."),
-    ("LA-DAG-LEASE-REJECTED", "dag", "Another scheduler holds this run's lease.", "Wait for it to finish or for its lease to expire."),
-    ("LA-DAG-NOT-FOUND", "dag", "No such LightDAG run or task.", "Check the run_id and task_id; `lightagent dag status` lists tasks."),
-    ("LA-DAG-RECOVERY-CONFIG-MISMATCH", "dag", "A worker key of the run is not registered here.", "Register every worker_key the run uses before running it."),
-    ("LA-DAG-SCHEMA-MISMATCH", "dag", "The store's schema version is not supported.", "Upgrade lightagent-dag or use a store created by this version."),
-    ("LA-DAG-STALE-ATTEMPT", "dag", "The attempt is no longer the task's active attempt.", "Nothing was written; the task continues under the newer attempt."),
-    ("LA-DAG-STATE", "dag", "The run or task is not in a state that allows this.", "Check its status first; the message names the state found."),
-    ("LA-DAG-UNKNOWN-DEPENDENCY", "dag", "A task depends on a task that does not exist.", "Add the task or remove the dependency named in details."),
-    ("LA-DAG-VERIFICATION-FAILED", "dag", "The verifier rejected the candidate.", "See the verifier's diagnostics in the task's last_error."),
-    ("LA-DAG-VERIFIER-UNAVAILABLE", "dag", "A verifier key of the run is not registered here.", "Register every verifier_key the run uses before running it."),
-    ("LA-DAG-VERSION-CONFLICT", "dag", "The graph changed since the revision you read.", "Reload the run, check graph_revision, and retry."),
-    ("LA-DAG-WORKER-PROTOCOL", "dag", "A worker returned something that is not a TaskOutcome.", "Return TaskOutcome.candidate/decompose/blocked, or its JSON form."),
-    # LightFlow (lightagent-flow): the seeds' LA-FLOW-AGENT-ERROR / LA-FLOW-TIMEOUT plus our own.
-    ("LA-FLOW-AGENT-ERROR", "flow", "A flow step's agent failed.", "See the step's error; raise max_retry or set fallback_agent."),
-    ("LA-FLOW-TIMEOUT", "flow", "A flow step did not finish within its timeout.", "Raise the step's timeout or make its agent faster."),
-    ("LA-FLOW-CYCLE", "validation", "The flow's dependencies form a cycle.", "Remove one depends_on edge of the cycle named in details."),
-    ("LA-FLOW-UNKNOWN-DEPENDENCY", "validation", "A step depends on a step that does not exist.", "Add the step or fix the name in depends_on."),
-    ("LA-FLOW-DUPLICATE-STEP", "validation", "Two steps have the same name.", "Give every step a unique name."),
-    ("LA-FLOW-ISOLATED-STEP", "validation", "A step neither depends on nor feeds another step.", "Connect it with depends_on, or validate with strict=False."),
-    ("LA-FLOW-EMPTY", "validation", "The flow has no steps.", "Add steps with flow.step(name, agent=...)."),
-    ("LA-FLOW-STEP", "validation", "A step option is invalid.", "Fix the step option named in the message."),
-    ("LA-FLOW-RUN-ID", "validation", "The run id is not a safe identifier.", "Use letters, digits, '_', '-' and '.', at most 128 characters."),
-    ("LA-FLOW-RUN-NOT-FOUND", "validation", "No flow run has that id.", "Check the run_id; flow.list_runs() lists the stored runs."),
-    ("LA-FLOW-RUN-EXISTS", "validation", "The run id is already used with another query.", "Use a new run_id, or resume() the existing run."),
-    ("LA-FLOW-RUN-ACTIVE", "validation", "The run is already executing in this process.", "Wait for it to finish or cancel it first."),
-    ("LA-FLOW-MISMATCH", "validation", "The stored run was made by a flow with other steps.", "Resume it with the flow that started it (same step names and depends_on)."),
-    ("LA-FLOW-APPROVAL", "policy", "The approval decision does not fit the step.", "Approve only steps with requires_approval; use approve, reject, edit or respond."),
-    # MCP tool servers (lightagent-mcp).
-    ("LA-MCP-CONFIG", "validation", "The MCP server settings are invalid.", "Fix the mcpServers entry and key named in the message."),
-    ("LA-MCP-START", "tool", "The MCP server could not be started.", "Check the server's command, args and cwd; its stderr is in details."),
-    ("LA-MCP-EXITED", "tool", "The MCP server process exited.", "See the server's stderr in details; the next call starts it again."),
-    ("LA-MCP-TIMEOUT", "tool", "The MCP server did not answer in time.", "Raise init_timeout, timeout (silence allowed; progress notifications restart it) or total_timeout in the server's settings, or make the server faster."),
-    ("LA-MCP-UNAVAILABLE", "tool", "The MCP server is not reachable or the connection was lost.", "Check the server's URL and that it runs; calls reconnect up to reconnect_attempts."),
-    ("LA-MCP-PROTOCOL", "tool", "The MCP server answered with a protocol error.", "See the server's error in the message; check the tool name and arguments."),
-    ("LA-MCP-UNAPPROVED", "policy", "The MCP tool's definition changed since it was approved.", "Review the new definition, then call toolset.approve(tool) to enable it again."),
     # LightSwarm handoffs.
     ("LA-HANDOFF", "validation", "The handoff target is not a registered agent, or is the agent itself.", "Register the target with swarm.register_agent(...); an agent cannot hand off to itself."),
     ("LA-HANDOFF-CYCLE", "budget", "The handoff would return the conversation to an agent that already handled it.", "Answer with the current agent, or create LightSwarm(allow_cycles=True)."),
@@ -148,3 +118,50 @@ CODES: tuple[tuple[str, str, str, str], ...] = (
     ("LA-UNKNOWN", "unknown", "An unexpected error occurred.", "See details; report it if it persists."),
 )
 # fmt: on
+
+
+_lock = threading.Lock()
+_plugin_rows: tuple[Row, ...] | None = None
+
+
+def valid_row(row: object) -> bool:
+    """Whether ``row`` is a code row: four non-empty strings, the first ``LA-…``."""
+    return (
+        isinstance(row, tuple)
+        and len(row) == 4
+        and all(isinstance(cell, str) and cell for cell in row)
+        and str(row[0]).startswith("LA-")
+    )
+
+
+def plugin_codes() -> tuple[Row, ...]:
+    """The rows every installed ``lightagent.error_codes`` entry point names (read once).
+
+    Entry points are taken in name order. One that fails to load, or a row that is not a
+    code row, is skipped: a code nobody registered reads as ``LA-UNKNOWN`` (with the
+    original in ``details["original_code"]``), and never breaks the error being raised.
+    A code the kernel or an earlier entry point already holds keeps its first row.
+    """
+    global _plugin_rows
+    if _plugin_rows is None:
+        with _lock:
+            if _plugin_rows is None:
+                _plugin_rows = _read_entry_points()
+    return _plugin_rows
+
+
+def _read_entry_points() -> tuple[Row, ...]:
+    from importlib.metadata import entry_points
+
+    seen = {row[0] for row in CODES}
+    rows: list[Row] = []
+    for ep in sorted(entry_points(group=CODES_GROUP), key=lambda e: e.name):
+        try:
+            table = ep.load()
+        except Exception:  # a broken plugin must not break the error being raised
+            continue
+        for row in table if isinstance(table, (tuple, list)) else ():
+            if valid_row(row) and row[0] not in seen:
+                seen.add(row[0])
+                rows.append(row)
+    return tuple(rows)

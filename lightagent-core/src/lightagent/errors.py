@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from lightagent.error_codes import CODES
+from lightagent.error_codes import CODES, Row, plugin_codes
+
+if TYPE_CHECKING:  # the view types dict's methods return
+    from _collections_abc import dict_items, dict_keys, dict_values
 
 __all__ = [
     "ERROR_TAXONOMY",
@@ -14,6 +19,7 @@ __all__ = [
     "CancelledError",
     "ConfigurationError",
     "ErrorInfo",
+    "ErrorTaxonomy",
     "LightAgentError",
     "LightAgentErrorInfo",
     "MissingExtraError",
@@ -59,8 +65,89 @@ class LightAgentErrorInfo:
         return cls(info.code, info.message, info.hint)
 
 
-# The codes live in lightagent/error_codes.py: add rows there, never rename or reuse one.
-ERROR_TAXONOMY: dict[str, ErrorInfo] = {row[0]: ErrorInfo(*row) for row in CODES}
+_T = TypeVar("_T")
+
+
+class ErrorTaxonomy(dict[str, ErrorInfo]):
+    """Code -> :class:`ErrorInfo`: the kernel's codes, and the installed plugins' on first need.
+
+    Looking up a code the kernel lacks, or walking the whole table, first adds the codes
+    the installed distributions register (:func:`lightagent.error_codes.plugin_codes`),
+    once; a kernel code is found without reading any plugin.
+    """
+
+    def __init__(self, rows: Iterable[Row]) -> None:
+        super().__init__((row[0], ErrorInfo(*row)) for row in rows)
+        self._complete = False
+        self._loading = False
+        self._lock = threading.RLock()
+
+    def add_plugin_codes(self) -> None:
+        """Add the plugins' codes now (later calls do nothing); a kernel code keeps its row."""
+        if self._complete:
+            return
+        with self._lock:
+            # _loading: a lookup made while the plugins' tables load (same thread) sees
+            # the codes known so far instead of loading again.
+            if self._complete or self._loading:
+                return
+            self._loading = True
+            try:
+                for row in plugin_codes():
+                    self.setdefault(row[0], ErrorInfo(*row))
+                self._complete = True
+            finally:
+                self._loading = False
+
+    def __missing__(self, code: str) -> ErrorInfo:
+        self.add_plugin_codes()
+        if dict.__contains__(self, code):
+            return dict.__getitem__(self, code)
+        raise KeyError(code)
+
+    def __contains__(self, code: object) -> bool:
+        if dict.__contains__(self, code):
+            return True
+        self.add_plugin_codes()
+        return dict.__contains__(self, code)
+
+    @overload
+    def get(self, code: str, default: None = None, /) -> ErrorInfo | None: ...
+    @overload
+    def get(self, code: str, default: ErrorInfo | _T, /) -> ErrorInfo | _T: ...
+    def get(self, code: str, default: Any = None, /) -> Any:
+        """The code's :class:`ErrorInfo` (a plugin's too), or ``default``."""
+        if not dict.__contains__(self, code):
+            self.add_plugin_codes()
+        return dict.get(self, code, default)
+
+    def __iter__(self) -> Iterator[str]:
+        self.add_plugin_codes()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self.add_plugin_codes()
+        return super().__len__()
+
+    def keys(self) -> dict_keys[str, ErrorInfo]:
+        """Every code, the plugins' included."""
+        self.add_plugin_codes()
+        return super().keys()
+
+    def values(self) -> dict_values[str, ErrorInfo]:
+        """Every code's :class:`ErrorInfo`, the plugins' included."""
+        self.add_plugin_codes()
+        return super().values()
+
+    def items(self) -> dict_items[str, ErrorInfo]:
+        """Every (code, :class:`ErrorInfo`), the plugins' included."""
+        self.add_plugin_codes()
+        return super().items()
+
+
+# The kernel's codes live in lightagent/error_codes.py: add rows there, never rename or
+# reuse one. A plugin's codes come from its ``lightagent.error_codes`` entry point.
+ERROR_TAXONOMY: ErrorTaxonomy = ErrorTaxonomy(CODES)
 
 
 class LightAgentError(Exception):

@@ -7,9 +7,9 @@ One error for all of them: :class:`~lightagent.errors.MissingExtraError` (a
 
 * ``require("sqlalchemy", "sql", "SqlReviewStore")``: a third-party package an extra
   installs;
-* ``import_extra("lightagent_guardrails", "lightagent-guardrails", "guardrails", what)``:
-  a module of another lightagent distribution (the lazy export table in
-  ``lightagent/__init__.py`` uses it for the names other distributions provide).
+* ``import_extra(module, "lightagent-<name>", "<extra>", what)``: a module of another
+  lightagent distribution, for code outside the kernel (the kernel itself names no
+  plugin: it reaches them through entry points and the registry).
 """
 
 from __future__ import annotations

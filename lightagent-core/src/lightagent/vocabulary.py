@@ -93,6 +93,7 @@ ATTRIBUTES: dict[str, str] = {
     "list_memory_candidates": "memory",
     "promote_memory_candidate": "memory",
     "apromote_memory_candidate": "memory",
+    "setup_mcp": "mcp",
 }
 
 #: ``from lightagent import <name>`` -> extra.

@@ -1,5 +1,8 @@
 """Docs stay complete: every ``LA-…`` code with its hint in docs/errors.md, every profile in docs/models.md.
 
+The codes are the kernel's (lightagent/error_codes.py) plus those of every installed
+distribution (its ``lightagent.error_codes`` entry point): walking ``ERROR_TAXONOMY`` reads both.
+
 Regenerate the code tables after adding codes:
 ``.venv/bin/python lightagent-core/tests/models/test_models_docs_errors.py --write``
 (rewrites only the part of docs/errors.md from ``## Every code`` on).
@@ -10,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from lightagent.error_codes import CODES, plugin_codes
 from lightagent.errors import ERROR_TAXONOMY
 from lightagent.models.profiles import PROFILES
 
@@ -49,6 +53,7 @@ def render_tables() -> str:
 
 
 def test_every_error_code_is_documented_with_its_hint() -> None:
+    assert [row[0] for row in CODES + plugin_codes()] == list(ERROR_TAXONOMY)
     text = (DOCS / "errors.md").read_text(encoding="utf-8")
     missing = [code for code in ERROR_TAXONOMY if f"`{code}`" not in text]
     stale = [

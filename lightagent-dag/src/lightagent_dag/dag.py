@@ -50,6 +50,69 @@ def _open_store(store: Any) -> SqlTaskGraphStore:
     )
 
 
+def _registered_artifact_store(spec: Any) -> ArtifactStore | str | os.PathLike[str] | None:
+    """``("name", {...})`` or ``{"provider": "name", ...}``: the artifact store registered
+    under that name (``register_artifact_stores``), built with that configuration. Any
+    other value is returned as given (a plain string is a folder, not a name)."""
+    if spec is None or isinstance(spec, str | os.PathLike):
+        return spec
+    from lightagent.providers import provider_reference, resolve_provider
+
+    if provider_reference(spec) is None:
+        return spec
+    return resolve_provider("artifact_store", spec, param="artifact_store")
+
+
+def _verifier_names(verifiers: Any) -> list[Any]:
+    if verifiers is None:
+        return []
+    if isinstance(verifiers, str) or not isinstance(verifiers, Iterable):
+        raise DAGError(
+            "LA-DAG-INVALID",
+            "verifiers must be a mapping of key -> verifier, or a list of registered "
+            f"verifier names, got {type(verifiers).__name__}",
+        )
+    return list(verifiers)
+
+
+def _registered_verifier(spec: Any) -> tuple[str, Any]:
+    """The verifier registered (``register_verifiers``) under a name, as ``(key, verifier)``.
+
+    ``"name"`` takes the registered object; a registered class is instantiated.
+    ``("name", {...})`` calls the registered factory with that configuration.
+    The name is the key tasks select it by (``TaskSpec.verifier_key``).
+    """
+    from lightagent.providers import build_provider, provider_reference, resolve_provider
+
+    reference = provider_reference(spec)
+    if reference is None or "://" in reference[0]:
+        raise DAGError(
+            "LA-DAG-INVALID",
+            f"verifiers=[...] takes registered verifier names, got {spec!r}",
+            hint='Pass verifiers={"key": verifier} for your own objects, or register them '
+            "with the register_verifiers hook.",
+        )
+    name, config = reference
+    if config:
+        return name, resolve_provider("verifier", spec, param="verifiers")
+    from lightagent.plugins import get_registry
+
+    registry = get_registry()
+    if ("verifier", name) not in registry:
+        raise DAGError(
+            "LA-DAG-VERIFIER-UNAVAILABLE",
+            f"no verifier is registered under {name!r} "
+            f"(registered: {', '.join(registry.names('verifier')) or 'none'})",
+            hint="Install the plugin that registers it (`lightagent plugins` lists them), "
+            'or pass verifiers={"key": verifier}.',
+            details={"verifier": name},
+        )
+    found = registry.get("verifier", name).load()
+    if isinstance(found, type):
+        found = build_provider("verifier", name, found, {}, param="verifiers")
+    return name, found
+
+
 class LightDAG:
     """Verified dynamic task graphs.
 
@@ -64,27 +127,37 @@ class LightDAG:
         self,
         *,
         store: SqlTaskGraphStore | str | os.PathLike[str] | None = None,
-        artifact_store: ArtifactStore | str | os.PathLike[str] | None = None,
+        artifact_store: ArtifactStore
+        | str
+        | os.PathLike[str]
+        | tuple[str, Mapping[str, Any]]
+        | Mapping[str, Any]
+        | None = None,
         worker_factory: RegistryWorkerFactory | None = None,
-        verifiers: Mapping[str, Any] | None = None,
+        verifiers: Mapping[str, Any] | Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
         capability_gate: Any = None,
         config: DAGConfig | None = None,
         scheduler_id: str | None = None,
         session_store: Any = None,
     ) -> None:
         self.store = _open_store(store)
-        if artifact_store is None and self.store.pg:
+        chosen = _registered_artifact_store(artifact_store)
+        if chosen is None and self.store.pg:
             # Workers on several hosts share the database, not a folder.
             from lightagent_dag.sql.blobs import SqlArtifactStore
 
-            artifact_store = SqlArtifactStore(self.store)
-        elif artifact_store is None or isinstance(artifact_store, str | os.PathLike):
-            artifact_store = LocalArtifactStore(artifact_store or Path(".lightagent") / "artifacts")
-        self.artifact_store: ArtifactStore = artifact_store
+            chosen = SqlArtifactStore(self.store)
+        elif chosen is None or isinstance(chosen, str | os.PathLike):
+            chosen = LocalArtifactStore(chosen or Path(".lightagent") / "artifacts")
+        self.artifact_store: ArtifactStore = chosen
         self.worker_factory = worker_factory or RegistryWorkerFactory()
         self.verifiers: dict[str, Any] = {}
-        for key, verifier in (verifiers or {}).items():
-            self.register_verifier(key, verifier)
+        if isinstance(verifiers, Mapping):
+            for key, verifier in verifiers.items():
+                self.register_verifier(key, verifier)
+        else:
+            for spec in _verifier_names(verifiers):
+                self.register_verifier(*_registered_verifier(spec))
         # Gate decisions of the default gate are buffered here and written to the
         # run's event log as ``dag.capability.gate`` (the gate's sink must not block).
         self._audit: deque[tuple[str, dict[str, Any]]] = deque(maxlen=10_000)

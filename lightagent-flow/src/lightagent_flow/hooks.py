@@ -19,15 +19,36 @@ from typing import Any
 
 from lightagent_flow.invoke import call_maybe_async
 
-__all__ = ["FLOW_HOOK_PHASES", "FlowHookDecision", "FlowHookRunner"]
+__all__ = [
+    "AFTER_FLOW_STEP",
+    "BEFORE_FLOW_STEP",
+    "FLOW_HOOK_PHASES",
+    "FLOW_PHASES",
+    "ON_APPROVAL_REQUIRED",
+    "ON_RERUN",
+    "ON_RESUME",
+    "FlowHookDecision",
+    "FlowHookRunner",
+]
 
-FLOW_HOOK_PHASES = (
-    "before_flow_step",
-    "after_flow_step",
-    "on_approval_required",
-    "on_resume",
-    "on_rerun",
+BEFORE_FLOW_STEP = "before_flow_step"
+AFTER_FLOW_STEP = "after_flow_step"
+ON_APPROVAL_REQUIRED = "on_approval_required"
+ON_RESUME = "on_resume"
+ON_RERUN = "on_rerun"
+
+#: LightFlow's step phases, added to lightagent's hook phases through the
+#: ``lightagent.hook_phases`` entry point (so ``PolicyHook(phases=...)`` and hook objects
+#: with only a flow phase method are accepted).
+FLOW_PHASES: tuple[str, ...] = (
+    BEFORE_FLOW_STEP,
+    AFTER_FLOW_STEP,
+    ON_APPROVAL_REQUIRED,
+    ON_RESUME,
+    ON_RERUN,
 )
+#: The name this module used first.
+FLOW_HOOK_PHASES = FLOW_PHASES
 _ACTIONS = {"continue", "replace", "block", "retry", "fallback", "metadata"}
 
 

@@ -1,4 +1,5 @@
-"""The lightagent plugin of lightagent-mcp: the ``mcp`` toolset factory and the manifest.
+"""The lightagent plugin of lightagent-mcp: the ``mcp`` toolset factory, the ``mcp`` agent
+extension (``agent.setup_mcp``) and the manifest.
 
 Registered lazily (a ``"module:attribute"`` string), so loading the plugin imports neither
 this package's modules nor the ``mcp`` SDK.
@@ -10,13 +11,19 @@ from typing import Any
 
 from lightagent.hookspecs import Register, hookimpl
 
-__all__ = ["lightagent_manifest", "register_toolsets"]
+__all__ = ["lightagent_manifest", "register_agent_extensions", "register_toolsets"]
 
 
 @hookimpl
 def register_toolsets(register: Register) -> None:
     """``tools=[("mcp", {"name": "time", "command": "mcp-server-time"})]``: one MCP server."""
     register("mcp", "lightagent_mcp.plugin:mcp_toolset")
+
+
+@hookimpl
+def register_agent_extensions(register: Register) -> None:
+    """``agent.setup_mcp(mcp_setting)``: connect an ``mcpServers`` document as toolsets."""
+    register("mcp", "lightagent_mcp.extension:MCPExtension")
 
 
 def mcp_toolset(name: str = "mcp", **settings: Any) -> Any:

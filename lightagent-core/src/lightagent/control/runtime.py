@@ -344,7 +344,7 @@ def _to_outcome(decision: HookDecision, phase: str) -> PhaseOutcome:
 
 
 class GuardrailRunner(Protocol):
-    """What the interceptor needs of guardrails (``lightagent_guardrails.GuardrailManager``).
+    """What the interceptor needs of guardrails (lightagent-guardrails' ``GuardrailManager``).
 
     Guardrails are a capability on the kernel's guardrail phases: the runner holds each
     stage's guardrails (objects with ``is_async`` and ``incremental``) and decides on a

@@ -69,7 +69,7 @@ SESSION_EVENT_TYPES: frozenset[str] = frozenset(
         "approval.requested",
         "approval.decided",
         "handoff.requested",
-        # budgets (lightagent-runtime: lightagent_runtime.budgets)
+        # budgets (the lightagent-runtime distribution)
         "budget.consumed",
         "budget.exhausted",
         "progress.stalled",

@@ -15,6 +15,7 @@ from lightagent.hooks.types import (
     HookDecision,
     _declares,
     hook_name,
+    known_phases,
     normalize_hook_result,
     phase_target,
 )
@@ -114,7 +115,7 @@ class HookManager:
 
     def add(self, hook: Any) -> HookManager:
         """Append a hook (a callable or an object with phase methods)."""
-        if not callable(hook) and not any(callable(getattr(hook, p, None)) for p in ALL_PHASES):
+        if not callable(hook) and not _has_phase_method(hook):
             raise ConfigurationError(
                 "LA-HOOK-INVALID",
                 f"a hook must be callable or have a phase method, got {type(hook).__name__}",
@@ -187,3 +188,10 @@ def _safe_text(text: str) -> str:
 def _is_decider(hook: Any) -> bool:
     """A hook object with ``applies(phase)``, sync ``__call__`` and async ``acall`` (e.g. HumanApprovalHook)."""
     return callable(getattr(hook, "acall", None)) and callable(getattr(hook, "applies", None))
+
+
+def _has_phase_method(hook: Any) -> bool:
+    """Whether ``hook`` has a method named after a kernel phase, or else a plugin's phase."""
+    if any(callable(getattr(hook, p, None)) for p in ALL_PHASES):
+        return True
+    return any(callable(getattr(hook, p, None)) for p in known_phases())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,7 +11,6 @@ from typing import Any
 from lightagent.errors import ConfigurationError
 
 __all__ = [
-    "AFTER_FLOW_STEP",
     "AFTER_MEMORY_PROMOTE",
     "AFTER_MEMORY_RETRIEVE",
     "AFTER_MEMORY_WRITE",
@@ -18,29 +19,26 @@ __all__ = [
     "AFTER_TOOL_RESULT",
     "AGENT_PHASES",
     "ALL_PHASES",
-    "BEFORE_FLOW_STEP",
     "BEFORE_MEMORY_PROMOTE",
     "BEFORE_MEMORY_RETRIEVE",
     "BEFORE_MEMORY_WRITE",
     "BEFORE_MODEL_REQUEST",
     "BEFORE_RUN",
     "BEFORE_TOOL_CALL",
-    "FLOW_PHASES",
     "GUARDRAIL_PHASES",
     "HOOK_ACTIONS",
     "INPUT_GUARDRAIL",
     "MEMORY_PHASES",
-    "ON_APPROVAL_REQUIRED",
     "ON_ERROR",
     "ON_HANDOFF",
-    "ON_RERUN",
-    "ON_RESUME",
     "OUTPUT_GUARDRAIL",
+    "PHASES_GROUP",
     "TOOL_GUARDRAIL",
     "HookContext",
     "HookDecision",
     "check_phases",
     "hook_name",
+    "known_phases",
     "normalize_hook_result",
     "phase_target",
 ]
@@ -62,11 +60,6 @@ AFTER_MEMORY_PROMOTE = "after_memory_promote"
 INPUT_GUARDRAIL = "input_guardrail"
 TOOL_GUARDRAIL = "tool_guardrail"
 OUTPUT_GUARDRAIL = "output_guardrail"
-BEFORE_FLOW_STEP = "before_flow_step"
-AFTER_FLOW_STEP = "after_flow_step"
-ON_APPROVAL_REQUIRED = "on_approval_required"
-ON_RESUME = "on_resume"
-ON_RERUN = "on_rerun"
 
 #: The agent's phases (seeds' README §12), memory phases apart.
 AGENT_PHASES: tuple[str, ...] = (
@@ -89,19 +82,47 @@ MEMORY_PHASES: tuple[str, ...] = (
 )
 #: The loop's guardrail phases (hooks may target them too).
 GUARDRAIL_PHASES: tuple[str, ...] = (INPUT_GUARDRAIL, TOOL_GUARDRAIL, OUTPUT_GUARDRAIL)
-#: LightFlow's step phases.
-FLOW_PHASES: tuple[str, ...] = (
-    BEFORE_FLOW_STEP,
-    AFTER_FLOW_STEP,
-    ON_APPROVAL_REQUIRED,
-    ON_RESUME,
-    ON_RERUN,
-)
-ALL_PHASES: frozenset[str] = frozenset(
-    AGENT_PHASES + MEMORY_PHASES + GUARDRAIL_PHASES + FLOW_PHASES
-)
+#: The kernel's phases; :func:`known_phases` adds the ones installed plugins register.
+ALL_PHASES: frozenset[str] = frozenset(AGENT_PHASES + MEMORY_PHASES + GUARDRAIL_PHASES)
+#: The entry-point group through which a distribution registers phases of its own
+#: (``my-plugin = "my_plugin.hooks:PHASES"``: a tuple of phase names).
+PHASES_GROUP = "lightagent.hook_phases"
 HOOK_ACTIONS: tuple[str, ...] = ("continue", "replace", "block", "retry", "fallback", "metadata")
 _STOPPING = frozenset({"block", "retry", "fallback"})
+_PHASE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_known: frozenset[str] | None = None
+_known_lock = threading.Lock()
+
+
+def known_phases() -> frozenset[str]:
+    """The kernel's phases plus every installed ``lightagent.hook_phases`` entry point's.
+
+    Read once, on first need (a hook object without a kernel phase method, or a
+    ``phases=`` set naming a phase the kernel lacks), so ``import lightagent`` loads no
+    plugin. An entry point that fails to load, or a name that is not a phase name
+    (lowercase letters, digits, ``_``), is skipped.
+    """
+    global _known
+    if _known is None:
+        with _known_lock:
+            if _known is None:
+                _known = ALL_PHASES | _plugin_phases()
+    return _known
+
+
+def _plugin_phases() -> frozenset[str]:
+    from importlib.metadata import entry_points
+
+    found: set[str] = set()
+    for ep in sorted(entry_points(group=PHASES_GROUP), key=lambda e: e.name):
+        try:
+            names = ep.load()
+        except Exception:  # a broken plugin must not break the hooks of the others
+            continue
+        for name in names if isinstance(names, (tuple, list, frozenset, set)) else ():
+            if isinstance(name, str) and _PHASE_NAME.fullmatch(name):
+                found.add(name)
+    return frozenset(found)
 
 
 @dataclass
@@ -275,9 +296,11 @@ def check_phases(phases: Any, owner: str) -> frozenset[str] | None:
         ) from None
     unknown = sorted(p for p in found if p not in ALL_PHASES)
     if unknown:
+        unknown = sorted(p for p in unknown if p not in known_phases())
+    if unknown:
         raise ConfigurationError(
             "LA-HOOK-INVALID",
             f"{owner}: unknown phases {unknown}",
-            hint="See lightagent.hooks.ALL_PHASES for the phase names.",
+            hint="See lightagent.hooks.ALL_PHASES and known_phases() for the phase names.",
         )
     return found

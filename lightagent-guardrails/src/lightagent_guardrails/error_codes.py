@@ -1,0 +1,19 @@
+"""The codes of the guardrail manager.
+
+Registered with lightagent through the ``lightagent.error_codes`` entry point (see
+``pyproject.toml``), so ``LightAgentError``, ``ERROR_TAXONOMY`` and ``format_error_code``
+know them. Codes are public and stable: add rows freely, never rename or reuse a code;
+each is documented in ``docs/errors.md`` (a test fails when one is missing).
+"""
+
+from __future__ import annotations
+
+from lightagent.error_codes import Row
+
+__all__ = ["CODES"]
+
+# fmt: off
+CODES: tuple[Row, ...] = (
+    ("LA-GUARDRAIL-ERROR", "policy", "A guardrail failed and the request was blocked.", "Fix the guardrail; deciders fail closed."),
+)
+# fmt: on

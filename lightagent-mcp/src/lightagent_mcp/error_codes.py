@@ -1,0 +1,25 @@
+"""The codes of MCP tool servers (``LA-MCP-…``).
+
+Registered with lightagent through the ``lightagent.error_codes`` entry point (see
+``pyproject.toml``), so ``LightAgentError``, ``ERROR_TAXONOMY`` and ``format_error_code``
+know them. Codes are public and stable: add rows freely, never rename or reuse a code;
+each is documented in ``docs/errors.md`` (a test fails when one is missing).
+"""
+
+from __future__ import annotations
+
+from lightagent.error_codes import Row
+
+__all__ = ["CODES"]
+
+# fmt: off
+CODES: tuple[Row, ...] = (
+    ("LA-MCP-CONFIG", "validation", "The MCP server settings are invalid.", "Fix the mcpServers entry and key named in the message."),
+    ("LA-MCP-START", "tool", "The MCP server could not be started.", "Check the server's command, args and cwd; its stderr is in details."),
+    ("LA-MCP-EXITED", "tool", "The MCP server process exited.", "See the server's stderr in details; the next call starts it again."),
+    ("LA-MCP-TIMEOUT", "tool", "The MCP server did not answer in time.", "Raise init_timeout, timeout (silence allowed; progress notifications restart it) or total_timeout in the server's settings, or make the server faster."),
+    ("LA-MCP-UNAVAILABLE", "tool", "The MCP server is not reachable or the connection was lost.", "Check the server's URL and that it runs; calls reconnect up to reconnect_attempts."),
+    ("LA-MCP-PROTOCOL", "tool", "The MCP server answered with a protocol error.", "See the server's error in the message; check the tool name and arguments."),
+    ("LA-MCP-UNAPPROVED", "policy", "The MCP tool's definition changed since it was approved.", "Review the new definition, then call toolset.approve(tool) to enable it again."),
+)
+# fmt: on
