@@ -204,7 +204,7 @@ def test_bare_replace_values_are_applied_not_dropped(recorder: Any) -> None:
 
 
 def test_flow_phases_are_registered_with_the_kernel() -> None:
-    from lightagent.hooks import ALL_PHASES, HookManager, PolicyHook, known_phases
+    from lightagent.hooks import ALL_PHASES, HookManager, check_phases, known_phases
     from lightagent_flow.hooks import FLOW_HOOK_PHASES, FLOW_PHASES
 
     assert FLOW_PHASES == (
@@ -222,4 +222,5 @@ def test_flow_phases_are_registered_with_the_kernel() -> None:
             return None
 
     assert HookManager([OnlyAFlowPhase()]).hooks  # a flow phase method is a phase method
-    assert PolicyHook(lambda ctx: True, phases=set(FLOW_PHASES)).phases == set(FLOW_PHASES)
+    # what a PolicyHook's (lightagent-review) phases= is checked by
+    assert check_phases(set(FLOW_PHASES), "PolicyHook") == set(FLOW_PHASES)

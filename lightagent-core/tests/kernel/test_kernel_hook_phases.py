@@ -43,7 +43,7 @@ def test_a_plugin_phase_is_accepted_and_a_bad_one_skipped(tmp_path: Path) -> Non
         tmp_path,
         """
         import json, sys
-        from lightagent.hooks import HookManager, PolicyHook, known_phases
+        from lightagent.hooks import HookManager, check_phases, known_phases
         from lightagent.errors import ConfigurationError
 
         class Fake:
@@ -51,9 +51,9 @@ def test_a_plugin_phase_is_accepted_and_a_bad_one_skipped(tmp_path: Path) -> Non
                 return None
 
         HookManager([Fake()])
-        PolicyHook(lambda ctx: True, phases={"before_fake_step"})
+        check_phases({"before_fake_step"}, "PolicyHook")  # what a PolicyHook's phases= is checked by
         try:
-            PolicyHook(lambda ctx: True, phases={"Not A Phase"})
+            check_phases({"Not A Phase"}, "PolicyHook")
         except ConfigurationError as exc:
             refused = exc.code
         print(json.dumps({"known": sorted(known_phases()), "refused": refused}))
@@ -69,14 +69,14 @@ def test_kernel_phases_read_no_plugin(tmp_path: Path) -> None:
         tmp_path,
         """
         import json, sys
-        from lightagent.hooks import HookManager, PolicyHook
+        from lightagent.hooks import HookManager, check_phases
 
         class Tools:
             def before_tool_call(self, ctx):
                 return None
 
         HookManager([Tools()])
-        PolicyHook(lambda ctx: True, phases={"before_run"})
+        check_phases({"before_run"}, "PolicyHook")
         print(json.dumps({"modules": sorted(sys.modules)}))
         """,
     )
