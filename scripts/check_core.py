@@ -27,18 +27,17 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
     import tomli as tomllib
 
-#: The most lines the kernel's ``.py`` files may hold together.
-MAX_CORE_LINES = 29_400
+#: The most lines the kernel's ``.py`` files may hold together: a ratchet, lowered with every
+#: capability that leaves the core, never raised. The goal is 18,000 (docs/architecture.md,
+#: "Figures" says what is left to move).
+MAX_CORE_LINES = 24_700
 
 #: The kernel's own import name (the one root package the kernel may name).
 KERNEL = "lightagent"
 
 #: (file below lightagent-core/src, name) pairs that are not a plugin's import name but
 #: spell the same: each with the reason. Keep this short.
-ALLOWED: dict[tuple[str, str], str] = {
-    ("lightagent/memory/shared.py", "lightagent_memory"): "the SQL table's name",
-    ("lightagent/memory/sql_pool.py", "lightagent_memory"): "the SQL table's name",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def plugin_packages(root: Path) -> list[str]:
