@@ -63,67 +63,17 @@ def run_machine(spec: RunSpec) -> Machine:
     messages: list[dict[str, Any]] = []
     interceptor = spec.interceptor
     query = spec.query
-    # Features a run may not use, looked up once: their steps are skipped outright when
-    # off (each would be a call, or a generator to make and finish, doing nothing).
+    # What a run may not use is looked up once and its steps skipped outright when off
+    # (each would be a call, or a generator to make and finish, doing nothing).
     token = ctx.cancellation
     steps = spec.steps  # the capabilities' parts in this run (usually none)
     try:
         # Inside the try: a session that refuses this run (owner, store down) ends it typed.
         if active:
-            ctx.emit(
-                "run_start",
-                {
-                    "query": query,
-                    "agent": ctx.agent_name,
-                    "user_id": ctx.user_id,
-                    "stream": spec.stream,
-                    "result_format": spec.result_format,
-                    "run_id": ctx.run_id,
-                    "idempotency_key": ctx.idempotency_key,
-                    "session_id": ctx.session_id,
-                    "model": getattr(spec.model, "name", None),
-                    "provider": _provider(spec.model),
-                    "resumed": spec.initial_messages is not None,
-                    **(_begun(spec, st) if steps else {}),
-                },
-            )
+            _run_start(spec, st)
         if interceptor is not None:
-            st.stage = "before_run"
-            out = yield from ask(
-                "before_run",
-                {
-                    "query": query,
-                    "tools": spec.registry.names() if spec.registry is not None else [],
-                    "stream": spec.stream,
-                    "result_format": spec.result_format,
-                    "metadata": ctx.metadata,
-                },
-            )
-            query = blocked_or_replaced(ctx, out, "before_run", "LA-HOOK", query, "query")
-            st.stage = "input_guardrail"
-            out = yield from ask("input_guardrail", {"query": query})
-            query = blocked_or_replaced(ctx, out, "input_guardrail", "LA-GUARDRAIL", query, "query")
-
-        st.stage = "prepare"
-        history = None
-        if spec.initial_messages is not None:
-            messages = list(spec.initial_messages)
-        else:
-            history = spec.history
-            if history is None and spec.load_history and ctx.session_id:
-                history = yield LoadHistory(ctx.session_id)
-            if spec.system_prompt and not (history and history[0].get("role") == "system"):
-                messages.append({"role": "system", "content": spec.system_prompt})
-            if history:
-                messages.extend(history)
-        if query is not None:
-            messages.append({"role": "user", "content": query})
-            st.query_message = messages[-1]
-            if spec.memory is not None:
-                yield from memory_retrieve(spec, st, query, messages)
-            if spec.retrieval_inject:
-                yield from retrieval_context(spec, st, query, messages)
-            st.stage = "prepare"
+            query = yield from _admit(spec, st, query)
+        history = yield from _prepare(spec, st, query, messages)
 
         toolsets = spec.toolsets
         if toolsets is not None:
@@ -133,16 +83,7 @@ def run_machine(spec: RunSpec) -> Machine:
             yield from step.start(spec, st, history, messages, tools)
 
         if spec.initial_messages is not None:
-            pending, positions, total = pending_tool_calls(messages)
-            st.call_index = total
-            if pending:
-                st.rounds += 1
-                st.stage = "tool_execution"
-                for step in steps:
-                    step.before_tools(spec, st, pending)
-                yield from tool_round(spec, st, pending, messages, positions, spec.call_keys)
-                for step in steps:
-                    step.after_tools(spec, st, pending, messages)
+            yield from _resume_pending(spec, st, messages)
 
         structured_repairs = 0
         first_request = True
@@ -183,38 +124,16 @@ def run_machine(spec: RunSpec) -> Machine:
                 step.request(spec, st, request)
             st.model_requests += 1
             if active:
-                ctx.emit(
-                    "model_request",
-                    {
-                        "model": getattr(spec.model, "name", None),
-                        "stream": spec.stream,
-                        "message_count": len(request.messages),
-                        "tools": [t["function"]["name"] for t in request.tools or ()],
-                        "request_index": st.model_requests,
-                        "request": {
-                            "messages": request.messages,
-                            "tools": request.tools,
-                            "tool_choice": request.tool_choice,
-                            "response_format": request.response_format,
-                        },
-                    },
-                )
+                _emit_request(spec, st, request)
             t0 = time.perf_counter()
             try:
                 response = yield (StreamModel(request) if spec.stream else CallModel(request))
             except LightAgentError:
                 raise
             except Exception as exc:
-                raise ModelError(
-                    classify_exception(exc, "LA-PROVIDER"),
-                    f"model call failed: {type(exc).__name__}: {exc}",
-                    details={"exception": type(exc).__name__},
-                ) from exc
+                raise _model_failed(exc) from exc
             if not isinstance(response, ModelResponse):
-                raise ModelError(
-                    "LA-MODEL-OUTPUT",
-                    f"the model returned {type(response).__name__}, not a ModelResponse",
-                )
+                raise _model_failed(response)
             if response.usage is not None:
                 usage_clamped(spec, response.usage, request_index=st.model_requests)
                 st.usage = response.usage if st.usage is None else st.usage + response.usage
@@ -225,34 +144,12 @@ def run_machine(spec: RunSpec) -> Machine:
                 unique_call_ids(response)
             assistant = assistant_message(response)
             if active:
-                ctx.emit(
-                    "model_response",
-                    {
-                        "content": response.content,
-                        "reasoning_content": response.reasoning_content,
-                        "message": assistant,
-                        "finish_reason": response.finish_reason,
-                        "response_model": response.model,
-                        "usage": response.usage.to_dict() if response.usage else None,
-                        "latency_ms": round((time.perf_counter() - t0) * 1000, 3),
-                        "attempts": getattr(response, "attempts", 1),
-                        "request_index": st.model_requests,
-                    },
-                )
+                _emit_response(spec, st, response, assistant, t0)
             spec_out = spec.output
             if spec_out is not None and spec_out.via_tool and calls:
-                final = next((c for c in calls if c.name == spec_out.name), None)
-                if final is not None:
-                    messages.append(assistant)
-                    parsed, problem = (
-                        (None, final.error) if final.error else spec_out.validate(final.arguments)
-                    )
-                    for call in calls:  # every call gets a result, so the transcript stays valid
-                        if call is final:
-                            text = problem or "Answer recorded."
-                        else:
-                            text = "Not run: the final answer was given in the same turn."
-                        messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+                answer = _answer_by_tool(spec_out, calls, assistant, messages)
+                if answer is not None:
+                    parsed, problem = answer
                     if problem is not None:
                         structured_repairs = _structured_retry(structured_repairs, problem)
                         continue
@@ -261,25 +158,7 @@ def run_machine(spec: RunSpec) -> Machine:
             if calls and steps and (yield from _calls(spec, st, calls, assistant, messages)):
                 break
             if calls:
-                st.stage = "tool_execution"
-                if st.rounds >= spec.max_tool_iterations:
-                    st.stage = "max_tool_iterations"
-                    raise BudgetError(
-                        "LA-MAX-ITERATIONS",
-                        f"Max tool iterations({spec.max_tool_iterations}) reached.",
-                        details={"max_tool_iterations": spec.max_tool_iterations},
-                    )
-                for step in steps:
-                    step.before_tools(spec, st, calls)
-                st.rounds += 1
-                messages.append(assistant)
-                positions = {}
-                for call in calls:
-                    positions[call.id] = st.call_index
-                    st.call_index += 1
-                yield from tool_round(spec, st, calls, messages, positions)
-                for step in steps:
-                    step.after_tools(spec, st, calls, messages)
+                yield from _tools(spec, st, calls, assistant, messages)
                 continue
 
             text = response.content or ""
@@ -316,20 +195,8 @@ def run_machine(spec: RunSpec) -> Machine:
             reasoning = response.reasoning_content
             break
 
-        if interceptor is not None and st.handoff is None:
-            st.stage = "output_guardrail"
-            out = yield from ask("output_guardrail", {"content": content})
-            content = blocked_or_replaced(
-                ctx, out, "output_guardrail", "LA-GUARDRAIL", content, "content"
-            )
-            if spec.stream:
-                # the driver shows what its output screen held back, now that it is judged
-                yield Output("release", content)
-        if spec.memory is not None and query is not None and st.handoff is None:
-            yield from memory_write(spec, st, query, content)
-        if st.handoff is None:
-            for step in steps:
-                yield from step.finish(spec, st, content)
+        if st.handoff is None and (interceptor is not None or spec.memory is not None or steps):
+            content = yield from _finish(spec, st, query, content)
         st.stage = None
     except LightAgentError as exc:
         error = exc
@@ -338,9 +205,242 @@ def run_machine(spec: RunSpec) -> Machine:
             "LA-UNKNOWN", f"{type(exc).__name__}: {exc}", details={"stage": st.stage}
         )
 
+    if error is not None or interceptor is not None:
+        content = yield from _aftermath(spec, st, error, content)
+    usage = st.usage.to_dict() if st.usage is not None else None
+    end_data: dict[str, Any] = {}
+    for step in steps:
+        step.end(spec, st, end_data)
+    if active:
+        _run_end(spec, st, error, usage, started, end_data)
+    return RunResult(
+        content=content if error is None else str(error),
+        reasoning_content=reasoning,
+        tool_calls=st.executed,
+        usage=usage,
+        trace_id=ctx.trace_id,
+        trace=ctx.trace,
+        error=error.to_dict() if error is not None else None,
+        parsed=parsed,
+        run_id=ctx.run_id,
+        messages=messages,
+        handoffs=[st.handoff.to_dict()] if st.handoff is not None else [],
+    )
+
+
+def _run_start(spec: RunSpec, st: RunState) -> None:
+    ctx = spec.ctx
+    ctx.emit(
+        "run_start",
+        {
+            "query": spec.query,
+            "agent": ctx.agent_name,
+            "user_id": ctx.user_id,
+            "stream": spec.stream,
+            "result_format": spec.result_format,
+            "run_id": ctx.run_id,
+            "idempotency_key": ctx.idempotency_key,
+            "session_id": ctx.session_id,
+            "model": getattr(spec.model, "name", None),
+            "provider": _provider(spec.model),
+            "resumed": spec.initial_messages is not None,
+            **(_begun(spec, st) if spec.steps else {}),
+        },
+    )
+
+
+def _admit(spec: RunSpec, st: RunState, query: str | None) -> Generator[Any, Any, str | None]:
+    """The query as the interceptor lets it in: ``before_run``, then the input guardrails."""
+    ctx = spec.ctx
+    st.stage = "before_run"
+    out = yield from ask(
+        "before_run",
+        {
+            "query": query,
+            "tools": spec.registry.names() if spec.registry is not None else [],
+            "stream": spec.stream,
+            "result_format": spec.result_format,
+            "metadata": ctx.metadata,
+        },
+    )
+    query = blocked_or_replaced(ctx, out, "before_run", "LA-HOOK", query, "query")
+    st.stage = "input_guardrail"
+    out = yield from ask("input_guardrail", {"query": query})
+    return blocked_or_replaced(ctx, out, "input_guardrail", "LA-GUARDRAIL", query, "query")
+
+
+def _prepare(
+    spec: RunSpec, st: RunState, query: str | None, messages: list[dict[str, Any]]
+) -> Generator[Any, Any, Any]:
+    """Fill ``messages`` (prompt, history, query, recalled context); returns the history read."""
+    st.stage = "prepare"
+    history = None
+    if spec.initial_messages is not None:
+        messages.extend(spec.initial_messages)
+    else:
+        history = spec.history
+        if history is None and spec.load_history and spec.ctx.session_id:
+            history = yield LoadHistory(spec.ctx.session_id)
+        if spec.system_prompt and not (history and history[0].get("role") == "system"):
+            messages.append({"role": "system", "content": spec.system_prompt})
+        if history:
+            messages.extend(history)
+    if query is not None:
+        messages.append({"role": "user", "content": query})
+        st.query_message = messages[-1]
+        if spec.memory is not None:
+            yield from memory_retrieve(spec, st, query, messages)
+        if spec.retrieval_inject:
+            yield from retrieval_context(spec, st, query, messages)
+        st.stage = "prepare"
+    return history
+
+
+def _resume_pending(
+    spec: RunSpec, st: RunState, messages: list[dict[str, Any]]
+) -> Generator[Any, Any, None]:
+    """A resumed run first runs the tool calls its transcript left without a result."""
+    pending, positions, total = pending_tool_calls(messages)
+    st.call_index = total
+    if pending:
+        st.rounds += 1
+        st.stage = "tool_execution"
+        for step in spec.steps:
+            step.before_tools(spec, st, pending)
+        yield from tool_round(spec, st, pending, messages, positions, spec.call_keys)
+        for step in spec.steps:
+            step.after_tools(spec, st, pending, messages)
+
+
+def _emit_request(spec: RunSpec, st: RunState, request: ModelRequest) -> None:
+    spec.ctx.emit(
+        "model_request",
+        {
+            "model": getattr(spec.model, "name", None),
+            "stream": spec.stream,
+            "message_count": len(request.messages),
+            "tools": [t["function"]["name"] for t in request.tools or ()],
+            "request_index": st.model_requests,
+            "request": {
+                "messages": request.messages,
+                "tools": request.tools,
+                "tool_choice": request.tool_choice,
+                "response_format": request.response_format,
+            },
+        },
+    )
+
+
+def _emit_response(
+    spec: RunSpec, st: RunState, response: ModelResponse, assistant: dict[str, Any], t0: float
+) -> None:
+    spec.ctx.emit(
+        "model_response",
+        {
+            "content": response.content,
+            "reasoning_content": response.reasoning_content,
+            "message": assistant,
+            "finish_reason": response.finish_reason,
+            "response_model": response.model,
+            "usage": response.usage.to_dict() if response.usage else None,
+            "latency_ms": round((time.perf_counter() - t0) * 1000, 3),
+            "attempts": getattr(response, "attempts", 1),
+            "request_index": st.model_requests,
+        },
+    )
+
+
+def _model_failed(problem: Any) -> ModelError:
+    """The typed error of a model call that raised ``problem`` or answered it instead of a
+    ``ModelResponse``."""
+    if isinstance(problem, Exception):
+        return ModelError(
+            classify_exception(problem, "LA-PROVIDER"),
+            f"model call failed: {type(problem).__name__}: {problem}",
+            details={"exception": type(problem).__name__},
+        )
+    return ModelError(
+        "LA-MODEL-OUTPUT", f"the model returned {type(problem).__name__}, not a ModelResponse"
+    )
+
+
+def _answer_by_tool(
+    out: Any, calls: list[Any], assistant: dict[str, Any], messages: list[dict[str, Any]]
+) -> tuple[Any, str | None] | None:
+    """``(parsed, problem)`` when the model gave its structured answer as the answer tool's
+    call (every call of the turn then gets a result); None when it did not."""
+    final = next((c for c in calls if c.name == out.name), None)
+    if final is None:
+        return None
+    messages.append(assistant)
+    parsed, problem = (None, final.error) if final.error else out.validate(final.arguments)
+    for call in calls:  # every call gets a result, so the transcript stays valid
+        if call is final:
+            text = problem or "Answer recorded."
+        else:
+            text = "Not run: the final answer was given in the same turn."
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+    return parsed, problem
+
+
+def _tools(
+    spec: RunSpec,
+    st: RunState,
+    calls: list[Any],
+    assistant: dict[str, Any],
+    messages: list[dict[str, Any]],
+) -> Generator[Any, Any, None]:
+    """One tool round: the model's ``calls`` run, each result appended to ``messages``."""
+    st.stage = "tool_execution"
+    if st.rounds >= spec.max_tool_iterations:
+        st.stage = "max_tool_iterations"
+        raise BudgetError(
+            "LA-MAX-ITERATIONS",
+            f"Max tool iterations({spec.max_tool_iterations}) reached.",
+            details={"max_tool_iterations": spec.max_tool_iterations},
+        )
+    steps = spec.steps
+    for step in steps:
+        step.before_tools(spec, st, calls)
+    st.rounds += 1
+    messages.append(assistant)
+    positions = {}
+    for call in calls:
+        positions[call.id] = st.call_index
+        st.call_index += 1
+    yield from tool_round(spec, st, calls, messages, positions)
+    for step in steps:
+        step.after_tools(spec, st, calls, messages)
+
+
+def _finish(
+    spec: RunSpec, st: RunState, query: str | None, content: str | None
+) -> Generator[Any, Any, str | None]:
+    """After the answer: the output guardrails, the memory write, the steps' ``finish``."""
+    if spec.interceptor is not None:
+        st.stage = "output_guardrail"
+        out = yield from ask("output_guardrail", {"content": content})
+        content = blocked_or_replaced(
+            spec.ctx, out, "output_guardrail", "LA-GUARDRAIL", content, "content"
+        )
+        if spec.stream:
+            # the driver shows what its output screen held back, now that it is judged
+            yield Output("release", content)
+    if spec.memory is not None and query is not None:
+        yield from memory_write(spec, st, query, content)
+    for step in spec.steps:
+        yield from step.finish(spec, st, content)
+    return content
+
+
+def _aftermath(
+    spec: RunSpec, st: RunState, error: LightAgentError | None, content: str | None
+) -> Generator[Any, Any, str | None]:
+    """The error event and ``on_error``, then ``after_run`` (which may replace the answer)."""
+    interceptor = spec.interceptor
     if error is not None:
-        if active:
-            ctx.emit("error", {"stage": st.stage, "error": error.to_dict()})
+        if spec.ctx.active:
+            spec.ctx.emit("error", {"stage": st.stage, "error": error.to_dict()})
         if interceptor is not None and not isinstance(error, CancelledError):
             try:
                 yield CallPhase("on_error", {"stage": st.stage, "error": error.to_dict()})
@@ -367,39 +467,32 @@ def run_machine(spec: RunSpec) -> Machine:
             pass
     if error is not None and spec.stream:
         yield Output("error", {"error": str(error), "code": error.code, "details": error.to_dict()})
-    usage = st.usage.to_dict() if st.usage is not None else None
-    end_data: dict[str, Any] = {}
-    for step in steps:
-        step.end(spec, st, end_data)
-    if active:
-        end: dict[str, Any] = {
-            "success": error is None,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-            "model_request_count": st.model_requests,
-            "tool_call_count": len(st.executed),
-            "retry_count": st.retries,
-            "usage": usage,
-        }
-        end.update(end_data)
-        if error is not None:
-            end["error"] = error.to_dict()
-            end["stage"] = st.stage
-            if error.details.get("exit_reason"):
-                end["exit_reason"] = error.details["exit_reason"]
-        ctx.emit("run_end", end)
-    return RunResult(
-        content=content if error is None else str(error),
-        reasoning_content=reasoning,
-        tool_calls=st.executed,
-        usage=usage,
-        trace_id=ctx.trace_id,
-        trace=ctx.trace,
-        error=error.to_dict() if error is not None else None,
-        parsed=parsed,
-        run_id=ctx.run_id,
-        messages=messages,
-        handoffs=[st.handoff.to_dict()] if st.handoff is not None else [],
-    )
+    return content
+
+
+def _run_end(
+    spec: RunSpec,
+    st: RunState,
+    error: LightAgentError | None,
+    usage: dict[str, Any] | None,
+    started: float,
+    end_data: dict[str, Any],
+) -> None:
+    end: dict[str, Any] = {
+        "success": error is None,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        "model_request_count": st.model_requests,
+        "tool_call_count": len(st.executed),
+        "retry_count": st.retries,
+        "usage": usage,
+    }
+    end.update(end_data)
+    if error is not None:
+        end["error"] = error.to_dict()
+        end["stage"] = st.stage
+        if error.details.get("exit_reason"):
+            end["exit_reason"] = error.details["exit_reason"]
+    spec.ctx.emit("run_end", end)
 
 
 def _calls(
