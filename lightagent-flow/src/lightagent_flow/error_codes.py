@@ -1,9 +1,7 @@
 """LightFlow's codes: the seeds' ``LA-FLOW-AGENT-ERROR`` / ``LA-FLOW-TIMEOUT`` plus our own.
 
-Registered with lightagent through the ``lightagent.error_codes`` entry point (see
-``pyproject.toml``), so ``LightAgentError``, ``ERROR_TAXONOMY`` and ``format_error_code``
-know them. Codes are public and stable: add rows freely, never rename or reuse a code;
-each is documented in ``docs/errors.md`` (a test fails when one is missing).
+Read by lightagent through this distribution's ``lightagent.error_codes`` entry point;
+stable like every code (docs/errors.md, checked by a test).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The codes of MCP tool servers (``LA-MCP-…``).
 
-Registered with lightagent through the ``lightagent.error_codes`` entry point (see
-``pyproject.toml``), so ``LightAgentError``, ``ERROR_TAXONOMY`` and ``format_error_code``
-know them. Codes are public and stable: add rows freely, never rename or reuse a code;
-each is documented in ``docs/errors.md`` (a test fails when one is missing).
+The ``lightagent.error_codes`` entry point of lightagent-mcp points here; each code is
+stable and in docs/errors.md.
 """
 
 from __future__ import annotations
