@@ -392,7 +392,10 @@ def test_view_and_aview_keep_a_listing_failure_as_the_toolsets_own_error():
     sync_router.add(_Stalls(namespace="slow"))
     async_router.add(_Stalls(namespace="slow"))
     expected = [
-        {"toolset": "slow", "error": {"code": "LA-TOOLSET", "message": "TimeoutError: list stalled"}}
+        {
+            "toolset": "slow",
+            "error": {"code": "LA-TOOLSET", "message": "TimeoutError: list stalled"},
+        }
     ]
     assert sync_router.view(base).errors == expected
     assert asyncio.run(async_router.aview(base)).errors == expected
