@@ -84,8 +84,10 @@ async def adecide(decider: Decider[T]) -> T:
             return call  # type: ignore[no-any-return]
         try:
             outcome = (await _aperform(call), None)
-        except asyncio.TimeoutError:  # the builtin TimeoutError on every Python version
-            outcome = (None, TimeoutError(f"{call!r} timed out"))
+        except asyncio.TimeoutError as exc:  # the builtin TimeoutError on every Python version
+            # Only a call with a timeout is timed here; without one the error is the callback's.
+            error = exc if call.timeout is None else TimeoutError(f"{call!r} timed out")
+            outcome = (None, error)
         except Exception as exc:
             outcome = (None, exc)
 

@@ -374,3 +374,28 @@ def test_a_tool_a_toolset_withholds_is_a_dropped_event_naming_why():
         "code": "LA-TOOL-DEFINITION",
         "reason": "the server runs it only as a task",
     }
+
+
+class _Stalls(Echo):
+    """A toolset whose listing fails with its own ``TimeoutError``."""
+
+    def list_tools(self):
+        raise TimeoutError("list stalled")
+
+
+def test_view_and_aview_keep_a_listing_failure_as_the_toolsets_own_error():
+    from lightagent.tools.registry import ToolRegistry
+    from lightagent.toolsets.router import ToolsetRouter
+
+    base = ToolRegistry()
+    sync_router, async_router = ToolsetRouter(), ToolsetRouter()
+    sync_router.add(_Stalls(namespace="slow"))
+    async_router.add(_Stalls(namespace="slow"))
+    expected = [
+        {
+            "toolset": "slow",
+            "error": {"code": "LA-TOOLSET", "message": "TimeoutError: list stalled"},
+        }
+    ]
+    assert sync_router.view(base).errors == expected
+    assert asyncio.run(async_router.aview(base)).errors == expected

@@ -147,6 +147,25 @@ class OpenAIModel(ClientMixin):
     def _delay(self, error: ModelError, attempt: int) -> float:
         return backoff_delay(error, attempt, base=self.retry_backoff, max_wait=self.max_retry_wait)
 
+    def _retry_wait(self, exc: Exception, attempt: int) -> float:
+        """The wait before the next attempt after ``exc`` failed attempt ``attempt``;
+        raises ``exc`` as a :class:`ModelError` when it is not retried."""
+        error = self._fail(exc, attempt)
+        if not self._should_retry(error, attempt):
+            raise error from exc
+        return self._delay(error, attempt)
+
+    def _injected(self) -> bool:
+        """Whether the only client is a caller's non-SDK double: async calls then go
+        through it (see ``_injected_acomplete`` / ``_injected_astream``)."""
+        import openai
+
+        return (
+            self._async_client is None
+            and self._client is not None
+            and not isinstance(self._client, openai.OpenAI)
+        )
+
     def _finish(self, response: ModelResponse, attempt: int, start: float) -> ModelResponse:
         response.attempts = attempt
         response.latency_ms = (time.perf_counter() - start) * 1000.0
@@ -182,10 +201,7 @@ class OpenAIModel(ClientMixin):
                     data = plain(client.chat.completions.create(**body))
                 break
             except Exception as exc:
-                error = self._fail(exc, attempt)
-                if not self._should_retry(error, attempt):
-                    raise error from exc
-                time.sleep(self._delay(error, attempt))
+                time.sleep(self._retry_wait(exc, attempt))
         response = parse_completion(data, self.profile, self._names(request))
         return self._finish(response, attempt, start)
 
@@ -193,11 +209,7 @@ class OpenAIModel(ClientMixin):
         """One chat completion on the event loop, retried on transient failures."""
         import openai
 
-        if (
-            self._async_client is None
-            and self._client is not None
-            and not isinstance(self._client, openai.OpenAI)
-        ):
+        if self._injected():
             return await self._injected_acomplete(request)
         start = time.perf_counter()
         body = self.build_body(request)
@@ -216,40 +228,41 @@ class OpenAIModel(ClientMixin):
                     data = plain(await client.chat.completions.create(**body))
                 break
             except Exception as exc:
-                error = self._fail(exc, attempt)
-                if not self._should_retry(error, attempt):
-                    raise error from exc
+                delay = self._retry_wait(exc, attempt)
             finally:
                 self._unlease(shards, slot)
-            await asyncio.sleep(self._delay(error, attempt))
+            await asyncio.sleep(delay)
         response = parse_completion(data, self.profile, self._names(request))
         return self._finish(response, attempt, start)
 
     async def _injected_acomplete(self, request: ModelRequest) -> ModelResponse:
         result = self._client.chat.completions.create(**self.build_body(request))
-        if asyncio.iscoroutine(result) or hasattr(result, "__await__"):
-            start = time.perf_counter()
-            data = plain(await result)
-            return self._finish(
-                parse_completion(data, self.profile, self._names(request)), 1, start
-            )
         start = time.perf_counter()
+        if asyncio.iscoroutine(result) or hasattr(result, "__await__"):
+            result = await result
         data = plain(result)
         return self._finish(parse_completion(data, self.profile, self._names(request)), 1, start)
 
     # -- streamed --------------------------------------------------------------------
     def _open(self, client: Any, body: dict[str, Any]) -> Any:
+        """Open the streamed call on ``client`` (what an async client returns is awaited
+        by the caller)."""
         import openai
 
+        stream_cls: Any
         if isinstance(client, openai.OpenAI):
-            return client.post(
-                "/chat/completions",
-                cast_to=object,
-                stream=True,
-                stream_cls=openai.Stream[object],
-                **body_kwargs(client, body),
-            )
-        return client.chat.completions.create(**body)
+            stream_cls = openai.Stream[object]
+        elif isinstance(client, openai.AsyncOpenAI):
+            stream_cls = openai.AsyncStream[object]
+        else:
+            return client.chat.completions.create(**body)
+        return client.post(
+            "/chat/completions",
+            cast_to=object,
+            stream=True,
+            stream_cls=stream_cls,
+            **body_kwargs(client, body),
+        )
 
     def stream(self, request: ModelRequest) -> Iterator[StreamItem]:
         """Yield normalized OpenAI chunk dicts, then one assembled :class:`ModelResponse`."""
@@ -278,23 +291,15 @@ class OpenAIModel(ClientMixin):
             except ModelError:
                 raise
             except Exception as exc:
-                if assembler.response is not None and _is_transport(exc):
+                delay = self._stream_wait(exc, assembler, attempt)
+                if delay is None:
                     break  # the answer was complete; only the drain after [DONE] failed
-                error = self._stream_error(exc, assembler, attempt)
-                if assembler.chunks or not self._should_retry(error, attempt):
-                    raise error from exc
-                time.sleep(self._delay(error, attempt))
+                time.sleep(delay)
         yield self._finish(assembler.close(), attempt, start)
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """Async form of :meth:`stream`."""
-        import openai
-
-        if (
-            self._async_client is None
-            and self._client is not None
-            and not isinstance(self._client, openai.OpenAI)
-        ):
+        if self._injected():
             async for item in self._injected_astream(request):
                 yield item
             return
@@ -307,16 +312,7 @@ class OpenAIModel(ClientMixin):
             assembler = StreamAssembler(self.profile, names)
             client, shards, slot = self._lease()
             try:
-                if isinstance(client, openai.AsyncOpenAI):
-                    raw = await client.post(
-                        "/chat/completions",
-                        cast_to=object,
-                        stream=True,
-                        stream_cls=openai.AsyncStream[object],
-                        **body_kwargs(client, body),
-                    )
-                else:
-                    raw = await client.chat.completions.create(**body)
+                raw = await self._open(client, body)
                 response = getattr(raw, "response", None)
                 source = aiter_sse_json(aread_lines(response)) if response is not None else raw
                 try:
@@ -333,14 +329,12 @@ class OpenAIModel(ClientMixin):
             except ModelError:
                 raise
             except Exception as exc:
-                if assembler.response is not None and _is_transport(exc):
+                delay = self._stream_wait(exc, assembler, attempt)
+                if delay is None:
                     break  # the answer was complete; only the drain after [DONE] failed
-                error = self._stream_error(exc, assembler, attempt)
-                if assembler.chunks or not self._should_retry(error, attempt):
-                    raise error from exc
             finally:
                 self._unlease(shards, slot)
-            await asyncio.sleep(self._delay(error, attempt))
+            await asyncio.sleep(delay)
         yield self._finish(assembler.close(), attempt, start)
 
     async def _injected_astream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
@@ -352,6 +346,20 @@ class OpenAIModel(ClientMixin):
             if item is sentinel:
                 return
             yield cast(StreamItem, item)
+
+    def _stream_wait(
+        self, exc: Exception, assembler: StreamAssembler, attempt: int
+    ) -> float | None:
+        """What a failed stream attempt leads to: None when the answer was already
+        complete (only the drain after ``[DONE]`` failed), else the wait before the next
+        attempt; raises the :class:`ModelError` when it is not retried (a stream that
+        already delivered chunks never is)."""
+        if assembler.response is not None and _is_transport(exc):
+            return None
+        error = self._stream_error(exc, assembler, attempt)
+        if assembler.chunks or not self._should_retry(error, attempt):
+            raise error from exc
+        return self._delay(error, attempt)
 
     def _stream_error(
         self, exc: BaseException, assembler: StreamAssembler, attempt: int

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.errors import ToolError
 from lightagent.tools.diagnostics import fit_tool_name
 from lightagent.toolsets.owner import ToolsetOwner
@@ -263,21 +264,18 @@ class ToolsetRouter:
     # -- the merged view --------------------------------------------------------------
     def view(self, base: Any) -> ToolsetView:
         """The merged registry over ``base`` (sync: lists stale toolsets, blocking)."""
-        for entry in [e for e in self._entries if e.stale()]:
-            version = getattr(entry.toolset, "version", None)
-            try:
-                entry.take(entry.owner.list(), version)
-            except Exception as exc:
-                entry.failed(exc)
-            self._bump()
-        return self._merged(base)
+        return decide(self._view(base))
 
     async def aview(self, base: Any) -> ToolsetView:
         """Async :meth:`view`."""
+        return await adecide(self._view(base))
+
+    def _view(self, base: Any) -> Decider[ToolsetView]:
+        """Relist each stale toolset (a failure is kept as that toolset's error), then merge."""
         for entry in [e for e in self._entries if e.stale()]:
             version = getattr(entry.toolset, "version", None)
             try:
-                entry.take(await entry.owner.alist(), version)
+                entry.take((yield Call(entry.owner.list, afn=entry.owner.alist)), version)
             except Exception as exc:
                 entry.failed(exc)
             self._bump()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lightagent.deciders import Call, Decider, adecide, decide
 from lightagent.toolsets.router import ToolsetView
 
 __all__ = ["ToolsetStack"]
@@ -29,20 +30,18 @@ class ToolsetStack:
 
     def view(self, base: Any) -> ToolsetView:
         """The merged registry over ``base`` (sync)."""
-        views = []
-        registry = base
-        for layer in self.layers:
-            view = layer.view(registry)
-            views.append(view)
-            registry = view.registry
-        return _combined(registry, views)
+        return decide(self._view(base))
 
     async def aview(self, base: Any) -> ToolsetView:
         """Async :meth:`view`."""
+        return await adecide(self._view(base))
+
+    def _view(self, base: Any) -> Decider[ToolsetView]:
+        """Each layer's view over the registry the layer below produced, combined."""
         views = []
         registry = base
         for layer in self.layers:
-            view = await layer.aview(registry)
+            view = yield Call(layer.view, (registry,), afn=layer.aview)
             views.append(view)
             registry = view.registry
         return _combined(registry, views)
