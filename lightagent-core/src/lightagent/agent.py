@@ -98,7 +98,10 @@ class LightAgent(
 
                 claimed, unknown = claim(unknown, "keywords")
             if unknown:
-                refuse_unknown("LightAgent()", unknown, [*_init_parameters(), *UNAVAILABLE])
+                from lightagent.extensions import claimable
+
+                known = [*_init_parameters(), *UNAVAILABLE, *claimable("keywords")]
+                refuse_unknown("LightAgent()", unknown, known)
         if model is not None and not isinstance(model, (str, tuple, dict)) and not is_model(model):
             raise ConfigurationError(
                 "LA-CONFIG",

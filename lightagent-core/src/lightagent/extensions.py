@@ -29,6 +29,7 @@ __all__ = [
     "agent_extensions",
     "attribute_owner",
     "claim",
+    "claimable",
     "follow",
 ]
 
@@ -212,6 +213,17 @@ def claim(values: Mapping[str, Any], kind: str) -> tuple[dict[str, dict[str, Any
         else:
             rest[name] = value
     return claimed, rest
+
+
+def claimable(kind: str) -> list[str]:
+    """Every name of ``kind`` (``keywords`` or ``run_options``) an installed extension claims
+    or a seeds distribution would: what a typo's "did you mean" may suggest."""
+    from lightagent import vocabulary
+
+    names = set(vocabulary.KEYWORDS if kind == "keywords" else vocabulary.RUN_OPTIONS)
+    for extension in agent_extensions().values():
+        names.update(getattr(extension, kind))
+    return sorted(names)
 
 
 def attribute_owner(name: str) -> AgentExtension | None:

@@ -196,9 +196,26 @@ def test_an_unknown_keyword_is_still_a_typed_error(probe_host):
     with pytest.raises(ConfigurationError) as info:
         LightAgent(model=ScriptedModel(["x"]), probe_levl=1)
     assert info.value.code == "LA-CONFIG"
+    assert info.value.details["did_you_mean"] == {"probe_levl": "probe_level"}
     with pytest.raises(ConfigurationError) as info:
         LightAgent(model=ScriptedModel(["x"])).run("q", probe_elsewher=1)
-    assert info.value.details["did_you_mean"] == {}  # the claimed names are not kernel options
+    assert info.value.details["did_you_mean"] == {"probe_elsewher": "probe_elsewhere"}
+
+
+def test_a_typo_of_a_seeds_keyword_suggests_it_without_its_distribution(monkeypatch):
+    host = PluginHost(entry_points=False)  # nothing installed claims it
+    reset_host(host)
+    monkeypatch.setitem(vocabulary.KEYWORDS, "seeds_feature", ("thought", False))
+    monkeypatch.setitem(vocabulary.RUN_OPTIONS, "seeds_option", ("swarm", None))
+    try:
+        with pytest.raises(ConfigurationError) as info:
+            LightAgent(model=ScriptedModel(["x"]), seeds_featur=True)
+        assert info.value.details["did_you_mean"] == {"seeds_featur": "seeds_feature"}
+        with pytest.raises(ConfigurationError) as info:
+            LightAgent(model=ScriptedModel(["x"])).run("q", seeds_optio=1)
+        assert info.value.details["did_you_mean"] == {"seeds_optio": "seeds_option"}
+    finally:
+        reset_host(None)
 
 
 def test_a_seeds_name_without_its_distribution_names_the_install_line(probe_host, monkeypatch):

@@ -85,9 +85,10 @@ class RunOptions:
         assert overrides is not None
         claimed, rest = claim({k: overrides[k] for k in unknown}, "run_options")
         if rest:
+            from lightagent.extensions import claimable
             from lightagent.run.options import refuse_unknown
 
-            refuse_unknown(where, rest, RUN_OPTION_NAMES)
+            refuse_unknown(where, rest, [*RUN_OPTION_NAMES, *claimable("run_options")])
         known = {k: v for k, v in overrides.items() if k not in unknown}
         base = options if options is not None else cls()
         extensions = dict(base.extensions or {})
