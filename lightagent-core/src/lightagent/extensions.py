@@ -194,17 +194,26 @@ def claim(values: Mapping[str, Any], kind: str) -> tuple[dict[str, dict[str, Any
     """
     from lightagent import vocabulary
 
-    owners: dict[str, str] = {}
+    owners: dict[str, list[str]] = {}
     for extension in agent_extensions().values():
         for name in getattr(extension, kind):
-            owners.setdefault(name, extension.name)
+            owners.setdefault(name, []).append(extension.name)
     seeds = vocabulary.KEYWORDS if kind == "keywords" else vocabulary.RUN_OPTIONS
     claimed: dict[str, dict[str, Any]] = {}
     rest: dict[str, Any] = {}
     for name, value in values.items():
         owner = owners.get(name)
         if owner is not None:
-            claimed.setdefault(owner, {})[name] = value
+            if len(owner) > 1:  # neither may win silently: the value means one of them
+                from lightagent.errors import PluginError
+
+                raise PluginError(
+                    "LA-PLUGIN",
+                    f"{name}= is claimed by the agent extensions {', '.join(sorted(owner))}",
+                    hint="Uninstall or disable one of their plugins (LIGHTAGENT_DISABLE_PLUGINS).",
+                    details={"name": name, "extensions": sorted(owner)},
+                )
+            claimed.setdefault(owner[0], {})[name] = value
         elif name in seeds:
             extra, unused = seeds[name]
             if value is unused or value == unused:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from lightagent import LightAgent, ScriptedModel, tool, vocabulary
-from lightagent.errors import ConfigurationError, MissingExtraError
+from lightagent.errors import ConfigurationError, LightAgentError, MissingExtraError
 from lightagent.extensions import AgentExtension, ExtensionPart, RunStep
 from lightagent.hookspecs import hookimpl
 from lightagent.models.base import ModelResponse, ToolCall
@@ -251,3 +251,24 @@ def test_construction_and_private_names_do_not_load_plugins():
 def test_an_unknown_extension_part_is_a_typed_error(probe_host):
     with pytest.raises(ConfigurationError, match="nope"):
         LightAgent(model=ScriptedModel(["x"])).extension_part("nope")
+
+
+def test_a_keyword_two_extensions_claim_is_a_plugin_error_naming_both():
+    class Other(ProbeExtension):
+        name = "other"
+
+    plugin = types.SimpleNamespace(
+        register_agent_extensions=hookimpl(
+            lambda register: (register("probe", ProbeExtension), register("other", Other))
+        )
+    )
+    reset_host(PluginHost(entry_points=False, plugins=[("two", plugin)]))
+    try:
+        agent = LightAgent(model=ScriptedModel(["x"]))  # nothing claimed: no conflict
+        assert agent.run("q") == "x"
+        with pytest.raises(LightAgentError) as info:
+            LightAgent(model=ScriptedModel(["x"]), probe_level=1)
+        assert info.value.code == "LA-PLUGIN"
+        assert info.value.details["extensions"] == ["other", "probe"]
+    finally:
+        reset_host(None)
