@@ -77,7 +77,6 @@ _EXPORTS: dict[str, str] = {
     "tool": "lightagent.tools.decorator",
     "Tool": "lightagent.tools.decorator",
     "ToolRegistry": "lightagent.tools.registry",
-    "ToolLoader": "lightagent.tools.loader",
     "AsyncToolDispatcher": "lightagent.tools.dispatch",
     "safe_expression": "lightagent.tools.builtin",
     # toolsets

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from lightagent.errors import ConfigurationError
@@ -31,21 +29,6 @@ class CompatMethods:
     def tool_registry(self) -> Any:
         """The seeds' name for :attr:`tools` (the agent's ``ToolRegistry``)."""
         return self.tools
-
-    @property
-    def tool_loader(self) -> Any:
-        """A ``ToolLoader`` for ``./tools`` (the seeds' default directory), made on first use."""
-        loader = self.__dict__.get("_tool_loader")
-        if loader is None:
-            from lightagent.tools.loader import ToolLoader
-
-            loader = self.__dict__["_tool_loader"] = ToolLoader("tools")
-        return loader
-
-    @property
-    def loaded_tools(self) -> list[str]:
-        """Names of the tools added through :meth:`load_tools`, in load order."""
-        return list(self.__dict__.get("_loaded_tools", ()))
 
     @property
     def guardrails(self) -> Any:
@@ -69,28 +52,6 @@ class CompatMethods:
     def validate_tools(self) -> list[dict[str, str]]:
         """Diagnostics ``{tool, level, field, message}`` for the agent's tools."""
         return list(self.tools.validate_tools())
-
-    def load_tools(
-        self, names_or_callables: Iterable[Any] | Any, tools_directory: str | Path = "tools"
-    ) -> list[str]:
-        """Add tools: callables directly, names from ``<tools_directory>/<name>.py``.
-
-        Unlike the seeds, ``tools_directory`` is honoured. Returns the names added.
-        """
-        from lightagent.tools.loader import ToolLoader
-
-        if isinstance(names_or_callables, str) or callable(names_or_callables):
-            names_or_callables = [names_or_callables]
-        loader = ToolLoader(tools_directory)
-        added: list[str] = []
-        for item in names_or_callables:
-            tools = loader.load_tools([item]) if isinstance(item, str) else [item]
-            for tool in tools:
-                self.tools.register_tool(tool, infer=True)
-                name = getattr(tool, "name", None) or getattr(tool, "__name__", str(tool))
-                added.append(str(name))
-        self.__dict__.setdefault("_loaded_tools", []).extend(added)
-        return added
 
     # -- history ----------------------------------------------------------------------
     def get_history(self) -> list[dict[str, Any]]:

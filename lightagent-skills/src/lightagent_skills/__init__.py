@@ -23,6 +23,8 @@ _EXPORTS = {
     "SkillConflict": "lightagent_skills.manager",
     "SkillManager": "lightagent_skills.manager",
     "SkillToolset": "lightagent_skills.toolset",
+    "ToolFolderMethods": "lightagent_skills.tool_folder",
+    "ToolLoader": "lightagent_skills.loader",
     "SkillsExtension": "lightagent_skills.extension",
     "SkillsPart": "lightagent_skills.part",
     "discover_project_instructions": "lightagent_skills.instructions",

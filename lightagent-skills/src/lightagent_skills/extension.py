@@ -24,6 +24,9 @@ ATTRIBUTES: tuple[str, ...] = (
     "acreate_tool",
     "register_generated_tool",
     "load_generated_tool",
+    "tool_loader",
+    "loaded_tools",
+    "load_tools",
 )
 
 

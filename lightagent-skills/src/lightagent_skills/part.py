@@ -15,6 +15,7 @@ from typing import Any
 from lightagent.extensions import ExtensionPart
 
 from lightagent_skills.agent import SkillMethods
+from lightagent_skills.tool_folder import ToolFolderMethods
 from lightagent_skills.toolgen.agent import ToolgenMethods
 
 __all__ = ["SkillsPart", "use_skills"]
@@ -26,7 +27,7 @@ def use_skills(options: Any) -> bool:
     return bool(extensions.get("use_skills", True))
 
 
-class SkillsPart(SkillMethods, ToolgenMethods, ExtensionPart):
+class SkillsPart(SkillMethods, ToolgenMethods, ToolFolderMethods, ExtensionPart):
     """What the ``skills`` extension keeps on one agent (the keywords it was built with)."""
 
     def __init__(

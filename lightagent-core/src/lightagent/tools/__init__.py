@@ -14,7 +14,6 @@ _EXPORTS: dict[str, str] = {
     "tool": "lightagent.tools.decorator",
     "as_tool": "lightagent.tools.decorator",
     "ToolRegistry": "lightagent.tools.registry",
-    "ToolLoader": "lightagent.tools.loader",
     "AsyncToolDispatcher": "lightagent.tools.dispatch",
     "ToolOutcome": "lightagent.tools.dispatch",
     "ToolIndex": "lightagent.tools.selection",

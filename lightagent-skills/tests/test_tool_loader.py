@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 from lightagent.errors import ToolError
-from lightagent.tools import Tool, ToolLoader, ToolRegistry
+from lightagent.tools import Tool, ToolRegistry
+from lightagent_skills import ToolLoader
 
 
 def write(path, text):

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from lightagent.errors import ToolError
-from lightagent.tools.decorator import Tool, as_tool
+from lightagent.tools import Tool, as_tool
 
 __all__ = ["ToolLoader"]
 
