@@ -19,18 +19,18 @@ __all__ = ["EXPORTS_GROUP", "lazy_exports", "plugin_exports", "plugin_name"]
 #: The entry-point group through which a distribution exports names from ``lightagent``.
 EXPORTS_GROUP = "lightagent.exports"
 
-_plugin_exports: dict[str, str] | None = None
+_plugin_exports: dict[str, Any] | None = None
 
 
-def plugin_exports() -> dict[str, str]:
-    """Name -> ``"module:attribute"`` of every installed ``lightagent.exports`` entry point."""
+def plugin_exports() -> dict[str, Any]:
+    """Name -> ``EntryPoint`` of every installed ``lightagent.exports`` entry point."""
     global _plugin_exports
     if _plugin_exports is None:
-        from importlib.metadata import entry_points
+        from lightagent.entry_points import entry_points
 
-        found: dict[str, str] = {}
-        for ep in entry_points(group=EXPORTS_GROUP):
-            found.setdefault(ep.name, ep.value)
+        found: dict[str, Any] = {}
+        for ep in entry_points(EXPORTS_GROUP):
+            found.setdefault(ep.name, ep)
         _plugin_exports = found
     return _plugin_exports
 
@@ -74,19 +74,14 @@ def plugin_name(name: str, what: str | None = None) -> Any:
 
 
 def _from_plugin(package: str, name: str, what: str | None = None) -> Any:
-    ref = plugin_exports().get(name)
-    if ref is not None:
-        module, _, attr = ref.partition(":")
+    ep = plugin_exports().get(name)
+    if ep is not None:
         try:
-            value: Any = importlib.import_module(module)
+            return ep.load()
         except ModuleNotFoundError as exc:
-            if exc.name != module.split(".", 1)[0]:
+            if exc.name != ep.module.split(".", 1)[0]:
                 raise
-            pass  # its metadata outlived the package: as good as not installed
-        else:
-            for part in attr.split(".") if attr else ():
-                value = getattr(value, part)
-            return value
+            # its metadata outlived the package: as good as not installed
     from lightagent.extras import missing_extra
     from lightagent.vocabulary import EXPORTS, distribution
 

@@ -151,15 +151,11 @@ def plugin_codes() -> tuple[Row, ...]:
 
 
 def _read_entry_points() -> tuple[Row, ...]:
-    from importlib.metadata import entry_points
+    from lightagent.entry_points import loaded
 
     seen = {row[0] for row in CODES}
     rows: list[Row] = []
-    for ep in sorted(entry_points(group=CODES_GROUP), key=lambda e: e.name):
-        try:
-            table = ep.load()
-        except Exception:  # a broken plugin must not break the error being raised
-            continue
+    for table in loaded(CODES_GROUP):  # a broken plugin is left out: the error still rises
         for row in table if isinstance(table, (tuple, list)) else ():
             if valid_row(row) and row[0] not in seen:
                 seen.add(row[0])

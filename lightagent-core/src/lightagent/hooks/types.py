@@ -111,14 +111,10 @@ def known_phases() -> frozenset[str]:
 
 
 def _plugin_phases() -> frozenset[str]:
-    from importlib.metadata import entry_points
+    from lightagent.entry_points import loaded
 
     found: set[str] = set()
-    for ep in sorted(entry_points(group=PHASES_GROUP), key=lambda e: e.name):
-        try:
-            names = ep.load()
-        except Exception:  # a broken plugin must not break the hooks of the others
-            continue
+    for names in loaded(PHASES_GROUP):  # a broken plugin is left out of the others' hooks
         for name in names if isinstance(names, (tuple, list, frozenset, set)) else ():
             if isinstance(name, str) and _PHASE_NAME.fullmatch(name):
                 found.add(name)
