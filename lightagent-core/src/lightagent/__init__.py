@@ -6,8 +6,8 @@ use, and no plugin, model client or database driver is imported until needed.
 
 from __future__ import annotations
 
-from lightagent._lazy import lazy_exports
 from lightagent._version import __version__
+from lightagent.lazy import lazy_exports
 
 # No `typing` import here: it costs more than the rest of this module together.
 

@@ -149,7 +149,7 @@ def compat_observers(
     ``log_file=`` / ``debug=`` (the agent's log)."""
     out: list[Any] = []
     if tracetools is not None:
-        from lightagent._lazy import plugin_name
+        from lightagent.lazy import plugin_name
 
         observer = plugin_name("tracetools_observer", "tracetools=")(tracetools)
         if observer is not None:

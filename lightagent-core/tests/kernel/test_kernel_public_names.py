@@ -50,7 +50,7 @@ def _sources() -> list[tuple[str, str | None, str]]:
     return out
 
 
-from lightagent._lazy import plugin_exports  # noqa: E402
+from lightagent.lazy import plugin_exports  # noqa: E402
 
 
 def _public(module: str, name: str) -> str | None:

@@ -10,7 +10,7 @@ generator's scan and quarantine.
 
 from __future__ import annotations
 
-from typing import Any
+from lightagent.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -34,17 +34,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    # Loaded on first use, so importing the package (as plugin discovery does) stays cheap.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

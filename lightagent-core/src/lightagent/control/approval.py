@@ -75,6 +75,6 @@ def approver(approval: Any) -> Any:
 
 def _approval_hook() -> Any:
     """lightagent-review's ``HumanApprovalHook`` (``LA-MISSING-EXTRA`` without it)."""
-    from lightagent._lazy import plugin_name
+    from lightagent.lazy import plugin_name
 
     return plugin_name("HumanApprovalHook", "approval=")

@@ -390,14 +390,14 @@ def _guardrails(**stages: list[Any]) -> GuardrailRunner:
     if not any(stages.values()):
         return _NoGuardrails()
     given = ", ".join(f"{name}=" for name, value in stages.items() if value)
-    from lightagent._lazy import plugin_name
+    from lightagent.lazy import plugin_name
 
     return plugin_name("GuardrailManager", given)(**stages)  # type: ignore[no-any-return]
 
 
 def _policy_engine(policies: Iterable[Any]) -> Any:
     """lightagent-review's ``PolicyEngine`` over ``policies`` (``LA-MISSING-EXTRA`` without it)."""
-    from lightagent._lazy import plugin_name
+    from lightagent.lazy import plugin_name
 
     return plugin_name("PolicyEngine", "policy_engine= (policies)")(policies)
 

@@ -6,7 +6,7 @@ store imports SQLAlchemy only when it is built).
 
 from __future__ import annotations
 
-from lightagent._lazy import lazy_exports
+from lightagent.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "SESSION_EVENT_TYPES": "lightagent.events.model",

@@ -6,7 +6,7 @@ are lightagent-memory's (``pip install 'lightagent-core[memory]'``).
 
 from __future__ import annotations
 
-from lightagent._lazy import lazy_exports
+from lightagent.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "DefaultMemoryFilter": "lightagent.memory.filtering",

@@ -5,7 +5,7 @@ Names load on first use, so importing this package imports neither ``openai`` no
 
 from __future__ import annotations
 
-from lightagent._lazy import lazy_exports
+from lightagent.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "FINISH_REASONS": "lightagent.models.base",

@@ -7,7 +7,7 @@ imported only when a schema is first built).
 
 from __future__ import annotations
 
-from lightagent._lazy import lazy_exports
+from lightagent.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "Tool": "lightagent.tools.decorator",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lightagent._lazy import lazy_exports
+from lightagent.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "BaseToolset": "lightagent.toolsets.protocol",

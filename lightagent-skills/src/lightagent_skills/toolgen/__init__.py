@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from lightagent.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "ALLOWED_MODULES": "lightagent_skills.toolgen.scan",
@@ -18,17 +18,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    # Each name is imported from its module on first use.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

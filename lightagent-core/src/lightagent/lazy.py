@@ -6,6 +6,9 @@ comes from that distribution's ``lightagent.exports`` entry points (``LightSwarm
 of the seeds that nothing installed provides raises
 :class:`~lightagent.errors.MissingExtraError` (``LA-MISSING-EXTRA``, also an
 ``ImportError``) naming the ``pip install`` line (:mod:`lightagent.vocabulary`).
+
+A distribution serves its own package's names the same way: ``__getattr__, __dir__ =
+lazy_exports(__name__, _EXPORTS, globals())``.
 """
 
 from __future__ import annotations
