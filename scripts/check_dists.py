@@ -57,6 +57,7 @@ def main(wheelhouse: str) -> int:
         "lightagent_memory",
         "lightagent_skills",
         "lightagent_review",
+        "lightagent_control",
         "lightagent_contracts",
     }
     if missing := expected - names:
@@ -87,10 +88,11 @@ def main(wheelhouse: str) -> int:
         )
         listing = json.loads(_run(str(Path(tmp) / "bin" / "lightagent"), "plugins", "--json"))
         status = {p["name"]: p["status"] for p in listing}
-        for name in ("lightagent-flow", "lightagent-dag"):
+        for name in ("lightagent-flow", "lightagent-dag", "lightagent-control"):
             if status.get(name) != "loaded":
                 raise SystemExit(f"check-dists: {name} is {status.get(name, 'missing')}: {listing}")
-        extra = set(status) - {"lightagent-flow", "lightagent-dag"}
+        # LightDAG's gate and security contexts are lightagent-control's (a dependency).
+        extra = set(status) - {"lightagent-flow", "lightagent-dag", "lightagent-control"}
         if extra:
             raise SystemExit(f"check-dists: unexpected plugins installed: {sorted(extra)}")
         _run(

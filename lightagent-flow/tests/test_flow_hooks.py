@@ -204,7 +204,8 @@ def test_bare_replace_values_are_applied_not_dropped(recorder: Any) -> None:
 
 
 def test_flow_phases_are_registered_with_the_kernel() -> None:
-    from lightagent.hooks import ALL_PHASES, HookManager, check_phases, known_phases
+    from lightagent.hooks import ALL_PHASES, check_phases, known_phases
+    from lightagent_control import HookManager
     from lightagent_flow.hooks import FLOW_HOOK_PHASES, FLOW_PHASES
 
     assert FLOW_PHASES == (

@@ -7,8 +7,8 @@ import re
 
 import pytest
 from lightagent import GuardrailDecision, LightAgent, ScriptedModel, tool
-from lightagent.control.runtime import build_interceptor
 from lightagent.errors import ConfigurationError
+from lightagent_control.interceptor import build_interceptor
 from lightagent_guardrails import GuardrailManager, normalize_guardrail_result
 
 RUNS: list[str] = []

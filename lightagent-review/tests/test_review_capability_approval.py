@@ -209,7 +209,7 @@ def test_an_approval_a_policy_asks_for_takes_the_same_path():
 
 
 def test_the_sync_gate_uses_the_same_approval_path():
-    from lightagent.security import CapabilityGate
+    from lightagent_control.security import CapabilityGate
 
     ctx = SecurityContext(tenant_id="t")
     refusing = CapabilityGate()

@@ -10,10 +10,10 @@ import textwrap
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from lightagent.capabilities import CapabilitySpec
 from lightagent.errors import ApprovalError, ConfigurationError, PolicyError
 from lightagent.policy import PolicyDecision
-from lightagent.security import (
+from lightagent_control.capabilities import CapabilitySpec
+from lightagent_control.security import (
     ApprovalToken,
     CapabilityGate,
     InMemoryTokenLedger,
@@ -137,7 +137,7 @@ def test_sql_ledger_blocks_double_use_across_processes(tmp_path):
     script = textwrap.dedent(
         f"""
         import sys
-        from lightagent.security import ApprovalToken
+        from lightagent_control.security import ApprovalToken
         from lightagent_review import SqlTokenLedger
         token = ApprovalToken.decode(sys.argv[1])
         try:

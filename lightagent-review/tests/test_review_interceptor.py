@@ -12,9 +12,9 @@ from lightagent import (
     PolicyDecision,
     PolicyEngine,
 )
-from lightagent.control.runtime import ControlInterceptor, build_interceptor
 from lightagent.errors import ConfigurationError
 from lightagent.interceptors import Interceptor, PhaseOutcome, RunContext
+from lightagent_control.interceptor import ControlInterceptor, build_interceptor
 
 
 def run_ctx(**kw) -> RunContext:

@@ -124,23 +124,11 @@ _EXPORTS: dict[str, str] = {
     "redact": "lightagent.redaction",
     "RedactingFilter": "lightagent.events.log_redaction",
     "install_log_redaction": "lightagent.events.log_redaction",
-    # control
-    "CapabilityRisk": "lightagent.capabilities",
-    "CapabilityScope": "lightagent.capabilities",
-    "ProviderHealth": "lightagent.capabilities",
+    # the policy and hook vocabulary the control plane (lightagent-control) speaks
     "PolicyRequest": "lightagent.policy",
-    "InMemoryTokenLedger": "lightagent.security",
+    "PolicyDecision": "lightagent.policy",
     "HookContext": "lightagent.hooks",
     "HookDecision": "lightagent.hooks",
-    "HookManager": "lightagent.hooks",
-    "CapabilityRegistry": "lightagent.capabilities",
-    "CapabilitySpec": "lightagent.capabilities",
-    "BaseCapabilityProvider": "lightagent.capabilities",
-    "PolicyDecision": "lightagent.policy",
-    "SecurityContext": "lightagent.security",
-    "PermissionSet": "lightagent.security",
-    "CapabilityGate": "lightagent.security",
-    "ApprovalToken": "lightagent.security",
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
 }

@@ -69,14 +69,6 @@ class LightAgent(
         provider: str | None = None,
         tools: Iterable[Any] | None = None,
         filter_tools: bool = True,
-        hooks: Iterable[Any] | None = None,
-        input_guardrails: Iterable[Any] | None = None,
-        tool_guardrails: Iterable[Any] | None = None,
-        output_guardrails: Iterable[Any] | None = None,
-        policy_engine: Any = None,
-        capability_registry: Any = None,
-        approval: Any = None,
-        security_context: Any = None,
         session_store: Any = None,
         observers: Iterable[Any] | None = None,
         max_tool_workers: int | None = None,
@@ -172,21 +164,9 @@ class LightAgent(
                 hint="Pass retrieval=<a provider with search()> as well.",
             )
 
-        control = {
-            "hooks": hooks,
-            "input_guardrails": input_guardrails,
-            "tool_guardrails": tool_guardrails,
-            "output_guardrails": output_guardrails,
-            "policy_engine": policy_engine,
-            "capability_registry": capability_registry,
-            "approval": approval,
-            "security_context": security_context,
-        }
-        self.interceptor: Any = (
-            _build_interceptor(control) if any(v for v in control.values()) else None
-        )
-        #: The HookManager handed out by ``agent.hooks`` while there is no interceptor yet.
-        self._hooks: Any = None
+        #: What runs consult at each phase (``lightagent.interceptors``), set by the capability
+        #: claiming ``hooks=``, the guardrails and policy. None: the loop's fast path.
+        self.interceptor: Any = None
         self._session_store_spec = session_store
         self._binding: Any = None
         #: Each capability's part of this agent (``lightagent.extensions``), by extension name.
@@ -195,7 +175,7 @@ class LightAgent(
             from lightagent.extensions import agent_extensions
 
             extensions = agent_extensions()
-            for ext_name, values in claimed.items():
+            for ext_name, values in sorted(claimed.items(), key=lambda i: extensions[i[0]].order):
                 self._parts[ext_name] = extensions[ext_name].configure(self, values)
 
     def __getattr__(self, name: str) -> Any:
@@ -247,32 +227,10 @@ class LightAgent(
                 model = self._model
         return model
 
-    @property
-    def hooks(self) -> Any:
-        """The :class:`~lightagent.hooks.HookManager` runs consult (``agent.hooks.hooks.append(h)``).
-
-        Hooks appended here take effect from the next run. Without any control configured
-        the manager is made on first access, and the interceptor only once it holds a hook.
-        """
-        manager = getattr(self.interceptor, "hooks", None)
-        if manager is not None:
-            return manager
-        with self._lock:
-            if self._hooks is None:
-                from lightagent.hooks import HookManager
-
-                self._hooks = HookManager()
-            return self._hooks
-
     def _run_interceptor(self) -> Any:
         """The interceptor for a new run (None: the fast path without any control)."""
         interceptor = self.interceptor
-        if interceptor is None and self._hooks is not None and self._hooks.hooks:
-            with self._lock:
-                if self.interceptor is None:
-                    self.interceptor = _build_interceptor({"hooks": self._hooks})
-                interceptor = self.interceptor
-        return interceptor
+        return None if getattr(interceptor, "idle", False) else interceptor
 
     @property
     def client(self) -> Any:
@@ -660,19 +618,6 @@ def _init_parameters() -> list[str]:
 
     params = inspect.signature(LightAgent.__init__).parameters.values()
     return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
-
-
-def _build_interceptor(control: dict[str, Any]) -> Any:
-    try:
-        from lightagent.control.runtime import build_interceptor
-    except ImportError as exc:
-        given = ", ".join(k for k, v in control.items() if v)
-        raise ConfigurationError(
-            "LA-CONFIG",
-            f"{given} need lightagent.control.runtime, which is not available: {exc}",
-            hint="Hooks, guardrails and policy are not available in this build of lightagent-core.",
-        ) from exc
-    return build_interceptor(**{k: v for k, v in control.items() if v is not None})
 
 
 def _logger(name: str, level: str, log_file: str | None, debug: bool) -> logging.Logger:

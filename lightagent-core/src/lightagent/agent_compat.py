@@ -1,8 +1,7 @@
 """The seeds' (LightAgent 0.11) agent methods and attributes that this project names differently.
 
-Each is a thin view over what the agent already has — ``tool_registry`` is ``agent.tools``,
-``guardrails`` and ``capability_registry`` live on the control runtime — so code written
-for 0.11 runs unchanged. ``docs/migration.md`` lists each with our name.
+Each is a thin view over what the agent already has (``tool_registry`` is ``agent.tools``),
+so code written for 0.11 runs unchanged. ``docs/migration.md`` lists each with our name.
 """
 
 from __future__ import annotations
@@ -11,17 +10,14 @@ import copy
 import logging
 from typing import Any
 
-from lightagent.errors import ConfigurationError
-
 __all__ = ["CompatMethods", "LogObserver", "compat_observers"]
 
 
 class CompatMethods:
-    """Mixed into :class:`~lightagent.agent.LightAgent`; needs ``tools``, ``interceptor`` and
-    the session methods (``_latest``, ``_sessions``)."""
+    """Mixed into :class:`~lightagent.agent.LightAgent`; needs ``tools`` and the session
+    methods (``_latest``, ``_sessions``)."""
 
     tools: Any
-    interceptor: Any
     _last_messages: list[dict[str, Any]] | None = None
 
     # -- attributes -------------------------------------------------------------------
@@ -29,16 +25,6 @@ class CompatMethods:
     def tool_registry(self) -> Any:
         """The seeds' name for :attr:`tools` (the agent's ``ToolRegistry``)."""
         return self.tools
-
-    @property
-    def guardrails(self) -> Any:
-        """The control runtime's ``GuardrailManager`` (None: the agent has no controls)."""
-        return getattr(self.interceptor, "guardrails", None)
-
-    @property
-    def capability_registry(self) -> Any:
-        """The ``CapabilityRegistry`` given as ``capability_registry=`` (or None)."""
-        return getattr(self.interceptor, "capability_registry", None)
 
     # -- tools ------------------------------------------------------------------------
     def get_tools(self) -> list[dict[str, Any]]:
@@ -99,18 +85,6 @@ class CompatMethods:
         manager.events(sid)  # the owner check, and LA-STORAGE-NOT-FOUND for no such session
         (event,) = manager.store.append(sid, [SessionEvent(kind, data={"reason": reason})])
         return event
-
-    # -- capabilities -----------------------------------------------------------------
-    async def invoke_capability(self, capability: str, **arguments: Any) -> Any:
-        """Call ``capability`` through the agent's ``CapabilityRegistry`` (policy and approval apply)."""
-        registry = self.capability_registry
-        if registry is None:
-            raise ConfigurationError(
-                "LA-CONFIG",
-                "this agent has no capability registry",
-                hint="Pass capability_registry=CapabilityRegistry(...) to LightAgent().",
-            )
-        return await registry.invoke(capability, arguments)
 
 
 class LogObserver:

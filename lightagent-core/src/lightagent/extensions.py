@@ -145,6 +145,9 @@ class AgentExtension:
     #: ``"memory"`` (given to ``LightAgent``), or ``"session"`` (a run with a session). Its
     #: part is configured at the agent's first such run.
     follows: Collection[str] = ()
+    #: Parts of one agent are configured in rising ``order``: an extension whose part others
+    #: read at configuration (the interceptor, say) goes first.
+    order: int = 0
 
     def configure(self, agent: Any, values: dict[str, Any]) -> ExtensionPart | None:
         """The agent's part, from the claimed keywords it was built with (``{}`` when an

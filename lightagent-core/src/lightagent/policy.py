@@ -1,6 +1,6 @@
 """What a policy engine is asked and answers: :class:`PolicyRequest` and :class:`PolicyDecision`.
 
-The gate (:class:`~lightagent.control.gate.CapabilityGate`) and the loop's interceptor
+lightagent-control's gate (``CapabilityGate``) and the loop's interceptor
 ask ``policy_engine=`` through :func:`policy_steps`: any object with ``steps(request)``
 (a decider) or ``evaluate(request)`` (async or sync, optionally ``evaluate_sync``) that
 answers a :class:`PolicyDecision`. The ordered engine of callables, ``PolicyEngine``, is

@@ -32,11 +32,20 @@ DISTRIBUTIONS: dict[str, str] = {
     "memory": "lightagent-memory",
     "skills": "lightagent-skills",
     "review": "lightagent-review",
+    "control": "lightagent-control",
 }
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left
 #: at that value needs nothing installed; any other value needs the extra.
 KEYWORDS: dict[str, tuple[str, object]] = {
+    "hooks": ("control", None),
+    "input_guardrails": ("control", None),
+    "tool_guardrails": ("control", None),
+    "output_guardrails": ("control", None),
+    "policy_engine": ("control", None),
+    "capability_registry": ("control", None),
+    "approval": ("control", None),
+    "security_context": ("control", None),
     "budget_limits": ("runtime", None),
     "progress_policy": ("runtime", None),
     "context_budget": ("runtime", None),
@@ -65,6 +74,10 @@ RUN_OPTIONS: dict[str, tuple[str, object]] = {
 
 #: ``agent.<name>`` attribute or method -> extra.
 ATTRIBUTES: dict[str, str] = {
+    "hooks": "control",
+    "guardrails": "control",
+    "capability_registry": "control",
+    "invoke_capability": "control",
     "context_budget": "runtime",
     "context_compactor": "runtime",
     "skill_manager": "skills",
@@ -101,6 +114,19 @@ ATTRIBUTES: dict[str, str] = {
 
 #: ``from lightagent import <name>`` -> extra.
 EXPORTS: dict[str, str] = {
+    "HookManager": "control",
+    "CapabilityRisk": "control",
+    "CapabilityScope": "control",
+    "ProviderHealth": "control",
+    "CapabilityRegistry": "control",
+    "CapabilitySpec": "control",
+    "CapabilityProvider": "control",
+    "BaseCapabilityProvider": "control",
+    "SecurityContext": "control",
+    "PermissionSet": "control",
+    "CapabilityGate": "control",
+    "ApprovalToken": "control",
+    "InMemoryTokenLedger": "control",
     "GuardrailDecision": "guardrails",
     "GuardrailManager": "guardrails",
     "RetrievalDocument": "rag-fts",

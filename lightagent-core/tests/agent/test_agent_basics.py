@@ -136,14 +136,27 @@ def test_unknown_run_keywords_get_the_same_did_you_mean() -> None:
         assert info.value.details["did_you_mean"] == {"stram": "stream"}
 
 
-def test_hooks_without_control_module_give_a_clear_error(monkeypatch) -> None:
+def test_controls_without_their_distribution_name_the_extra() -> None:
+    import subprocess
     import sys
 
-    monkeypatch.setitem(sys.modules, "lightagent.control.runtime", None)  # as if not installed
-    with pytest.raises(ConfigurationError) as info:
-        LightAgent(model=ScriptedModel(), hooks=[lambda *a: None])
-    assert info.value.code == "LA-CONFIG"
-    assert "hooks" in info.value.message
+    code = (
+        "import sys; sys.modules['lightagent_control'] = None\n"  # as if not installed
+        "from lightagent import LightAgent, ScriptedModel\n"
+        "print(LightAgent(model=ScriptedModel(['hi']), hooks=None).run('q'))\n"
+        "for build in (lambda: LightAgent(model=ScriptedModel(), hooks=[print]),\n"
+        "              lambda: LightAgent(model=ScriptedModel()).hooks,\n"
+        "              lambda: __import__('lightagent').SecurityContext):\n"
+        "    try:\n"
+        "        build()\n"
+        "    except ImportError as exc:\n"
+        "        print(exc.code, exc.details['install'], sep='|')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0] == "hi"
+    assert lines[1:] == ["LA-MISSING-EXTRA|pip install 'lightagent-core[control]'"] * 3
 
 
 def test_model_error_is_carried_or_returned_as_text() -> None:

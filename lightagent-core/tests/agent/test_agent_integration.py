@@ -8,7 +8,7 @@ import pytest
 from lightagent import LightAgent, ScriptedModel, tool
 
 hooks_mod = pytest.importorskip("lightagent.hooks")
-pytest.importorskip("lightagent.control.runtime")
+pytest.importorskip("lightagent_control.interceptor")
 
 
 @tool

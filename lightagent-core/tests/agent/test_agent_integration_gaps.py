@@ -10,7 +10,7 @@ from lightagent.errors import ConfigurationError
 from lightagent.models.base import ModelResponse, ToolCall
 
 hooks_mod = pytest.importorskip("lightagent.hooks")
-pytest.importorskip("lightagent.control.runtime")
+pytest.importorskip("lightagent_control.interceptor")
 
 RAN: list[dict] = []
 
@@ -103,7 +103,7 @@ def test_unparsable_arguments_are_bounded_by_max_retry() -> None:
 
 
 def test_security_context_reaches_the_interceptor() -> None:
-    from lightagent.security import PermissionSet, SecurityContext
+    from lightagent_control.security import PermissionSet, SecurityContext
 
     RAN.clear()
     ctx = SecurityContext(tenant_id="t", permissions=PermissionSet(allowed={"tool.other"}))
@@ -119,9 +119,11 @@ def test_hooks_appended_later_take_effect_and_fast_path_stays_free() -> None:
     RAN.clear()
     model = ScriptedModel(["plain", {"tool_calls": [{"name": "lookup", "arguments": {}}]}, "ok"])
     agent = LightAgent(model=model, tools=[lookup])
-    assert isinstance(agent.hooks, hooks_mod.HookManager) and agent.hooks.hooks == []
+    from lightagent_control import HookManager
+
+    assert isinstance(agent.hooks, HookManager) and agent.hooks.hooks == []
     assert agent.run("q") == "plain"
-    assert agent.interceptor is None  # an empty manager adds no interception
+    assert agent._run_interceptor() is None  # an empty manager adds no interception
     seen: list[str] = []
 
     def deny(ctx):

@@ -43,7 +43,8 @@ def test_a_plugin_phase_is_accepted_and_a_bad_one_skipped(tmp_path: Path) -> Non
         tmp_path,
         """
         import json, sys
-        from lightagent.hooks import HookManager, check_phases, known_phases
+        from lightagent.hooks import check_phases, known_phases
+        from lightagent_control import HookManager
         from lightagent.errors import ConfigurationError
 
         class Fake:
@@ -69,7 +70,8 @@ def test_kernel_phases_read_no_plugin(tmp_path: Path) -> None:
         tmp_path,
         """
         import json, sys
-        from lightagent.hooks import HookManager, check_phases
+        from lightagent.hooks import check_phases
+        from lightagent_control import HookManager
 
         class Tools:
             def before_tool_call(self, ctx):

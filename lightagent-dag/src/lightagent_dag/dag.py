@@ -162,7 +162,7 @@ class LightDAG:
         # run's event log as ``dag.capability.gate`` (the gate's sink must not block).
         self._audit: deque[tuple[str, dict[str, Any]]] = deque(maxlen=10_000)
         if capability_gate is None:
-            from lightagent.security import CapabilityGate
+            from lightagent_control.security import CapabilityGate
 
             capability_gate = CapabilityGate(
                 audit=lambda kind, data: self._audit.append((kind, data))
@@ -287,7 +287,7 @@ class LightDAG:
 
     @staticmethod
     def _identity(context: Any) -> Any:
-        from lightagent.security import SecurityContext
+        from lightagent_control.security import SecurityContext
 
         if context is None or not isinstance(context, SecurityContext):
             raise DAGError(

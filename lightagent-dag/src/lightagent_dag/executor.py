@@ -41,7 +41,7 @@ _HASH_ON_LOOP_BYTES = 64 * 1024
 
 def task_capability() -> Any:
     """The capability every attempt passes the gate with: ``dag.task.execute`` (L2, execute)."""
-    from lightagent.capabilities import CapabilitySpec
+    from lightagent_control.capabilities import CapabilitySpec
 
     return CapabilitySpec(
         "dag.task.execute",
@@ -329,7 +329,7 @@ class AttemptRunner:
         return value
 
     def _security_context(self, claim: Claim) -> Any:
-        from lightagent.security import SecurityContext
+        from lightagent_control.security import SecurityContext
 
         base = self._parsed(claim, "context", SecurityContext.from_dict)
         narrowing: dict[str, Any] = {

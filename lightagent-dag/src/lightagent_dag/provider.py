@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lightagent.capabilities import BaseCapabilityProvider, CapabilitySpec
+from lightagent_control.capabilities import BaseCapabilityProvider, CapabilitySpec
 
 __all__ = ["LightDAGProvider"]
 

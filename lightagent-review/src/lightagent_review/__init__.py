@@ -7,7 +7,7 @@ arguments; ``PolicyHook`` makes a hook fail closed; ``SqlTokenLedger`` records a
 token uses across processes.
 
 The kernel keeps the decision path these plug into: the gate, the interceptor, the
-approval protocol (:mod:`lightagent.control.approval`), :class:`PolicyRequest` and
+approval protocol (:mod:`lightagent_control.approval`), :class:`PolicyRequest` and
 :class:`PolicyDecision` (:mod:`lightagent.policy`) and the approval tokens.
 """
 

@@ -1,7 +1,7 @@
 """``SqlTokenLedger``: approval-token uses in a SQL table, one use across processes.
 
-The kernel issues and checks :class:`~lightagent.security.ApprovalToken` and records each
-use in a :class:`~lightagent.security.TokenLedger`; its in-memory ledger serves one process.
+The kernel issues and checks :class:`~lightagent_control.security.ApprovalToken` and records each
+use in a :class:`~lightagent_control.security.TokenLedger`; its in-memory ledger serves one process.
 This ledger (SQLite file or PostgreSQL) makes a second use impossible across processes.
 SQLAlchemy (the ``sql`` extra: ``pip install 'lightagent-core[sql]'``) is imported when a
 ledger is built, never when ``lightagent`` is imported.

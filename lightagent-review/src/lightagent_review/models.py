@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from lightagent.control.approval import argument_digest
 from lightagent.errors import ConfigurationError
+from lightagent_control.approval import argument_digest
 
 __all__ = [
     "DECISION_ACTIONS",

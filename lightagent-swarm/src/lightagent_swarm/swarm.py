@@ -19,7 +19,6 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Any, cast
 
-from lightagent.control.context import SecurityContext
 from lightagent.errors import ConfigurationError
 from lightagent.results import RunResult, StreamEvent
 from lightagent.run.failure_log import log_failure
@@ -28,6 +27,7 @@ from lightagent.run.options import positive_int
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
+from lightagent_control.context import SecurityContext
 
 from lightagent_swarm.handoff_step import HandoffStep
 from lightagent_swarm.handoffs import HandoffToolset, Route, transfer_tool_name
@@ -333,9 +333,9 @@ def _narrowed(spec: RunSpec, carried: SecurityContext | None) -> SecurityContext
     context = carried.child(agent_id=spec.ctx.agent_name)
     if own is not None:
         context = context.intersect(own)
-    from lightagent.control.runtime import ControlInterceptor, build_interceptor
     from lightagent.events.binding import SessionRecorder
     from lightagent.run.prepare import owner_of
+    from lightagent_control.interceptor import ControlInterceptor, build_interceptor
 
     if interceptor is None:
         spec.interceptor = build_interceptor(security_context=context)

@@ -11,12 +11,14 @@ Plain hooks are failure-isolated: one that raises is recorded (and traced) and t
 goes on. A hook marked ``fail_closed`` blocks instead; lightagent-review's ``PolicyHook``
 wraps security-relevant callbacks so they fail closed on an exception, an invalid result
 or a timeout.
+
+This package holds the vocabulary hooks speak; the ``HookManager`` that runs them is
+lightagent-control's (``hooks=``, ``agent.hooks``).
 """
 
 from __future__ import annotations
 
 from lightagent.hooks import types as _types
-from lightagent.hooks.manager import HookManager
 from lightagent.hooks.types import *  # noqa: F403 - the hook types and phase names
 
-__all__ = [*_types.__all__, "HookManager"]
+__all__ = list(_types.__all__)

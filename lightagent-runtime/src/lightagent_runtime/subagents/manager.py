@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lightagent.cancellation import CancellationToken
-from lightagent.control.context import PermissionSet, SecurityContext
 from lightagent.errors import BudgetError, ConfigurationError, ValidationError
+from lightagent_control.context import PermissionSet, SecurityContext
 
 from lightagent_runtime.subagents.permissions import bind_security, intersect
 from lightagent_runtime.subagents.records import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lightagent.control.context import PermissionSet, SecurityContext
 from lightagent.errors import ConfigurationError, PolicyError
+from lightagent_control.context import PermissionSet, SecurityContext
 
 __all__ = ["bind_security", "intersect"]
 
@@ -42,13 +42,9 @@ def bind_security(agent: Any, context: SecurityContext) -> None:
     if interceptor is None and _unrestricted(context):
         return  # nothing to enforce: the agent's calls stay on their fast path
     if interceptor is None:
-        from lightagent.control.runtime import build_interceptor
+        from lightagent_control.interceptor import build_interceptor
 
-        control: dict[str, Any] = {"security_context": context}
-        hooks = getattr(agent, "_hooks", None)
-        if hooks is not None:
-            control["hooks"] = hooks
-        agent.interceptor = build_interceptor(**control)
+        agent.interceptor = build_interceptor(security_context=context)
         return
     own = getattr(interceptor, "security_context", None)
     if own is None:

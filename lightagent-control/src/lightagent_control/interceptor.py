@@ -20,15 +20,17 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Protocol
 
-from lightagent.control.approval import approver as approval_path
-from lightagent.control.approval import argument_digest
-from lightagent.control.specs import CapabilityRisk, CapabilitySpec
-from lightagent.control.stream import OutputScreen
 from lightagent.deciders import Decider, adecide, decide
 from lightagent.errors import ConfigurationError, LightAgentError
-from lightagent.hooks import HookContext, HookDecision, HookManager
+from lightagent.hooks import HookContext, HookDecision
 from lightagent.interceptors import PhaseOutcome
 from lightagent.policy import PolicyDecision, PolicyRequest, policy_steps
+
+from lightagent_control.approval import approver as approval_path
+from lightagent_control.approval import argument_digest
+from lightagent_control.hook_manager import HookManager
+from lightagent_control.specs import CapabilityRisk, CapabilitySpec
+from lightagent_control.stream import OutputScreen
 
 __all__ = ["ControlInterceptor", "GuardrailRunner", "build_interceptor"]
 
@@ -62,6 +64,18 @@ class ControlInterceptor:
         approval: Any = None,
         security_context: Any = None,
     ) -> None:
+        #: Whether anything besides hooks was given (see :attr:`idle`).
+        self._controls = any(
+            v is not None and v is not False and v != []
+            for v in (
+                input_guardrails,
+                tool_guardrails,
+                output_guardrails,
+                policy_engine,
+                capability_registry,
+                approval,
+            )
+        )
         if not isinstance(hooks, HookManager):
             hooks = HookManager(_named(hooks, "hook"))
         self.hooks = hooks
@@ -99,6 +113,12 @@ class ControlInterceptor:
         return twin
 
     # -- what the loop asks ---------------------------------------------------------------
+    @property
+    def idle(self) -> bool:
+        """Whether runs may skip this interceptor: it holds only a hook manager with no hook
+        yet (``agent.hooks`` on an agent built without controls) and no security context."""
+        return not self._controls and self.security_context is None and not self.hooks.hooks
+
     @property
     def streams_output_guardrails(self) -> bool:
         """Whether a streamed answer must go through :meth:`output_screen` (output is judged)."""
@@ -259,7 +279,7 @@ class ControlInterceptor:
                 if getattr(context, "run_id", None) is None
                 else context
             )
-            from lightagent.control.gate import CapabilityGate
+            from lightagent_control.gate import CapabilityGate
 
             # Policies run on their own step below (once); the gate checks the context and audits.
             gate = CapabilityGate(self.capability_registry, audit=ctx.emitter)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from lightagent import CapabilityGate, CapabilitySpec, HookDecision, PolicyDecision, SecurityContext
-from lightagent.control.approval import Approver, approver, argument_digest
 from lightagent.errors import ApprovalError, ConfigurationError, PolicyError
+from lightagent_control.approval import Approver, approver, argument_digest
 
 RM = CapabilitySpec("fs.rm", write=True, risk=3, requires_approval=True)
 

@@ -10,7 +10,11 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from lightagent.control.specs import (
+from lightagent.deciders import adecide
+from lightagent.errors import ConfigurationError, PluginError, ToolError
+from lightagent.keywords import seeds_keywords
+
+from lightagent_control.specs import (
     CapabilityScope,
     CapabilitySpec,
     ProviderHealth,
@@ -18,9 +22,6 @@ from lightagent.control.specs import (
     _maybe_await,
     _specs_of,
 )
-from lightagent.deciders import adecide
-from lightagent.errors import ConfigurationError, PluginError, ToolError
-from lightagent.keywords import seeds_keywords
 
 __all__ = ["CapabilityRegistry"]
 
@@ -257,9 +258,9 @@ class CapabilityRegistry:
     # -- invocation ------------------------------------------------------------------
     @property
     def gate(self) -> Any:
-        """The :class:`~lightagent.security.CapabilityGate` every invocation passes (created on first use)."""
+        """The :class:`~lightagent_control.security.CapabilityGate` every invocation passes (created on first use)."""
         if self._gate is None:
-            from lightagent.control.gate import CapabilityGate
+            from lightagent_control.gate import CapabilityGate
 
             self._gate = CapabilityGate(
                 self, policy_engine=self.policy_engine, audit=self.audit, approval=self.approval
@@ -279,8 +280,8 @@ class CapabilityRegistry:
     ) -> Any:
         """Authorize and call ``capability``, enforcing its spec.
 
-        Every call passes the :class:`~lightagent.security.CapabilityGate`: with a
-        :class:`~lightagent.security.SecurityContext` all of its checks, with any other
+        Every call passes the :class:`~lightagent_control.security.CapabilityGate`: with a
+        :class:`~lightagent_control.security.SecurityContext` all of its checks, with any other
         context (or none) the policy engine and approval. ``requires_approval`` (from the
         spec or a policy) is answered by ``approval_token`` or the registry's ``approval=``
         (``approval_id`` resumes a resolved request); with neither the call is refused
@@ -297,7 +298,7 @@ class CapabilityRegistry:
             )
         provider, spec = found
         args = dict(arguments or {})
-        from lightagent.control.context import SecurityContext
+        from lightagent_control.context import SecurityContext
 
         decision = await self._authorize(
             spec,
@@ -343,7 +344,7 @@ class CapabilityRegistry:
         if self.approval is not None and getattr(gate, "approval", None) is None:
             # A gate passed in without its own approval path uses the registry's.
             if self._approver is None:
-                from lightagent.control.approval import approver as approval_path
+                from lightagent_control.approval import approver as approval_path
 
                 self._approver = approval_path(self.approval)
             approver = self._approver

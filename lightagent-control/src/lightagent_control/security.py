@@ -11,7 +11,7 @@
   approval token → policy → audit event. A denial raises a typed
   :class:`~lightagent.errors.PolicyError` (approval problems: ``ApprovalError``).
 * :class:`ApprovalToken` — HMAC-signed, bound, expiring, single-use (see
-  :mod:`lightagent.control.tokens`); its uses are recorded in a :class:`TokenLedger`
+  :mod:`lightagent_control.tokens`); its uses are recorded in a :class:`TokenLedger`
   (:class:`InMemoryTokenLedger` here, lightagent-review's ``SqlTokenLedger`` across processes).
 
 This module only gathers them; they live in :mod:`lightagent.control` (the control
@@ -20,13 +20,15 @@ plane imports from there, never from here).
 
 from __future__ import annotations
 
-from lightagent.control.context import (
+from lightagent.digest import canonical_digest
+
+from lightagent_control.context import (
     SECURITY_CONTEXT_SCHEMA_VERSION,
     PermissionSet,
     SecurityContext,
 )
-from lightagent.control.gate import CapabilityGate
-from lightagent.control.tokens import (
+from lightagent_control.gate import CapabilityGate
+from lightagent_control.tokens import (
     APPROVAL_KEY_ENV,
     ApprovalToken,
     InMemoryTokenLedger,
@@ -34,7 +36,6 @@ from lightagent.control.tokens import (
     default_ledger,
     resolve_approval_key,
 )
-from lightagent.digest import canonical_digest
 
 __all__ = [
     "APPROVAL_KEY_ENV",

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lightagent import BaseCapabilityProvider, CapabilityRegistry, CapabilitySpec
 from lightagent.errors import ConfigurationError, PolicyError
-from lightagent.security import CapabilityGate, SecurityContext
+from lightagent_control.security import CapabilityGate, SecurityContext
 
 DOCS = "repo/web/docs"
 

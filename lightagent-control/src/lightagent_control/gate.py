@@ -14,19 +14,20 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from lightagent.control.approval import approver as approval_path
-from lightagent.control.specs import CapabilitySpec
-from lightagent.control.tokens import (
+from lightagent.deciders import Call, Decider, adecide, decide
+from lightagent.errors import ApprovalError, ConfigurationError, LightAgentError, PolicyError
+from lightagent.hooks.types import HookContext, HookDecision
+from lightagent.policy import PolicyDecision, PolicyRequest, policy_steps
+
+from lightagent_control.approval import approver as approval_path
+from lightagent_control.specs import CapabilitySpec
+from lightagent_control.tokens import (
     ApprovalToken,
     InMemoryTokenLedger,
     TokenLedger,
     canonical_digest,
     default_ledger,
 )
-from lightagent.deciders import Call, Decider, adecide, decide
-from lightagent.errors import ApprovalError, ConfigurationError, LightAgentError, PolicyError
-from lightagent.hooks.types import HookContext, HookDecision
-from lightagent.policy import PolicyDecision, PolicyRequest, policy_steps
 
 __all__ = ["CAPABILITY_APPROVAL_ACTION", "CapabilityGate"]
 
@@ -38,7 +39,7 @@ class CapabilityGate:
 
     ``audit`` is a callable ``audit(type, data)`` (``RunContext.emit`` fits); without it
     decisions go to the ``lightagent.audit`` logger. Events carry digests, never argument values.
-    ``approval`` (an :class:`~lightagent.control.approval.Approver` such as
+    ``approval`` (an :class:`~lightagent_control.approval.Approver` such as
     lightagent-review's ``HumanApprovalHook``, a review store or a reviewer callable) answers approvals that arrive without an :class:`ApprovalToken`;
     without it such a call is refused with ``LA-APPROVAL`` (fail closed).
     """
@@ -78,7 +79,7 @@ class CapabilityGate:
         ``scoped=False`` (the registry with a context that is not a SecurityContext) skips
         the context checks: there is no context to check, only policy and approval.
         """
-        from lightagent.control.context import SecurityContext
+        from lightagent_control.context import SecurityContext
 
         if scoped:
             if not isinstance(context, SecurityContext):

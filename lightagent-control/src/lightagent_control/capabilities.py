@@ -10,8 +10,8 @@ through the policy path.
 
 from __future__ import annotations
 
-from lightagent.control.capability_registry import CapabilityRegistry
-from lightagent.control.specs import (
+from lightagent_control.capability_registry import CapabilityRegistry
+from lightagent_control.specs import (
     EFFECTS,
     BaseCapabilityProvider,
     CapabilityProvider,

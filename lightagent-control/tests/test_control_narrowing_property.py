@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lightagent.capabilities import EFFECTS, CapabilityRisk
-from lightagent.security import PermissionSet, SecurityContext
+from lightagent_control.capabilities import EFFECTS, CapabilityRisk
+from lightagent_control.security import PermissionSet, SecurityContext
 
 NAMES = ["a", "a.b", "a.c", "tool.x", "tool.y", "toolbox", "b"]
 PATTERNS = [*NAMES, "a*", "a.*", "tool.*", "tool*", "t*", "*"]

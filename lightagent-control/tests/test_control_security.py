@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from lightagent.capabilities import CapabilityRisk, CapabilitySpec
 from lightagent.errors import ApprovalError, ConfigurationError, PolicyError
-from lightagent.security import (
+from lightagent_control.capabilities import CapabilityRisk, CapabilitySpec
+from lightagent_control.security import (
     ApprovalToken,
     CapabilityGate,
     InMemoryTokenLedger,

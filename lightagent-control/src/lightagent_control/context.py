@@ -1,5 +1,5 @@
 """Narrowing-only security contexts: who acts (:class:`SecurityContext`) and what they may do
-(:class:`PermissionSet`); :mod:`lightagent.security` is their public face, with the gate."""
+(:class:`PermissionSet`); :mod:`lightagent_control.security` is their public face, with the gate."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from lightagent.control.resources import covers as covers_resource
-from lightagent.control.resources import pattern_problem, resource_matches, resource_problem
-from lightagent.control.specs import EFFECTS, CapabilityRisk, CapabilitySpec
 from lightagent.errors import ConfigurationError, PolicyError
+
+from lightagent_control.resources import covers as covers_resource
+from lightagent_control.resources import pattern_problem, resource_matches, resource_problem
+from lightagent_control.specs import EFFECTS, CapabilityRisk, CapabilitySpec
 
 __all__ = ["SECURITY_CONTEXT_SCHEMA_VERSION", "PermissionSet", "SecurityContext"]
 
@@ -285,7 +286,7 @@ class SecurityContext:
 
         A name that could mean another path once normalised (``..``, ``%2e%2e``, NUL,
         backslashes, ``//`` …) is refused even in an unrestricted context; see
-        :mod:`lightagent.control.resources`.
+        :mod:`lightagent_control.resources`.
         """
         if resource is not None:
             problem = resource_problem(resource)

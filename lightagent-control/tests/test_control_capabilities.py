@@ -16,8 +16,8 @@ from lightagent import (
     SecurityContext,
     tool,
 )
-from lightagent.capabilities import CapabilityRisk, ProviderHealth
 from lightagent.errors import ConfigurationError, PluginError
+from lightagent_control.capabilities import CapabilityRisk, ProviderHealth
 
 
 class Recorder(BaseCapabilityProvider):
@@ -138,7 +138,7 @@ def test_agent_security_context_gates_tools_and_audits():
     ctx = SecurityContext(tenant_id="t", permissions=PermissionSet(allowed={"tool.lookup"}))
     model = ScriptedModel([{"tool_calls": [{"name": "rm", "arguments": {"path": "/a"}}]}, "ok"])
     agent = LightAgent(model=model, tools=[rm])
-    from lightagent.control.runtime import build_interceptor
+    from lightagent_control.interceptor import build_interceptor
 
     agent.interceptor = build_interceptor(security_context=ctx)
     result = agent.run("q", result_format="object", trace=True)
