@@ -1,0 +1,95 @@
+"""DBOSAgent in one process, on the embedded SQLite system database and the loopback
+OpenAI-wire server: the run is a workflow, each effect a step, a second call with the
+same workflow id returns the checkpointed result."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from dbos import DBOS
+from lightagent import LightAgent
+from lightagent.errors import ConfigurationError
+from lightagent.events.sql_store import SqliteSessionStore
+
+from lightagent_dbos import DBOSAgent
+
+from .conftest import unique_name
+
+CALLS: list[str] = []
+
+
+def get_weather(city: str) -> str:
+    """The weather in ``city``."""
+    CALLS.append(city)
+    return f"{city} is sunny."
+
+
+def make(server, **kw) -> LightAgent:
+    return LightAgent(model="gpt-4.1", api_key="test", base_url=server.base_url, **kw)
+
+
+def test_run_is_a_workflow_of_steps(dbos_launch, loopback_server) -> None:
+    loopback_server.reply(
+        {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]},
+        "Oslo is sunny today.",
+    )
+    durable = DBOSAgent(make(loopback_server, tools=[get_weather]), name=unique_name())
+    dbos_launch()
+    CALLS.clear()
+    out = durable.run("Weather in Oslo?", workflow_id="wf-steps")
+    assert out == "Oslo is sunny today."
+    assert CALLS == ["Oslo"]
+    steps = [s["function_name"] for s in DBOS.list_workflow_steps("wf-steps")]
+    assert steps == ["lightagent.model", "lightagent.tool.get_weather", "lightagent.model"]
+    # the same workflow id again: DBOS answers from the checkpoint, nothing runs
+    again = durable.run("Weather in Oslo?", workflow_id="wf-steps", result_format="object")
+    assert again.content == "Oslo is sunny today."
+    assert CALLS == ["Oslo"]
+    assert len(loopback_server.requests) == 2
+
+
+def test_run_ids_derive_from_the_workflow_id(dbos_launch, loopback_server) -> None:
+    loopback_server.reply("one", "two")
+    durable = DBOSAgent(make(loopback_server), name=unique_name())
+    dbos_launch()
+    first = durable.run("q", workflow_id="wf-a", result_format="object")
+    second = durable.run("q", workflow_id="wf-b", result_format="object")
+    assert first.run_id != second.run_id
+    assert first.run_id.startswith("run_") and first.trace_id.startswith("trace_")
+    # what a replay of wf-a would compute
+    assert durable.run("q", workflow_id="wf-a", result_format="object").run_id == first.run_id
+
+
+def test_arun_and_session_log(dbos_launch, loopback_server, tmp_path: Path) -> None:
+    loopback_server.reply("first answer", "second answer")
+    store = SqliteSessionStore(tmp_path / "s.sqlite3")
+    durable = DBOSAgent(make(loopback_server, session_store=store), name=unique_name())
+    dbos_launch()
+    assert asyncio.run(durable.arun("hi", session_id="s1", workflow_id="wf-1")) == "first answer"
+    assert durable.run("and again", session_id="s1", workflow_id="wf-2") == "second answer"
+    # the second run saw the first one's turn as history
+    sent = loopback_server.requests[1]["messages"]
+    assert [m["content"] for m in sent if m["role"] != "system"] == [
+        "hi",
+        "first answer",
+        "and again",
+    ]
+    types = [e.type for e in store.events("s1")]
+    assert types.count("turn.started") == 2 and types.count("run.completed") == 2
+
+
+def test_options_that_cannot_be_durable_are_refused(dbos_launch, loopback_server) -> None:
+    durable = DBOSAgent(make(loopback_server), name=unique_name())
+    dbos_launch()
+    with pytest.raises(ConfigurationError) as info:
+        durable.run("q", tools=[get_weather])
+    assert info.value.code == "LA-DBOS-OPTION"
+
+
+def test_a_name_is_registered_once() -> None:
+    name = unique_name()
+    DBOSAgent(LightAgent(model="gpt-4.1", api_key="t", base_url="http://127.0.0.1:9/v1"), name=name)
+    with pytest.raises(ConfigurationError):
+        DBOSAgent(LightAgent(model="gpt-4.1", api_key="t", base_url="http://127.0.0.1:9/v1"), name=name)
