@@ -57,6 +57,7 @@ def main(wheelhouse: str) -> int:
         "lightagent_memory",
         "lightagent_skills",
         "lightagent_review",
+        "lightagent_dbos",
         "lightagent_contracts",
     }
     if missing := expected - names:

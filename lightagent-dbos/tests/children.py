@@ -22,7 +22,7 @@ def spawn(cfg: dict[str, Any], **popen: Any) -> subprocess.Popen[str]:
     n = next(_n)
     path = folder / f"cfg-{n}.json"
     path.write_text(json.dumps(cfg))
-    err = open(folder / f"child-{n}.err", "w")  # noqa: SIM115 - the child owns it
+    err = open(folder / f"child-{n}.err", "w")
     return subprocess.Popen(
         [sys.executable, str(CHILD), str(path)],
         stdout=subprocess.PIPE,

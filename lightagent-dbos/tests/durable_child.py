@@ -70,7 +70,6 @@ def mark(label: str) -> str:
 def main() -> None:
     from dbos import DBOS
     from lightagent import LightAgent
-
     from lightagent_dbos import DBOSAgent
 
     kwargs: dict[str, Any] = {}

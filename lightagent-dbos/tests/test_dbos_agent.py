@@ -12,7 +12,6 @@ from dbos import DBOS
 from lightagent import LightAgent
 from lightagent.errors import ConfigurationError
 from lightagent.events.sql_store import SqliteSessionStore
-
 from lightagent_dbos import DBOSAgent
 
 from .conftest import unique_name
@@ -92,4 +91,34 @@ def test_a_name_is_registered_once() -> None:
     name = unique_name()
     DBOSAgent(LightAgent(model="gpt-4.1", api_key="t", base_url="http://127.0.0.1:9/v1"), name=name)
     with pytest.raises(ConfigurationError):
-        DBOSAgent(LightAgent(model="gpt-4.1", api_key="t", base_url="http://127.0.0.1:9/v1"), name=name)
+        DBOSAgent(
+            LightAgent(model="gpt-4.1", api_key="t", base_url="http://127.0.0.1:9/v1"), name=name
+        )
+
+
+PAID: list[int] = []
+
+
+def pay(amount: int) -> str:
+    """Pay ``amount``."""
+    PAID.append(amount)
+    return f"paid {amount}"
+
+
+def test_a_denied_call_does_not_run(dbos_launch, loopback_server) -> None:
+    loopback_server.reply(
+        {"tool_calls": [{"name": "pay", "arguments": {"amount": 9}}]}, "I could not pay."
+    )
+    durable = DBOSAgent(
+        make(loopback_server, tools=[pay]), name=unique_name(), approval_tools=["pay"]
+    )
+    dbos_launch()
+    PAID.clear()
+    handle = durable.start("Pay 9", workflow_id="wf-deny")
+    waiting = DBOSAgent.pending_approval("wf-deny", timeout_seconds=60)
+    assert waiting is not None and waiting["tool"] == "pay"
+    DBOSAgent.approve("wf-deny", waiting["call_id"], approved=False, reason="over budget")
+    assert handle.get_result().content == "I could not pay."
+    assert PAID == []
+    told = loopback_server.requests[1]["messages"][-1]["content"]
+    assert "LA-DBOS-DENIED" in told and "over budget" in told

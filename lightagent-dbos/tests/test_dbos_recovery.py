@@ -60,7 +60,11 @@ def test_killed_between_tool_and_next_request_recovers(system_db, loopback_serve
     )
     session_db = str(tmp_path / "sessions.sqlite3")
     cfg = _cfg(
-        tmp_path, system_db, loopback_server, query="Note hello", session_db=session_db,
+        tmp_path,
+        system_db,
+        loopback_server,
+        query="Note hello",
+        session_db=session_db,
         session_id="s1",
     )
     first = spawn(cfg)
@@ -106,7 +110,11 @@ def test_killed_inside_an_idempotent_tool_runs_it_again(system_db, loopback_serv
     )
     os.mkfifo(tmp_path / "fifo")
     cfg = _cfg(
-        tmp_path, system_db, loopback_server, query="Set green", block_tool=True,
+        tmp_path,
+        system_db,
+        loopback_server,
+        query="Set green",
+        block_tool=True,
         idempotent=["set_flag"],
     )
     first = spawn(cfg)

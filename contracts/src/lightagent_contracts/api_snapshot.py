@@ -48,6 +48,7 @@ DISTRIBUTIONS: dict[str, str] = {
     "lightagent-memory": "lightagent_memory",
     "lightagent-skills": "lightagent_skills",
     "lightagent-review": "lightagent_review",
+    "lightagent-dbos": "lightagent_dbos",
     "lightagent-contracts": "lightagent_contracts",
 }
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"

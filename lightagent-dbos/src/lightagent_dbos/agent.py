@@ -63,7 +63,10 @@ class DBOSAgent:
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError("LA-CONFIG", "DBOSAgent needs a name= (a non-empty str)")
-        for label, names in (("idempotent_tools", idempotent_tools), ("approval_tools", approval_tools)):
+        for label, names in (
+            ("idempotent_tools", idempotent_tools),
+            ("approval_tools", approval_tools),
+        ):
             if isinstance(names, str):
                 raise ConfigurationError(
                     "LA-CONFIG",
@@ -84,6 +87,7 @@ class DBOSAgent:
                     hint="Give each durable agent its own name= (it names its workflow).",
                 )
             _names[name] = self
+
         def workflow(query: str | None, options: dict[str, Any]) -> RunResult:
             return self._run_workflow(query, options)
 
@@ -122,17 +126,29 @@ class DBOSAgent:
             self.run, query, workflow_id=workflow_id, result_format=result_format, **options
         )
 
-    def start(self, query: str, *, workflow_id: str | None = None, **options: Any) -> WorkflowHandle[RunResult]:
+    def start(
+        self, query: str, *, workflow_id: str | None = None, **options: Any
+    ) -> WorkflowHandle[RunResult]:
         """Start the run in the background; ``handle.get_result()`` is its ``RunResult``."""
         plain = _plain_options(options)
         with SetWorkflowID(workflow_id) if workflow_id else _nothing():
             return DBOS.start_workflow(self._workflow, query, plain)
 
     def enqueue(
-        self, queue: Queue, query: str, *, workflow_id: str | None = None, **options: Any
+        self, queue: Queue | str, query: str, *, workflow_id: str | None = None, **options: Any
     ) -> WorkflowHandle[RunResult]:
-        """Put the run on DBOS ``queue`` (any process that launched DBOS may serve it)."""
+        """Put the run on DBOS ``queue`` (a ``Queue`` or a registered queue's name): any
+        process that launched DBOS with this agent registered may serve it."""
         plain = _plain_options(options)
+        if isinstance(queue, str):
+            found = DBOS.retrieve_queue(queue)
+            if found is None:
+                raise ConfigurationError(
+                    "LA-CONFIG",
+                    f"no DBOS queue named {queue!r}",
+                    hint="Register it first: DBOS.register_queue(name, global_concurrency=...).",
+                )
+            queue = found
         with SetWorkflowID(workflow_id) if workflow_id else _nothing():
             return queue.enqueue(self._workflow, query, plain)
 
@@ -151,7 +167,9 @@ class DBOSAgent:
         """Decide on tool call ``call_id`` of run ``workflow_id`` (a durable message: it
         waits in DBOS for a run that is down, until it recovers)."""
         DBOS.send(
-            workflow_id, {"approved": bool(approved), "reason": reason}, topic=approval_topic(call_id)
+            workflow_id,
+            {"approved": bool(approved), "reason": reason},
+            topic=approval_topic(call_id),
         )
 
     # -- the workflow ---------------------------------------------------------------

@@ -15,11 +15,11 @@ than run the tool a second time.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Generator
+from collections.abc import Callable, Collection, Generator
 from typing import Any
 
-from dbos import DBOS
-from lightagent.errors import LightAgentError, ToolError
+from dbos import DBOS, StepOptions
+from lightagent.errors import ModelError, ToolError
 from lightagent.models.base import ModelResponse
 from lightagent.run.effects import (
     CallModel,
@@ -188,11 +188,16 @@ class DurableDriver:
         return ToolOutcome(call.id, call.name, error_text(error), error)
 
 
-def _step(name: str, func: Any, *args: Any, retries: bool = False) -> Any:
-    options: dict[str, Any] = {"name": name}
+def _step(name: str, func: Callable[..., Any], *args: Any, retries: bool = False) -> Any:
+    options: StepOptions = {"name": name}
     if retries:
-        options.update(retries_allowed=True, max_attempts=3, interval_seconds=0.1)
-    return DBOS.run_step(options, func, *args)  # type: ignore[arg-type]
+        options = {
+            "name": name,
+            "retries_allowed": True,
+            "max_attempts": 3,
+            "interval_seconds": 0.1,
+        }
+    return DBOS.run_step(options, func, *args)
 
 
 def _collect(model: Any, request: Any) -> ModelResponse:
@@ -201,9 +206,7 @@ def _collect(model: Any, request: Any) -> ModelResponse:
         if isinstance(item, ModelResponse):
             final = item
     if final is None:
-        raise LightAgentError(
-            "LA-TRUNCATED", "the model stream ended without a final response"
-        )
+        raise ModelError("LA-TRUNCATED", "the model stream ended without a final response")
     return final
 
 
