@@ -15,6 +15,7 @@ than run the tool a second time.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Generator
 from typing import Any
 
@@ -169,9 +170,12 @@ class DurableDriver:
 
     def _await_approval(self, call: Any) -> ToolOutcome | None:
         """Wait (durably) for a decision on ``call``; None when it is approved."""
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError:  # the loop never sends a call it could not decode; keep the text
+            arguments = call.arguments
         DBOS.set_event(
-            APPROVAL_EVENT,
-            {"call_id": call.id, "tool": call.name, "arguments": call.arguments},
+            APPROVAL_EVENT, {"call_id": call.id, "tool": call.name, "arguments": arguments}
         )
         decision = DBOS.recv(approval_topic(call.id), timeout_seconds=self.approval_timeout)
         DBOS.set_event(APPROVAL_EVENT, None)
