@@ -122,3 +122,29 @@ def test_a_denied_call_does_not_run(dbos_launch, loopback_server) -> None:
     assert PAID == []
     told = loopback_server.requests[1]["messages"][-1]["content"]
     assert "LA-DBOS-DENIED" in told and "over budget" in told
+
+
+class NotesMemory:
+    """A memory that keeps what it is given in a list."""
+
+    def __init__(self) -> None:
+        self.stored: list[str] = []
+
+    def retrieve(self, query: str, user_id: str) -> list[dict[str, str]]:
+        return [{"memory": "The user lives in Oslo."}]
+
+    def store(self, data: str, user_id: str) -> dict[str, str]:
+        self.stored.append(str(data))
+        return {"id": str(len(self.stored))}
+
+
+def test_memory_effects_are_steps(dbos_launch, loopback_server) -> None:
+    loopback_server.reply("You live in Oslo.")
+    memory = NotesMemory()
+    durable = DBOSAgent(make(loopback_server, memory=memory), name=unique_name())
+    dbos_launch()
+    assert durable.run("Where do I live?", workflow_id="wf-mem") == "You live in Oslo."
+    steps = [s["function_name"] for s in DBOS.list_workflow_steps("wf-mem")]
+    assert "lightagent.model" in steps
+    assert "lightagent.memory.retrieve" in steps and "lightagent.memory.store" in steps
+    assert len(memory.stored) == 1  # the write ran once, as a step
