@@ -148,3 +148,32 @@ def test_memory_effects_are_steps(dbos_launch, loopback_server) -> None:
     assert "lightagent.model" in steps
     assert "lightagent.memory.retrieve" in steps and "lightagent.memory.store" in steps
     assert len(memory.stored) == 1  # the write ran once, as a step
+
+
+def test_astream_streams_a_durable_run(dbos_launch, loopback_server) -> None:
+    loopback_server.reply(
+        {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Bergen"}}]},
+        "Bergen is sunny.",
+    )
+    durable = DBOSAgent(make(loopback_server, tools=[get_weather]), name=unique_name())
+    dbos_launch()
+
+    async def consume() -> list:
+        return [
+            e async for e in durable.astream("Bergen?", workflow_id="wf-s", result_format="event")
+        ]
+
+    events = asyncio.run(consume())
+    text = "".join(e.data for e in events if e.type == "content")
+    assert text == "Bergen is sunny."
+    assert events[-1].type == "done" and events[-1].data["content"] == "Bergen is sunny."
+    assert {"tool_call", "tool_result"} <= {e.type for e in events}
+    assert loopback_server.requests[0]["stream"] is True
+    steps = [s["function_name"] for s in DBOS.list_workflow_steps("wf-s")]
+    assert steps == ["lightagent.model", "lightagent.tool.get_weather", "lightagent.model"]
+
+    async def chunks() -> list:
+        return [c async for c in durable.astream("Bergen?", workflow_id="wf-s")]
+
+    # the finished run again: its result comes from the checkpoint, nothing is streamed
+    assert asyncio.run(chunks()) == []

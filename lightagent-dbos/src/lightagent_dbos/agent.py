@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
-from collections.abc import Collection
+import uuid
+from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 from dbos import DBOS, Queue, SetWorkflowID, WorkflowHandle
@@ -14,11 +15,13 @@ from lightagent.loop import run_machine
 from lightagent.results import RunResult
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
+from lightagent.run.streaming import chunk_events, consumer_chunk, done_event, output_event
 
 from lightagent_dbos.driver import APPROVAL_EVENT, DurableDriver, approval_topic
 from lightagent_dbos.replay import ReplayBinding
+from lightagent_dbos.stream import channel_for, open_channel
 
-__all__ = ["DURABLE_OPTIONS", "DBOSAgent"]
+__all__ = ["DURABLE_OPTIONS", "DBOSAgent", "formatted", "run_ids"]
 
 #: The run options a durable run takes: plain data, stored with the workflow's inputs
 #: so a recovering process can run it again.
@@ -126,6 +129,59 @@ class DBOSAgent:
             self.run, query, workflow_id=workflow_id, result_format=result_format, **options
         )
 
+    async def astream(
+        self,
+        query: str,
+        *,
+        workflow_id: str | None = None,
+        result_format: str = "str",
+        **options: Any,
+    ) -> AsyncIterator[Any]:
+        """Run durably and stream it as ``LightAgent.astream`` does (chunk dicts, or
+        ``StreamEvent``s with ``result_format="event"``).
+
+        The workflow runs in a worker thread and its output comes here live. A consumer
+        that stops early leaves the run going; if the process dies, the run is recovered
+        with the others, and its result (not its stream) is kept.
+        """
+        if result_format not in ("str", "event"):
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"astream(result_format={result_format!r}): use 'str' (chunks) or 'event'",
+            )
+        plain = {**_plain_options(options), "stream": True}
+        wid = workflow_id or uuid.uuid4().hex
+        trace_id = run_ids(wid)[1]
+        channel = open_channel(wid)
+
+        def durable_run() -> RunResult:
+            with SetWorkflowID(wid):
+                return self._workflow(query, plain)
+
+        task = asyncio.ensure_future(asyncio.to_thread(durable_run))
+        task.add_done_callback(lambda _: channel.push("done", None))
+        events = result_format == "event"
+        try:
+            while True:
+                kind, item = await channel.queue.get()
+                if kind == "done":
+                    break
+                if kind == "chunk":
+                    if events:
+                        for event in chunk_events(item, trace_id):
+                            yield event
+                    else:
+                        yield consumer_chunk(item)
+                elif events:
+                    yield output_event(item, trace_id)
+                else:
+                    yield item.item
+            result = await task
+            if events:
+                yield done_event(result)
+        finally:
+            channel.close()
+
     def start(
         self, query: str, *, workflow_id: str | None = None, **options: Any
     ) -> WorkflowHandle[RunResult]:
@@ -175,7 +231,7 @@ class DBOSAgent:
     # -- the workflow ---------------------------------------------------------------
     def _run_workflow(self, query: str | None, options: dict[str, Any]) -> RunResult:
         workflow_id = DBOS.workflow_id or ""
-        digest = hashlib.sha256(workflow_id.encode("utf-8")).hexdigest()
+        run_id, trace_id = run_ids(workflow_id)
         opts = RunOptions(**options)
         binding = None
         if opts.session_id is not None:
@@ -183,21 +239,27 @@ class DBOSAgent:
             if inner is not None:
                 binding = ReplayBinding(inner)
         # the ids a replay must reuse: tool-call idempotency keys derive from the run id
-        spec = build_spec(
-            self.agent, query, opts, run_id=f"run_{digest[:24]}", session_binding=binding
-        )
-        spec.ctx.trace_id = f"trace_{digest[24:48]}"
+        spec = build_spec(self.agent, query, opts, run_id=run_id, session_binding=binding)
+        spec.ctx.trace_id = trace_id
         driver = DurableDriver(
             spec,
             idempotent_tools=self.idempotent_tools,
             approval_tools=self.approval_tools,
             approval_timeout=self.approval_timeout,
+            channel=channel_for(workflow_id) if opts.stream else None,
         )
         result: RunResult = driver.drive(run_machine(spec))
         return result
 
     def __repr__(self) -> str:
         return f"DBOSAgent(name={self.name!r}, agent={self.agent!r})"
+
+
+def run_ids(workflow_id: str) -> tuple[str, str]:
+    """The run id and trace id of the run that is workflow ``workflow_id`` (the same on
+    every replay, so tool-call idempotency keys are too)."""
+    digest = hashlib.sha256(workflow_id.encode("utf-8")).hexdigest()
+    return f"run_{digest[:24]}", f"trace_{digest[24:48]}"
 
 
 def formatted(result: RunResult, result_format: str) -> Any:

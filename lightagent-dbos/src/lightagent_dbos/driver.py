@@ -6,6 +6,9 @@ touched: each is performed through ``DBOS.run_step`` and its result checkpointed
 DBOS recovers the workflow after a crash, finished steps return their checkpoint and the
 loop, fed the same results, takes the same path to the first step that had not finished.
 
+A streamed request (``DBOSAgent.astream``) hands its chunks to the consumer from inside
+its step (:mod:`lightagent_dbos.stream`); the step's checkpoint is the final response.
+
 Tool calls are one step each, run one after another (their order is then the same on
 every replay). A tool not declared idempotent marks its start in DBOS (a workflow event
 written from inside the step) before it runs; a step that finds its own mark was
@@ -27,6 +30,7 @@ from lightagent.run.effects import (
     CallPhase,
     ListTools,
     LoadHistory,
+    Output,
     RetrieveMemory,
     RunTools,
     Search,
@@ -36,9 +40,12 @@ from lightagent.run.effects import (
 )
 from lightagent.run.recall import recall_call
 from lightagent.run.spec import RunSpec
+from lightagent.run.streaming import new_screen
 from lightagent.run.tool_round import finished_recorder
 from lightagent.tools.dispatch import ToolOutcome
 from lightagent.tools.output import error_text
+
+from lightagent_dbos.stream import Channel
 
 __all__ = ["APPROVAL_EVENT", "DurableDriver", "approval_topic"]
 
@@ -61,11 +68,15 @@ class DurableDriver:
         idempotent_tools: Collection[str] = (),
         approval_tools: Collection[str] = (),
         approval_timeout: float = 3600.0,
+        channel: Channel | None = None,
     ) -> None:
         self.spec = spec
         self.idempotent_tools = frozenset(idempotent_tools)
         self.approval_tools = frozenset(approval_tools)
         self.approval_timeout = approval_timeout
+        #: Where a live consumer in this process takes the run's output (None: nobody).
+        self.channel = channel
+        self.screen: Any = None
 
     def drive(self, gen: Generator[Any, Any, Any]) -> Any:
         """Send each effect's result (or throw its error) into ``gen``; return its value."""
@@ -91,8 +102,8 @@ class DurableDriver:
         cls = effect.__class__
         if cls is CallModel:
             return _step("lightagent.model", spec.model.complete, effect.request)
-        if cls is StreamModel:  # a durable run is not streamed to a consumer: collect
-            return _step("lightagent.model", _collect, spec.model, effect.request)
+        if cls is StreamModel:
+            return _step("lightagent.model", self._stream, effect.request)
         if cls is RunTools:
             return [self._tool(call, effect) for call in effect.calls]
         if cls is CallPhase:
@@ -123,7 +134,42 @@ class DurableDriver:
             from lightagent.bridge import call_sync
 
             return _step(f"lightagent.{_kind(effect)}", call_sync, *recall_call(spec, effect))
-        return None  # Output: nobody consumes a durable run's stream
+        if cls is Output:
+            self._output(effect)
+        return None
+
+    def _stream(self, request: Any) -> ModelResponse:
+        """A streamed model request (inside its step): chunks go to a live consumer, if
+        any; the final response is the checkpoint."""
+        spec = self.spec
+        channel = self.channel
+        self.screen = new_screen(spec) if channel is not None and spec.interceptor else None
+        final = None
+        for item in spec.model.stream(request):
+            if isinstance(item, ModelResponse):
+                final = item
+                continue
+            if channel is None:
+                continue
+            if self.screen is not None:
+                item = self.screen.chunk(item)
+                if item is None:
+                    continue
+            channel.push("chunk", item)
+        if final is None:
+            raise ModelError("LA-TRUNCATED", "the model stream ended without a final response")
+        return final
+
+    def _output(self, effect: Output) -> None:
+        channel = self.channel
+        if channel is None:
+            return
+        if effect.kind == "release":  # what the output screen held back, now judged
+            if self.screen is not None:
+                channel.push("chunk", self.screen.release(effect.item))
+                self.screen = None
+            return
+        channel.push("output", effect)
 
     def _tool(self, call: Any, effect: RunTools) -> ToolOutcome:
         name = call.name
@@ -202,16 +248,6 @@ def _step(name: str, func: Callable[..., Any], *args: Any, retries: bool = False
             "interval_seconds": 0.1,
         }
     return DBOS.run_step(options, func, *args)
-
-
-def _collect(model: Any, request: Any) -> ModelResponse:
-    final = None
-    for item in model.stream(request):
-        if isinstance(item, ModelResponse):
-            final = item
-    if final is None:
-        raise ModelError("LA-TRUNCATED", "the model stream ended without a final response")
-    return final
 
 
 def _plain_history(spec: RunSpec, session_id: str) -> Any:
