@@ -177,3 +177,30 @@ def test_astream_streams_a_durable_run(dbos_launch, loopback_server) -> None:
 
     # the finished run again: its result comes from the checkpoint, nothing is streamed
     assert asyncio.run(chunks()) == []
+
+
+def test_a_lightflow_step_is_a_durable_run_keyed_by_the_flow(
+    dbos_launch, loopback_server, tmp_path: Path
+) -> None:
+    flow_mod = pytest.importorskip("lightagent_flow")
+    loopback_server.reply(
+        {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Tromso"}}]},
+        "Tromso is sunny.",
+    )
+    durable = DBOSAgent(make(loopback_server, tools=[get_weather]), name=unique_name())
+    dbos_launch()
+    CALLS.clear()
+    flow = flow_mod.LightFlow(store=flow_mod.JsonLightFlowStore(tmp_path / "flows")).step(
+        "forecast", agent=durable
+    )
+    result = flow.run("Weather in Tromso?", run_id="flow-1")
+    assert result.success
+    assert result.content == "Tromso is sunny."
+    # the step's run is a DBOS workflow named by the flow's idempotency key for the step:
+    # a flow that runs the step again (a resume after a crash) gets it from DBOS
+    workflow_id = f"{durable.workflow_name}:flow-1:forecast"
+    assert DBOS.retrieve_workflow(workflow_id).get_result().content == "Tromso is sunny."
+    assert durable.run("Weather in Tromso?", idempotency_key="flow-1:forecast") == (
+        "Tromso is sunny."
+    )
+    assert CALLS == ["Tromso"]

@@ -103,15 +103,18 @@ class DBOSAgent:
         query: str,
         *,
         workflow_id: str | None = None,
+        idempotency_key: str | None = None,
         result_format: str = "str",
         **options: Any,
     ) -> Any:
         """Run durably and return what ``LightAgent.run`` would (``result_format``).
 
         ``workflow_id`` names the run in DBOS: running again with the same id returns
-        the first run's result (or waits for it) instead of running twice.
+        the first run's result (or waits for it) instead of running twice. Without one,
+        an ``idempotency_key`` names it (``lightagent.<name>:<key>``), else DBOS does.
         """
-        plain = _plain_options(options)
+        plain = _plain_options(options, idempotency_key)
+        workflow_id = self._workflow_id(workflow_id, idempotency_key)
         with SetWorkflowID(workflow_id) if workflow_id else _nothing():
             result = self._workflow(query, plain)
         return formatted(result, result_format)
@@ -121,12 +124,18 @@ class DBOSAgent:
         query: str,
         *,
         workflow_id: str | None = None,
+        idempotency_key: str | None = None,
         result_format: str = "str",
         **options: Any,
     ) -> Any:
         """:meth:`run` from async code (the workflow runs in a worker thread)."""
         return await asyncio.to_thread(
-            self.run, query, workflow_id=workflow_id, result_format=result_format, **options
+            self.run,
+            query,
+            workflow_id=workflow_id,
+            idempotency_key=idempotency_key,
+            result_format=result_format,
+            **options,
         )
 
     async def astream(
@@ -134,6 +143,7 @@ class DBOSAgent:
         query: str,
         *,
         workflow_id: str | None = None,
+        idempotency_key: str | None = None,
         result_format: str = "str",
         **options: Any,
     ) -> AsyncIterator[Any]:
@@ -149,8 +159,8 @@ class DBOSAgent:
                 "LA-CONFIG",
                 f"astream(result_format={result_format!r}): use 'str' (chunks) or 'event'",
             )
-        plain = {**_plain_options(options), "stream": True}
-        wid = workflow_id or uuid.uuid4().hex
+        plain = {**_plain_options(options, idempotency_key), "stream": True}
+        wid = self._workflow_id(workflow_id, idempotency_key) or uuid.uuid4().hex
         trace_id = run_ids(wid)[1]
         channel = open_channel(wid)
 
@@ -183,19 +193,32 @@ class DBOSAgent:
             channel.close()
 
     def start(
-        self, query: str, *, workflow_id: str | None = None, **options: Any
+        self,
+        query: str,
+        *,
+        workflow_id: str | None = None,
+        idempotency_key: str | None = None,
+        **options: Any,
     ) -> WorkflowHandle[RunResult]:
         """Start the run in the background; ``handle.get_result()`` is its ``RunResult``."""
-        plain = _plain_options(options)
+        plain = _plain_options(options, idempotency_key)
+        workflow_id = self._workflow_id(workflow_id, idempotency_key)
         with SetWorkflowID(workflow_id) if workflow_id else _nothing():
             return DBOS.start_workflow(self._workflow, query, plain)
 
     def enqueue(
-        self, queue: Queue | str, query: str, *, workflow_id: str | None = None, **options: Any
+        self,
+        queue: Queue | str,
+        query: str,
+        *,
+        workflow_id: str | None = None,
+        idempotency_key: str | None = None,
+        **options: Any,
     ) -> WorkflowHandle[RunResult]:
         """Put the run on DBOS ``queue`` (a ``Queue`` or a registered queue's name): any
         process that launched DBOS with this agent registered may serve it."""
-        plain = _plain_options(options)
+        plain = _plain_options(options, idempotency_key)
+        workflow_id = self._workflow_id(workflow_id, idempotency_key)
         if isinstance(queue, str):
             found = DBOS.retrieve_queue(queue)
             if found is None:
@@ -207,6 +230,13 @@ class DBOSAgent:
             queue = found
         with SetWorkflowID(workflow_id) if workflow_id else _nothing():
             return queue.enqueue(self._workflow, query, plain)
+
+    def _workflow_id(self, workflow_id: str | None, idempotency_key: str | None) -> str | None:
+        # a run keyed by the caller (a LightFlow step, a retried request) is one workflow:
+        # asked again, DBOS answers from it instead of running the agent twice
+        if workflow_id is None and idempotency_key is not None:
+            return f"{self.workflow_name}:{idempotency_key}"
+        return workflow_id
 
     # -- approvals ------------------------------------------------------------------
     @staticmethod
@@ -277,7 +307,7 @@ def formatted(result: RunResult, result_format: str) -> Any:
     )
 
 
-def _plain_options(options: dict[str, Any]) -> dict[str, Any]:
+def _plain_options(options: dict[str, Any], idempotency_key: str | None) -> dict[str, Any]:
     other = sorted(set(options) - DURABLE_OPTIONS)
     if other:
         raise ConfigurationError(
@@ -286,7 +316,10 @@ def _plain_options(options: dict[str, Any]) -> dict[str, Any]:
             hint="Pass only plain-data options (" + ", ".join(sorted(DURABLE_OPTIONS)) + ").",
             details={"options": other},
         )
-    return dict(options)
+    plain = dict(options)
+    if idempotency_key is not None:
+        plain["idempotency_key"] = idempotency_key
+    return plain
 
 
 class _nothing:
