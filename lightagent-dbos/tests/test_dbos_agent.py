@@ -204,3 +204,24 @@ def test_a_lightflow_step_is_a_durable_run_keyed_by_the_flow(
         "Tromso is sunny."
     )
     assert CALLS == ["Tromso"]
+
+
+def test_repeated_call_ids_are_repaired_inside_the_checkpoint(dbos_launch, loopback_server) -> None:
+    loopback_server.reply(
+        {
+            "tool_calls": [
+                {"id": "dup", "name": "get_weather", "arguments": {"city": "Oslo"}},
+                {"id": "dup", "name": "get_weather", "arguments": {"city": "Rome"}},
+            ]
+        },
+        "Both sunny.",
+    )
+    durable = DBOSAgent(make(loopback_server, tools=[get_weather]), name=unique_name())
+    dbos_launch()
+    assert durable.run("Oslo and Rome?", workflow_id="wf-dup") == "Both sunny."
+    first = DBOS.list_workflow_steps("wf-dup")[0]
+    ids = [call.id for call in first["output"].tool_calls]
+    # a replay reads these ids from the checkpoint, so it sends the same transcript
+    assert len(set(ids)) == 2
+    sent = loopback_server.requests[1]["messages"]
+    assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ids

@@ -42,6 +42,7 @@ from lightagent.run.recall import recall_call
 from lightagent.run.spec import RunSpec
 from lightagent.run.streaming import new_screen
 from lightagent.run.tool_round import finished_recorder
+from lightagent.run.transcript import unique_call_ids
 from lightagent.tools.dispatch import ToolOutcome
 from lightagent.tools.output import error_text
 
@@ -101,7 +102,7 @@ class DurableDriver:
         spec = self.spec
         cls = effect.__class__
         if cls is CallModel:
-            return _step("lightagent.model", spec.model.complete, effect.request)
+            return _step("lightagent.model", _complete, spec.model, effect.request)
         if cls is StreamModel:
             return _step("lightagent.model", self._stream, effect.request)
         if cls is RunTools:
@@ -158,6 +159,7 @@ class DurableDriver:
             channel.push("chunk", item)
         if final is None:
             raise ModelError("LA-TRUNCATED", "the model stream ended without a final response")
+        unique_call_ids(final)
         return final
 
     def _output(self, effect: Output) -> None:
@@ -248,6 +250,15 @@ def _step(name: str, func: Callable[..., Any], *args: Any, retries: bool = False
             "interval_seconds": 0.1,
         }
     return DBOS.run_step(options, func, *args)
+
+
+def _complete(model: Any, request: Any) -> Any:
+    response = model.complete(request)
+    if isinstance(response, ModelResponse):
+        # the loop gives repeated or missing call ids fresh random ones; done here, inside
+        # the step, the ids are part of the checkpoint and a replay sees the same ones
+        unique_call_ids(response)
+    return response
 
 
 def _plain_history(spec: RunSpec, session_id: str) -> Any:
