@@ -130,8 +130,8 @@ class NotesMemory:
     def __init__(self) -> None:
         self.stored: list[str] = []
 
-    def retrieve(self, query: str, user_id: str) -> list[dict[str, str]]:
-        return [{"memory": "The user lives in Oslo."}]
+    def retrieve(self, query: str, user_id: str) -> dict[str, list[dict[str, str]]]:
+        return {"results": [{"memory": "The user lives in Oslo."}]}
 
     def store(self, data: str, user_id: str) -> dict[str, str]:
         self.stored.append(str(data))
@@ -225,3 +225,17 @@ def test_repeated_call_ids_are_repaired_inside_the_checkpoint(dbos_launch, loopb
     assert len(set(ids)) == 2
     sent = loopback_server.requests[1]["messages"]
     assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ids
+
+
+def test_a_replay_that_takes_another_path_fails_the_workflow(dbos_launch, loopback_server) -> None:
+    loopback_server.reply("one")
+    durable = DBOSAgent(make(loopback_server), name=unique_name())
+    dbos_launch()
+    assert durable.run("q", workflow_id="wf-path") == "one"
+    # the agent changed under the checkpoints: its first step is now a memory read
+    durable.agent = make(loopback_server, memory=NotesMemory())
+    forked = DBOS.fork_workflow("wf-path", 2)  # replays the checkpointed first step
+    with pytest.raises(Exception) as info:
+        forked.get_result()
+    # DBOS's own verdict, not a failed run result the workflow would have kept
+    assert type(info.value).__name__ == "DBOSUnexpectedStepError"

@@ -93,6 +93,10 @@ class DurableDriver:
                 try:
                     value = self.perform(effect)
                 except Exception as error:
+                    if _from_dbos(error):
+                        # DBOS's own failure (a replay that went another way, its database):
+                        # the workflow fails and DBOS handles it; it is not the agent's error
+                        raise
                     exc, value = error, None
         finally:
             gen.close()
@@ -250,6 +254,12 @@ def _step(name: str, func: Callable[..., Any], *args: Any, retries: bool = False
             "interval_seconds": 0.1,
         }
     return DBOS.run_step(options, func, *args)
+
+
+def _from_dbos(error: BaseException) -> bool:
+    # DBOS exports no base class for its errors; what a step raised for the agent (a
+    # provider's error, a tool's) comes from elsewhere
+    return type(error).__module__.split(".", 1)[0] == "dbos"
 
 
 def _complete(model: Any, request: Any) -> Any:
