@@ -24,6 +24,7 @@ ORDER = [
     "tools",
     "events",
     "durable",
+    "dbos",
     "events_peer",
     "memory",
     "flow",

@@ -5,7 +5,8 @@ over two runs and replayed from its event log; 3. a LightFlow run, checkpointed 
 resumed; 4. a LightDAG run with a verifier and an artifact; 5. an MCP server's tools;
 6. a LightSwarm handoff between two agents; 7. the trace of a run; 8. memory that fails
 closed: tenants, a refused write, a reflection promoted, and mem0; 9. the long-task
-runtime: a session budget, a goal, an inbox message, a background job and a subagent.
+runtime: a session budget, a goal, an inbox message, a background job and a subagent;
+10. a durable run on DBOS (skipped when lightagent-dbos is not installed).
 
 Offline by default, on the built-in ScriptedModel and embedded stores (SQLite, JSON files
 in a temporary folder). With OPENAI_API_KEY or LIGHTAGENT_BASE_URL set, the same tour runs
@@ -498,6 +499,44 @@ def tour_runtime(workdir: Path) -> None:
     )
 
 
+def tour_dbos(workdir: Path) -> None:
+    section("10. Durable runs on DBOS: each model request and tool call a checkpointed step")
+    try:
+        from dbos import DBOS
+        from lightagent_dbos import DBOSAgent
+    except ImportError:
+        print('  skipped: pip install "lightagent-core[dbos]" (see docs/dbos.md)')
+        return
+    asked: list[Any] = []
+
+    def counted(request: ModelRequest) -> Any:
+        asked.append(request)
+        return weather_script(request)
+
+    agent = LightAgent(
+        name="durable-forecaster", model=model_for("dbos", counted), tools=[get_weather]
+    )
+    durable = DBOSAgent(agent, name="demo-forecaster")
+    DBOS(
+        config={
+            "name": "lightagent-demo",
+            "system_database_url": f"sqlite:///{workdir / 'dbos.sqlite'}",
+            "log_level": "WARNING",
+        }
+    )
+    DBOS.launch()
+    try:
+        show("run (workflow demo-1)", durable.run("Weather in Oslo?", workflow_id="demo-1"))
+        steps = [s["function_name"] for s in DBOS.list_workflow_steps("demo-1")]
+        show("  its steps, checkpointed in SQLite", steps)
+        before = len(asked)
+        again = durable.run("Weather in Oslo?", workflow_id="demo-1")
+        show("same workflow id again (from the checkpoint)", again)
+        show("  model requests made by the second call", len(asked) - before)
+    finally:
+        DBOS.destroy()
+
+
 def tour_trace(result: Any) -> None:
     section("7. The trace of run 1 (every event, summarized)")
     print("  " + " -> ".join(event["type"] for event in result.trace))
@@ -520,9 +559,10 @@ def main() -> int:
         tour_trace(first)
         tour_memory(workdir)
         tour_runtime(workdir)
+        tour_dbos(workdir)
     print(
         "\nDone. Next: docs/agent.md, docs/sessions.md, docs/flow.md, docs/dag.md, docs/mcp.md, "
-        "docs/swarm.md, docs/memory.md, docs/runtime.md"
+        "docs/swarm.md, docs/memory.md, docs/runtime.md, docs/dbos.md"
     )
     return 0
 

@@ -58,6 +58,7 @@ def main(wheelhouse: str) -> int:
         "lightagent_skills",
         "lightagent_review",
         "lightagent_control",
+        "lightagent_dbos",
         "lightagent_contracts",
     }
     if missing := expected - names:

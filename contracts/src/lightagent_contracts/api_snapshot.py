@@ -49,6 +49,7 @@ DISTRIBUTIONS: dict[str, str] = {
     "lightagent-skills": "lightagent_skills",
     "lightagent-review": "lightagent_review",
     "lightagent-control": "lightagent_control",
+    "lightagent-dbos": "lightagent_dbos",
     "lightagent-contracts": "lightagent_contracts",
 }
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"

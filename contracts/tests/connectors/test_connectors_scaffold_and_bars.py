@@ -21,6 +21,7 @@ FIRST_PARTY = [
     "lightagent-rag-fts",
     "lightagent-memory-mem0",
     "lightagent-guardrails",
+    "lightagent-dbos",
     "contracts",
 ]
 

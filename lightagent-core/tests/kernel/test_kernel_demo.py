@@ -50,6 +50,8 @@ def test_demo_offline() -> None:
     assert "background job: success: Tests, artifacts" in out
     assert "subagent: completed: Checked:" in out
     assert '"model_calls": 2' in out  # the session budget counts the job's run too
+    # a durable run on DBOS, asked again under its workflow id, answered from the checkpoint
+    assert "model requests made by the second call: 0" in out or "lightagent-core[dbos]" in out
     assert "Traceback" not in proc.stderr
     assert "\033[" not in out  # stdout is a pipe: no colour codes
     assert "\n== 1. " in out
