@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from lightagent_mcp.client_features import InputRequest, SamplingSettings
 from lightagent_mcp.credentials import Scrubber
 from lightagent_mcp.errors import (
     MCPConfigError,
@@ -26,6 +27,7 @@ from lightagent_mcp.toolset import MCPToolset
 
 __all__ = [
     "DefinitionPins",
+    "InputRequest",
     "MCPClientManager",
     "MCPConfigError",
     "MCPDefinitionChanged",
@@ -36,6 +38,7 @@ __all__ = [
     "MCPTimeout",
     "MCPToolset",
     "MCPUnavailable",
+    "SamplingSettings",
     "Scrubber",
     "ServerSettings",
     "__version__",

@@ -115,12 +115,15 @@ async def open_session(
     stdio_transport: Any,
     watch: Any = None,
     on_cut: Any = None,
+    callbacks: dict[str, Any] | None = None,
 ) -> Any:
     """Connect and initialize; the session's resources are entered on ``stack``.
 
     ``stdio_transport(params)`` wraps the SDK's stdio transport (process-group tracking);
     ``on_cut(probe)`` hears that a streamable-HTTP response stream broke off, ``await
     probe()`` then says whether the server still answers (see :mod:`lightagent_mcp._liveness`).
+    ``callbacks`` are the SDK's ``sampling_callback`` / ``elicitation_callback`` /
+    ``list_roots_callback`` keywords (each one given advertises its capability).
     """
     import mcp
 
@@ -178,6 +181,7 @@ async def open_session(
             log_level=wanted_level(settings.name),  # type: ignore[arg-type,unused-ignore]
             client_info=mcp.Implementation(name="lightagent", version=_version()),
             cache=None,
+            **(callbacks or {}),
         )
         await stack.enter_async_context(client)
         return client
@@ -188,6 +192,7 @@ async def open_session(
         read_timeout_seconds=timedelta(seconds=timeout),  # type: ignore[arg-type,unused-ignore]
         message_handler=message_handler,
         client_info=mcp.Implementation(name="lightagent", version=_version()),
+        **(callbacks or {}),
     )
     await stack.enter_async_context(session)
     await session.initialize()

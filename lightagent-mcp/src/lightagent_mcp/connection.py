@@ -16,8 +16,8 @@ import logging
 import tempfile
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, ExitStack, contextmanager
 from typing import Any
 
 from lightagent_mcp import _process, _sdk
@@ -179,6 +179,8 @@ class ServerLink:
         self.last_error: dict[str, Any] | None = None
         #: Called with (method, notification) for each server notification.
         self.notification_listeners: list[Callable[[str, Any], None]] = []
+        #: The SDK callbacks answering the server's own requests (sampling, elicitation, roots).
+        self.callbacks: dict[str, Any] = {}
 
     # -- the attempt task ---------------------------------------------------------------
     async def _run(self, attempt: _Attempt) -> None:
@@ -197,6 +199,7 @@ class ServerLink:
                         stdio_transport=self._stdio,
                         watch=lambda transport: _Watched(transport, self),
                         on_cut=self._stream_cut,
+                        callbacks=self.callbacks,
                     )
                     attempt.ready.set_result(client)
                     await attempt.done.wait()
@@ -223,6 +226,14 @@ class ServerLink:
             self._broken = True  # the next request connects again
             for watch in list(self._calls):
                 watch.lose()
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Stop the idle clocks of the calls in flight while the block runs."""
+        with ExitStack() as stack:
+            for watch in list(self._calls):
+                stack.enter_context(watch.hold())
+            yield
 
     def _stdio(self, params: Any) -> _TrackedStdio:
         if self._stderr is None:

@@ -8,7 +8,11 @@ is SSE, as in the seeds; an explicit ``transport`` always wins. Common keys: ``d
 ``exclude`` (tool-name globs), ``timeout`` (a call's idle limit, reset by each progress
 notification), ``total_timeout`` (a call's hard limit), ``init_timeout``, ``kill_timeout``,
 ``protocol``, ``approval``, ``max_output_chars`` (the text the model reads of one result),
-and ``resources`` / ``prompts`` (offer the model the server's resources and prompts as tools).
+``resources`` / ``prompts`` (offer the model the server's resources and prompts as tools),
+and what the server may ask of us, each off unless set: ``sampling`` (true, or limits:
+``model``, ``max_tokens``, ``max_requests``, ``max_total_tokens``, ``approval``),
+``elicitation`` (true) and ``roots`` (a list of directories); see
+:mod:`lightagent_mcp.client_features`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lightagent_mcp.client_features import SamplingSettings, parse_roots, parse_sampling
 from lightagent_mcp.content import DEFAULT_MAX_OUTPUT_CHARS
 from lightagent_mcp.credentials import check_literal_secrets
 from lightagent_mcp.errors import MCPConfigError
@@ -41,7 +46,7 @@ _KEYS = {
     "total_timeout", "init_timeout", "kill_timeout", "protocol", "approval", "description",
     "max_output_chars",
 }  # fmt: skip
-_KEYS |= {"resources", "prompts"}
+_KEYS |= {"resources", "prompts", "sampling", "elicitation", "roots"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -84,6 +89,12 @@ class ServerSettings:
     resources: bool = False
     #: Offer the model ``prompts_list`` / ``prompts_get`` for this server.
     prompts: bool = False
+    #: Answer the server's sampling requests within these limits (None: not offered).
+    sampling: SamplingSettings | None = None
+    #: Route the server's elicitation requests to the human reviewer.
+    elicitation: bool = False
+    #: The directories the server may use, as ``(file URI, name)`` (empty: not offered).
+    roots: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The settings in the seeds' shape (references unresolved, so no secret)."""
@@ -242,6 +253,9 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         max_output_chars=limit,
         resources=_flag(name, "resources", cfg.get("resources", False)),
         prompts=_flag(name, "prompts", cfg.get("prompts", False)),
+        sampling=parse_sampling(lambda key, text: _fail(name, key, text), cfg.get("sampling")),
+        elicitation=_flag(name, "elicitation", cfg.get("elicitation", False)),
+        roots=parse_roots(lambda key, text: _fail(name, key, text), cfg.get("roots")),
     )
 
 

@@ -18,6 +18,7 @@ from lightagent import BaseToolset, ToolCallContext, ToolDefinition, ToolResult
 from lightagent.errors import ToolError
 
 from lightagent_mcp import _sdk
+from lightagent_mcp.client_features import ServerRequests
 from lightagent_mcp.connection import ServerLink
 from lightagent_mcp.content import convert_result
 from lightagent_mcp.credentials import Scrubber
@@ -38,7 +39,10 @@ class MCPToolset(ServerFeatures, BaseToolset):
     ``MCPToolset({"command": "uvx", "args": ["mcp-server-time"]}, name="time")`` or
     ``MCPToolset(ServerSettings(...))``; :meth:`from_settings` builds one per server of an
     ``mcpServers`` document. ``credential_provider`` supplies headers for remote servers;
-    ``pins`` shares (or persists) approved definition hashes.
+    ``pins`` shares (or persists) approved definition hashes. ``sampling_model`` (a model,
+    a model name or an agent, whose own model is used) answers the server's sampling
+    requests and ``reviewer`` (a reviewer callable, or an approval hook holding one) its
+    elicitation requests, when its settings turn them on (:mod:`lightagent_mcp.client_features`).
     """
 
     loop_bound = True
@@ -50,6 +54,8 @@ class MCPToolset(ServerFeatures, BaseToolset):
         name: str | None = None,
         credential_provider: Any = None,
         pins: DefinitionPins | None = None,
+        sampling_model: Any = None,
+        reviewer: Any = None,
     ) -> None:
         if isinstance(server, ServerSettings):
             settings = server
@@ -78,6 +84,17 @@ class MCPToolset(ServerFeatures, BaseToolset):
             scrubber=self.scrubber,
             on_change=self._server_changed,
         )
+        self._emits: list[Any] = []
+        #: Answers the server's sampling, elicitation and roots requests (as its settings allow).
+        self.requests = ServerRequests(
+            settings,
+            model=sampling_model,
+            reviewer=reviewer,
+            record=self.link._event,
+            emit=self._emit,
+            hold=self.link.hold,
+        )
+        self.link.callbacks = self.requests.callbacks()
         self._definitions: dict[str, ToolDefinition] | None = None
         self._users = 0
         #: Tools whose definition is not approved: name -> {"approved", "current", "definition"}.
@@ -90,11 +107,19 @@ class MCPToolset(ServerFeatures, BaseToolset):
         *,
         credential_provider: Any = None,
         pins: DefinitionPins | None = None,
+        sampling_model: Any = None,
+        reviewer: Any = None,
     ) -> list[MCPToolset]:
         """One toolset per enabled server of an ``mcpServers`` document (dict, JSON or path)."""
         shared = pins if pins is not None else DefinitionPins()
         return [
-            cls(settings, credential_provider=credential_provider, pins=shared)
+            cls(
+                settings,
+                credential_provider=credential_provider,
+                pins=shared,
+                sampling_model=sampling_model,
+                reviewer=reviewer,
+            )
             for settings in load_mcp_settings(source).values()
             if not settings.disabled
         ]
@@ -254,9 +279,16 @@ class MCPToolset(ServerFeatures, BaseToolset):
             )
         if (self._definitions or {})[name].metadata.get("feature") == name:
             return await self._call_feature(name, dict(arguments or {}))
-        result = await self.link.call(
-            name, dict(arguments or {}), self._progress_events(name, context)
-        )
+        emit = getattr(context, "emit", None)
+        if emit is not None:
+            self._emits.append(emit)
+        try:
+            result = await self.link.call(
+                name, dict(arguments or {}), self._progress_events(name, context)
+            )
+        finally:
+            if emit is not None:
+                self._emits.remove(emit)
         text, structured, is_error, metadata = convert_result(
             result, self.settings.max_output_chars
         )
@@ -266,6 +298,11 @@ class MCPToolset(ServerFeatures, BaseToolset):
             is_error=is_error,
             metadata={"server": self.settings.name, **metadata},
         )
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        # the server's requests come during a call: they join the run of the latest one
+        if self._emits:
+            self._emits[-1](kind, data)
 
     def _progress_events(self, tool: str, context: ToolCallContext | None) -> Report | None:
         """A call's progress as ``mcp.progress`` events of the run that made it (if any)."""

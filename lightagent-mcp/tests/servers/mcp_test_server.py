@@ -275,6 +275,10 @@ def build(mode: str = "normal") -> object:
         from content_tools import add_content_tools
 
         add_content_tools(app)
+    if mode == "client":
+        from client_tools import add_client_tools
+
+        add_client_tools(app)
     if mode == "resources":
         add_resources(app)
     if mode == "tasks":
