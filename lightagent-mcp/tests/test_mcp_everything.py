@@ -65,7 +65,9 @@ def test_its_sampling_request_is_answered_by_our_model_and_its_roots_are_ours(tm
             try:
                 await owner.alist()
                 sampled = await owner.acall(
-                    "trigger-sampling-request", {"prompt": "ping", "maxTokens": 100}, ToolCallContext()
+                    "trigger-sampling-request",
+                    {"prompt": "ping", "maxTokens": 100},
+                    ToolCallContext(),
                 )
                 return sampled, await owner.acall("get-roots-list", {}, ToolCallContext())
             finally:

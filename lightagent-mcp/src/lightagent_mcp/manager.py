@@ -301,10 +301,8 @@ async def setup_mcp(
         pass  # each failure is on its toolset; collected below
     for name, toolset in manager.toolsets.items():
         if toolset.last_error is not None:
+            # (the toolset logged it: one line per failure)
             manager.last_mcp_errors.append(_receipt(name, "register_server", toolset.last_error))
-            _log.warning(
-                "MCP server %s could not be opened: %s", name, toolset.last_error.get("message")
-            )
     agent.mcp_setting = setting
     agent.mcp_client = manager
     return manager

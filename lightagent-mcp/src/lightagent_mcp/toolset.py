@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lightagent import BaseToolset, ToolCallContext, ToolDefinition, ToolResult
-from lightagent.errors import ToolError
+from lightagent.errors import LightAgentError, ToolError
 
 from lightagent_mcp import _sdk
 from lightagent_mcp.client_features import ServerRequests
@@ -136,9 +136,22 @@ class MCPToolset(ServerFeatures, BaseToolset):
     async def __aenter__(self) -> MCPToolset:
         # Several owners (two agents, an agent and a manager) may share one toolset: the
         # session closes when the last of them leaves.
+        #
+        # The rule for a server that cannot be opened, the same under ``with agent``,
+        # ``agent.open()``, ``setup_mcp`` and ``run()``: it never stops the agent. It is
+        # logged once, kept in ``last_error`` (and the manager's ``last_mcp_errors``), offers
+        # no tools, and is tried again each time the agent lists its tools.
         self._users += 1
         try:
             await self.link.client()
+        except LightAgentError as exc:
+            self.link._event("open_failed", code=exc.code, error=exc.message)
+            _log.warning(
+                "MCP server %s could not be opened (%s): %s; the agent goes on without it",
+                self.settings.name,
+                exc.code,
+                exc.message,
+            )
         except BaseException:
             self._users -= 1
             raise
