@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import pytest
 from lightagent import LightAgent, ScriptedModel
-from lightagent_mcp import MCPToolset
+from lightagent_mcp import MCPTimeout, MCPToolset
 from mcp_testkit import stdio
 
 
@@ -56,3 +57,34 @@ def test_setup_mcp_goes_on_without_the_broken_server_and_names_it():
         assert _outcome(agent, model, manager.toolsets["broken"]) == ["3"]
     finally:
         asyncio.run(manager.cleanup())
+
+
+def test_a_silent_tool_listing_is_a_typed_timeout_at_the_idle_limit():
+    from lightagent.toolsets import ToolsetOwner
+
+    toolset = MCPToolset(stdio("slow_list", timeout=1.0), name="silent")
+    owner = ToolsetOwner(toolset)
+    owner.open()
+    try:
+        with pytest.raises(MCPTimeout) as info:
+            owner.list()
+        assert info.value.details["limit"] == "timeout"
+        assert "tools/list" in info.value.message and "1 s" in info.value.message
+        with pytest.raises(MCPTimeout) as info:
+            asyncio.run(toolset.list_resources())
+        assert info.value.details["limit"] == "timeout"
+    finally:
+        owner.close()
+
+
+def test_a_listing_is_bounded_by_total_timeout_across_its_pages():
+    from lightagent_mcp.connection import ServerLink
+    from lightagent_mcp.settings import parse_server
+
+    link = ServerLink(parse_server("s", {"command": "x", "timeout": 5, "total_timeout": 5}))
+    limit = link.list_clock("tools/list")
+    assert 0 < limit() <= 5
+    limit.deadline = 0.0  # as if the pages had used it up
+    with pytest.raises(MCPTimeout) as info:
+        limit()
+    assert info.value.details["limit"] == "total_timeout"

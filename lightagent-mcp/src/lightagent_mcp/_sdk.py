@@ -205,15 +205,15 @@ def _version() -> str:
     return __version__
 
 
-async def list_all_tools(client: Any, timeout: float) -> list[Any]:
-    """Every tool the server lists (all pages)."""
+async def list_all_tools(client: Any, limit: Any) -> list[Any]:
+    """Every tool the server lists (all pages); ``limit()`` gives each page's seconds."""
     tools: list[Any] = []
     cursor: str | None = None
     for _ in range(_PAGE_CAP):
         if sdk_major() >= 2:
-            page = await asyncio.wait_for(client.list_tools(cursor=cursor), timeout)
+            page = await asyncio.wait_for(client.list_tools(cursor=cursor), limit())
         else:
-            page = await asyncio.wait_for(client.list_tools(cursor), timeout)
+            page = await asyncio.wait_for(client.list_tools(cursor), limit())
         tools.extend(page.tools)
         cursor = _field(page, "next_cursor", "nextCursor")
         if not cursor:

@@ -148,6 +148,21 @@ def _retrieved(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+class ListClock:
+    """``clock()``: the seconds the next page of a listing may take (see ``list_clock``)."""
+
+    __slots__ = ("deadline", "link", "what")
+
+    def __init__(self, link: ServerLink, what: str, deadline: float) -> None:
+        self.link, self.what, self.deadline = link, what, deadline
+
+    def __call__(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self.link._timeout(self.what, "total_timeout", 0)
+        return min(self.link.settings.timeout, left)
+
+
 class ServerLink:
     """The session with one server. Use it from one event loop (the toolset owner's)."""
 
@@ -408,14 +423,29 @@ class ServerLink:
         )
 
     # -- requests ---------------------------------------------------------------------------
+    def list_clock(self, what: str) -> ListClock:
+        """A listing's limits: each page within ``timeout``, all pages within ``total_timeout``."""
+        s = self.settings
+        return ListClock(self, what, time.monotonic() + max(s.total_timeout, s.timeout))
+
+    def list_timeout(self, what: str, clock: ListClock) -> MCPServerError:
+        """The typed timeout of a page that did not come within ``clock()``."""
+        spent = time.monotonic() >= clock.deadline - 0.001
+        return self._timeout(what, "total_timeout" if spent else "timeout", 0)
+
     async def list_tools(self) -> list[Any]:
         """Every tool the server lists (reconnecting once when the session was lost)."""
+        limit = self.list_clock("tools/list")
         for attempt in range(2):
             client = await self.client()
             try:
-                return await _sdk.list_all_tools(client, self.settings.init_timeout)
+                return await _sdk.list_all_tools(client, limit)
+            except MCPServerError:
+                raise
             except Exception as exc:
                 kind = _sdk.classify(exc)
+                if kind == "timeout":
+                    raise self.list_timeout("tools/list", limit) from None
                 if kind in ("session", "closed", "transport") and attempt == 0:
                     await self.reconnect(f"tools/list failed: {kind}")
                     continue
@@ -474,7 +504,9 @@ class ServerLink:
 
     def _timeout(self, tool: str, limit: str, reports: int) -> MCPServerError:
         s = self.settings
-        if limit == "timeout":
+        if limit == "timeout" and "/" in tool:  # a listing: one page took too long
+            why = f"went {s.timeout:g} s without an answer (timeout)"
+        elif limit == "timeout":
             why = f"went {s.timeout:g} s without an answer or a progress notification (timeout)"
         else:
             why = f"did not finish within {max(s.total_timeout, s.timeout):g} s (total_timeout)"

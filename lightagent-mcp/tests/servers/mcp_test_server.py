@@ -139,6 +139,21 @@ def add_task_tool(app: object) -> None:
     app.list_tools = list_tools  # type: ignore[attr-defined]
 
 
+def slow_lists(app: object) -> None:
+    """``--mode slow_list``: tools/list and resources/list answer after ``LIST_DELAY`` s."""
+    delay = float(os.environ.get("LIST_DELAY", "3600"))
+    for name in ("list_tools", "list_resources"):
+        listed = getattr(app, name)
+
+        async def slow(listed: object = listed) -> list:
+            import anyio
+
+            await anyio.sleep(delay)
+            return await listed()  # type: ignore[operator,no-any-return]
+
+        setattr(app, name, slow)
+
+
 def build(mode: str = "normal") -> object:
     from typing import Literal
 
@@ -283,6 +298,8 @@ def build(mode: str = "normal") -> object:
         add_resources(app)
     if mode == "tasks":
         add_task_tool(app)
+    if mode == "slow_list":
+        slow_lists(app)
     return app
 
 
