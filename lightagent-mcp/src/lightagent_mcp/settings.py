@@ -12,7 +12,8 @@ notification), ``total_timeout`` (a call's hard limit), ``init_timeout``, ``kill
 and what the server may ask of us, each off unless set: ``sampling`` (true, or limits:
 ``model``, ``max_tokens``, ``max_requests``, ``max_total_tokens``, ``approval``),
 ``elicitation`` (true) and ``roots`` (a list of directories); see
-:mod:`lightagent_mcp.client_features`.
+:mod:`lightagent_mcp.client_features`. ``media`` (``["image", "audio"]``) shows the model
+the images and audio of results (for a model that reads them).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ _KEYS = {
     "total_timeout", "init_timeout", "kill_timeout", "protocol", "approval", "description",
     "max_output_chars",
 }  # fmt: skip
-_KEYS |= {"resources", "prompts", "sampling", "elicitation", "roots"}
+_KEYS |= {"resources", "prompts", "sampling", "elicitation", "roots", "media"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -95,6 +96,8 @@ class ServerSettings:
     elicitation: bool = False
     #: The directories the server may use, as ``(file URI, name)`` (empty: not offered).
     roots: tuple[tuple[str, str], ...] = ()
+    #: Content kinds of results the model is shown (``"image"``, ``"audio"``); a vision model needed.
+    media: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The settings in the seeds' shape (references unresolved, so no secret)."""
@@ -155,6 +158,14 @@ def _flag(server: str, key: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise _fail(server, key, f"must be true or false, got {value!r}")
     return value
+
+
+def _media(server: str, value: Any) -> tuple[str, ...]:
+    kinds = _strings(server, "media", value)
+    bad = [k for k in kinds if k not in ("image", "audio")]
+    if bad:
+        raise _fail(server, "media", f"lists content kinds 'image' and 'audio', got {bad[0]!r}")
+    return kinds
 
 
 def parse_server(name: str, cfg: Any) -> ServerSettings:
@@ -256,6 +267,7 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         sampling=parse_sampling(lambda key, text: _fail(name, key, text), cfg.get("sampling")),
         elicitation=_flag(name, "elicitation", cfg.get("elicitation", False)),
         roots=parse_roots(lambda key, text: _fail(name, key, text), cfg.get("roots")),
+        media=_media(name, cfg.get("media", [])),
     )
 
 

@@ -303,7 +303,7 @@ class MCPToolset(ServerFeatures, BaseToolset):
             if emit is not None:
                 self._emits.remove(emit)
         text, structured, is_error, metadata = convert_result(
-            result, self.settings.max_output_chars
+            result, self.settings.max_output_chars, self.settings.media
         )
         return ToolResult(
             content=text,
