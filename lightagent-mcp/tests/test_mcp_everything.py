@@ -12,7 +12,7 @@ from lightagent import OpenAIModel, ToolCallContext
 from lightagent.toolsets import ToolsetOwner
 from lightagent_contracts.loopback import LoopbackServer
 from lightagent_mcp import MCPToolset
-from npm_servers import node_server
+from reference_servers import node_server
 
 pytestmark = pytest.mark.slow
 
