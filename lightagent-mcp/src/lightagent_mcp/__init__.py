@@ -21,6 +21,7 @@ from lightagent_mcp.errors import (
     MCPUnavailable,
 )
 from lightagent_mcp.manager import MCPClientManager, setup_mcp
+from lightagent_mcp.oauth import MemoryTokens
 from lightagent_mcp.pins import DefinitionPins
 from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
 from lightagent_mcp.toolset import MCPToolset
@@ -38,6 +39,7 @@ __all__ = [
     "MCPTimeout",
     "MCPToolset",
     "MCPUnavailable",
+    "MemoryTokens",
     "SamplingSettings",
     "Scrubber",
     "ServerSettings",

@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "classify",
     "error_text",
+    "find",
     "list_all_tools",
     "open_session",
     "sdk_major",
@@ -98,6 +99,19 @@ def classify(exc: BaseException) -> str:
     return "transport"
 
 
+def find(exc: BaseException | None, cls: type[BaseException], depth: int = 0) -> Any:
+    """The first ``cls`` in ``exc``, its groups and its causes (or None)."""
+    if exc is None or depth > 8:
+        return None
+    if isinstance(exc, cls):
+        return exc
+    for inner in getattr(exc, "exceptions", None) or ():
+        found = find(inner, cls, depth + 1)
+        if found is not None:
+            return found
+    return find(exc.__cause__ or exc.__context__, cls, depth + 1)
+
+
 def error_text(exc: BaseException) -> str:
     """A short description of ``exc`` (its group members flattened)."""
     if isinstance(exc, _GROUP):
@@ -116,6 +130,7 @@ async def open_session(
     watch: Any = None,
     on_cut: Any = None,
     callbacks: dict[str, Any] | None = None,
+    auth: Any = None,
 ) -> Any:
     """Connect and initialize; the session's resources are entered on ``stack``.
 
@@ -123,7 +138,8 @@ async def open_session(
     ``on_cut(probe)`` hears that a streamable-HTTP response stream broke off, ``await
     probe()`` then says whether the server still answers (see :mod:`lightagent_mcp._liveness`).
     ``callbacks`` are the SDK's ``sampling_callback`` / ``elicitation_callback`` /
-    ``list_roots_callback`` keywords (each one given advertises its capability).
+    ``list_roots_callback`` keywords (each one given advertises its capability); ``auth``
+    an ``httpx`` auth for streamable HTTP (the SDK's OAuth client).
     """
     import mcp
 
@@ -157,6 +173,7 @@ async def open_session(
                 headers=resolved.headers or None,
                 timeout=httpx2.Timeout(timeout, read=max(settings.timeout, 300.0)),
                 transport=cut_watching_transport(lambda: on_cut(probe)) if on_cut else None,
+                auth=auth,
             )
         )
         transport = streamable_http_client(resolved.url, http_client=http)
@@ -164,7 +181,10 @@ async def open_session(
         from mcp.client import streamable_http
 
         transport = streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]
-            resolved.url, headers=resolved.headers or None, timeout=timedelta(seconds=timeout)
+            resolved.url,
+            headers=resolved.headers or None,
+            timeout=timedelta(seconds=timeout),
+            auth=auth,
         )
     from lightagent_mcp.logs import quiet_sdk_loggers, wanted_level
 

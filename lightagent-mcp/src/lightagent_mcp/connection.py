@@ -196,6 +196,8 @@ class ServerLink:
         self.notification_listeners: list[Callable[[str, Any], None]] = []
         #: The SDK callbacks answering the server's own requests (sampling, elicitation, roots).
         self.callbacks: dict[str, Any] = {}
+        #: ``auth(url)``: the HTTP auth of a connection (OAuth), or None.
+        self.auth: Callable[[str], Any] | None = None
 
     # -- the attempt task ---------------------------------------------------------------
     async def _run(self, attempt: _Attempt) -> None:
@@ -215,6 +217,7 @@ class ServerLink:
                         watch=lambda transport: _Watched(transport, self),
                         on_cut=self._stream_cut,
                         callbacks=self.callbacks,
+                        auth=self.auth(resolved.url) if self.auth and resolved.url else None,
                     )
                     attempt.ready.set_result(client)
                     await attempt.done.wait()
@@ -343,11 +346,16 @@ class ServerLink:
                 f"{self.settings.init_timeout:g} s",
                 phase="initialize",
             ) from None
-        except MCPConfigError:
+        except MCPConfigError as exc:
             await self._end(cancel=True)
+            self.last_error = exc.to_dict()
             raise
         except BaseException as exc:
             await self._end(cancel=True)
+            config = _sdk.find(exc, MCPConfigError)  # e.g. OAuth needing oauth_authorize=
+            if config is not None:
+                self.last_error = config.to_dict()
+                raise config from None
             raise self._start_failure(exc) from None
         self._client = client
         self.connects += 1

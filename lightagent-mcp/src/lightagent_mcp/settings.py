@@ -13,7 +13,9 @@ and what the server may ask of us, each off unless set: ``sampling`` (true, or l
 ``model``, ``max_tokens``, ``max_requests``, ``max_total_tokens``, ``approval``),
 ``elicitation`` (true) and ``roots`` (a list of directories); see
 :mod:`lightagent_mcp.client_features`. ``media`` (``["image", "audio"]``) shows the model
-the images and audio of results (for a model that reads them).
+the images and audio of results (for a model that reads them); ``oauth`` (true or
+``{"scope", "redirect_uri", "client_name"}``) authenticates a streamable-HTTP server with
+the SDK's OAuth flow (:mod:`lightagent_mcp.oauth`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from lightagent_mcp.client_features import SamplingSettings, parse_roots, parse_
 from lightagent_mcp.content import DEFAULT_MAX_OUTPUT_CHARS
 from lightagent_mcp.credentials import check_literal_secrets
 from lightagent_mcp.errors import MCPConfigError
+from lightagent_mcp.oauth import OAuthSettings, parse_oauth
 
 __all__ = ["ServerSettings", "load_mcp_settings", "parse_server"]
 
@@ -47,7 +50,7 @@ _KEYS = {
     "total_timeout", "init_timeout", "kill_timeout", "protocol", "approval", "description",
     "max_output_chars",
 }  # fmt: skip
-_KEYS |= {"resources", "prompts", "sampling", "elicitation", "roots", "media"}
+_KEYS |= {"resources", "prompts", "sampling", "elicitation", "roots", "media", "oauth"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -98,6 +101,8 @@ class ServerSettings:
     roots: tuple[tuple[str, str], ...] = ()
     #: Content kinds of results the model is shown (``"image"``, ``"audio"``); a vision model needed.
     media: tuple[str, ...] = ()
+    #: Authenticate with the SDK's OAuth client flow (streamable HTTP); None: no OAuth.
+    oauth: OAuthSettings | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The settings in the seeds' shape (references unresolved, so no secret)."""
@@ -231,6 +236,9 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
     limit = cfg.get("max_output_chars", DEFAULT_MAX_OUTPUT_CHARS)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise _fail(name, "max_output_chars", f"must be a positive integer, got {limit!r}")
+    oauth = parse_oauth(lambda key, text: _fail(name, key, text), cfg.get("oauth"))
+    if oauth is not None and transport != "streamable-http":
+        raise _fail(name, "oauth", "OAuth is for streamable-HTTP servers (transport: 'http')")
     timeout = _seconds(name, "timeout", cfg.get("timeout"), 60.0)
     total_timeout = _seconds(name, "total_timeout", cfg.get("total_timeout"), max(600.0, timeout))
     if total_timeout < timeout:
@@ -268,6 +276,7 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         elicitation=_flag(name, "elicitation", cfg.get("elicitation", False)),
         roots=parse_roots(lambda key, text: _fail(name, key, text), cfg.get("roots")),
         media=_media(name, cfg.get("media", [])),
+        oauth=oauth,
     )
 
 

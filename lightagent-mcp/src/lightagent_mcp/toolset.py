@@ -43,6 +43,8 @@ class MCPToolset(ServerFeatures, BaseToolset):
     a model name or an agent, whose own model is used) answers the server's sampling
     requests and ``reviewer`` (a reviewer callable, or an approval hook holding one) its
     elicitation requests, when its settings turn them on (:mod:`lightagent_mcp.client_features`).
+    ``oauth_authorize(url)`` sends the user to an OAuth authorization URL and returns the URL
+    they came back to (servers with ``"oauth"`` on; :mod:`lightagent_mcp.oauth`).
     """
 
     loop_bound = True
@@ -56,6 +58,7 @@ class MCPToolset(ServerFeatures, BaseToolset):
         pins: DefinitionPins | None = None,
         sampling_model: Any = None,
         reviewer: Any = None,
+        oauth_authorize: Any = None,
     ) -> None:
         if isinstance(server, ServerSettings):
             settings = server
@@ -95,10 +98,23 @@ class MCPToolset(ServerFeatures, BaseToolset):
             hold=self.link.hold,
         )
         self.link.callbacks = self.requests.callbacks()
+        if settings.oauth is not None:
+            self.link.auth = self._oauth(credential_provider, oauth_authorize)
         self._definitions: dict[str, ToolDefinition] | None = None
         self._users = 0
         #: Tools whose definition is not approved: name -> {"approved", "current", "definition"}.
         self.pending: dict[str, dict[str, Any]] = {}
+
+    def _oauth(self, provider: Any, authorize: Any) -> Any:
+        from lightagent_mcp.oauth import oauth_auth, token_storage
+
+        storage, oauth = token_storage(provider), self.settings.oauth
+        assert oauth is not None
+
+        def auth(url: str) -> Any:
+            return oauth_auth(self.settings.name, url, oauth, storage, authorize, self.scrubber)
+
+        return auth
 
     @classmethod
     def from_settings(

@@ -340,7 +340,12 @@ def main() -> None:
     parser.add_argument("--mode", default="normal")
     args = parser.parse_args()
     _early(args.mode)
-    app = build(args.mode)
+    if args.mode == "oauth":
+        from oauth_server import build_oauth
+
+        app = build_oauth(args.port)
+    else:
+        app = build(args.mode)
     if args.transport == "stdio":
         app.run()  # type: ignore[attr-defined]
     elif args.transport == "sse":
