@@ -140,8 +140,8 @@ def add_task_tool(app: object) -> None:
 
 
 def slow_lists(app: object) -> None:
-    """``--mode slow_list``: tools/list and resources/list answer after ``LIST_DELAY`` s."""
-    delay = float(os.environ.get("LIST_DELAY", "3600"))
+    """``--mode slow_list``: tools/list and resources/list answer only after an hour."""
+    delay = 3600.0
     for name in ("list_tools", "list_resources"):
         listed = getattr(app, name)
 
