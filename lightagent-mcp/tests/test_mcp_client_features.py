@@ -182,3 +182,19 @@ def test_bad_client_feature_settings_are_typed_config_errors(key, value):
 def test_roots_are_resolved_to_file_uris():
     settings = parse_server("s", {"command": "x", "roots": ["."]})
     assert settings.roots == ((Path(".").resolve().as_uri(), Path(".").resolve().name),)
+
+
+def test_a_slow_human_does_not_run_the_call_into_its_idle_timeout(loopback_server):
+    import asyncio
+
+    srv = loopback_server
+
+    async def reviewer(request: Any) -> dict[str, Any]:
+        await asyncio.sleep(2.5)  # longer than the call's idle timeout (1 s)
+        return {"name": "Grace"}
+
+    agent, _ = _agent(srv, elicitation=True, reviewer=reviewer, timeout=1.0)
+    _script(srv, "ask_user", question="Who?")
+    with agent:
+        output, _ = _call(agent)
+    assert output == "accept: {'name': 'Grace', 'age': 0}"

@@ -168,6 +168,11 @@ class ServerRequests:
         self.tokens = 0
         self._resolved: Any = None
 
+    @property
+    def _patience(self) -> float:
+        # a human may take longer than a call's idle timeout, not longer than the call may
+        return max(self.settings.total_timeout, self.settings.timeout)
+
     def callbacks(self) -> dict[str, Any]:
         """The SDK's callback keywords for what this server's settings turn on."""
         s, out = self.settings, dict[str, Any]()
@@ -313,7 +318,7 @@ class ServerRequests:
         )
         try:
             with self._hold():
-                action, _ = _decision(await _ask(reviewer, request, self.settings.timeout))
+                action, _ = _decision(await _ask(reviewer, request, self._patience))
         except Exception as exc:
             return self._refuse("sampling", code, f"the reviewer failed: {exc}"[:_SHOWN])
         if action != "accept":
@@ -348,7 +353,7 @@ class ServerRequests:
         )
         try:
             with self._hold():
-                action, values = _decision(await _ask(reviewer, request, self.settings.timeout))
+                action, values = _decision(await _ask(reviewer, request, self._patience))
         except Exception as exc:
             return self._refuse("elicitation", code, f"the reviewer failed: {exc}"[:_SHOWN])
         self._event("elicitation", status=action, message=message, request_id=request.request_id)
