@@ -198,3 +198,20 @@ def test_a_slow_human_does_not_run_the_call_into_its_idle_timeout(loopback_serve
     with agent:
         output, _ = _call(agent)
     assert output == "accept: {'name': 'Grace', 'age': 0}"
+
+
+def test_setup_mcp_answers_sampling_with_the_agents_own_model(loopback_server):
+    import asyncio
+
+    srv = loopback_server
+    model = OpenAIModel("m", base_url=srv.base_url, api_key="k", max_retry=0)
+    agent = LightAgent(model=model)
+    setting = {"mcpServers": {"asks": stdio("client", sampling={"max_requests": 1})}}
+    manager = asyncio.run(agent.setup_mcp(setting))
+    _script(srv, "ask_model", "from the agent's model", prompt="hi")
+    try:
+        output, trace = _call(agent)
+    finally:
+        asyncio.run(manager.cleanup())
+    assert output.endswith(": from the agent's model")
+    assert [e["data"]["status"] for e in trace if e["type"] == "mcp.sampling"] == ["answered"]
