@@ -81,3 +81,32 @@ def test_its_sampling_request_is_answered_by_our_model_and_its_roots_are_ours(tm
     kinds = [e["event"] for e in toolset.events]
     assert "sampling" in kinds and "roots" in kinds
     assert json.dumps(toolset.events)  # events stay JSON-safe
+
+
+def test_its_elicitation_reaches_our_reviewer_and_a_missing_one_is_refused():
+    asked: list[Any] = []
+
+    def reviewer(request: Any) -> dict[str, Any]:
+        asked.append(request)
+        return {"name": "Ada Lovelace", "check": True}
+
+    command, *args = node_server(EVERYTHING, "stdio")
+    settings = {"command": command, "args": args, "init_timeout": 60, "elicitation": True}
+    answered = MCPToolset(settings, name="everything", reviewer=reviewer)
+    refused = MCPToolset(settings, name="everything")
+
+    async def ask(toolset: MCPToolset) -> Any:
+        owner = ToolsetOwner(toolset)
+        try:
+            await owner.alist()
+            return await owner.acall("trigger-elicitation-request", {}, ToolCallContext())
+        finally:
+            await owner.aclose()
+
+    got = asyncio.run(ask(answered))
+    assert "Ada Lovelace" in str(got.content)
+    assert asked[0].action == "mcp_elicitation"
+    assert "name" in asked[0].arguments["requested_schema"]["properties"]
+    failed = asyncio.run(ask(refused))  # the server reports our refusal in its result
+    assert failed.is_error and "LA-MCP-ELICITATION-REFUSED" in str(failed.content)
+    assert [e["status"] for e in refused.events if e["event"] == "elicitation"] == ["refused"]
