@@ -9,6 +9,10 @@ streamable HTTP on 127.0.0.1:
 - per call: ``add`` on an open session, repeated; ours goes through the kernel's
   ``ToolsetOwner`` (the caller's loop hands the call to the owner task) and the toolset's
   result conversion; the floor awaits ``client.call_tool`` on the session's own loop.
+
+Where ``node`` and the npm reference server ``server-everything`` are installed (the
+tests install it into ``LIGHTAGENT_MCP_NPM_DIR``, default ``~/.cache/lightagent-mcp/npm``)
+a third row measures its ``echo`` over stdio the same way.
 """
 
 from __future__ import annotations
@@ -58,11 +62,43 @@ def _http_server() -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError("the HTTP test server did not start")
 
 
+#: The tool each row calls, and its arguments (``{i}`` marks the changing value).
+TOOLS = {"stdio": ("add", "a"), "http": ("add", "a"), "everything": ("echo", "message")}
+
+
+def _argv(transport: str) -> list[str]:
+    if transport == "everything":
+        return [str(_everything_node()), str(_everything())]
+    return [sys.executable, str(SERVER)]
+
+
+def _everything() -> Path:
+    default = Path.home() / ".cache" / "lightagent-mcp" / "npm"
+    base = Path(os.environ.get("LIGHTAGENT_MCP_NPM_DIR") or default)
+    return (
+        base / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    )
+
+
+def _everything_node() -> str:
+    import shutil
+
+    return shutil.which("node") or "node"
+
+
+def _args(transport: str, i: int) -> dict[str, object]:
+    tool, key = TOOLS[transport]
+    return {key: str(i)} if tool == "echo" else {"a": i, "b": 2}
+
+
 def _raw_client(transport: str, url: str | None) -> mcp.Client:
-    if transport == "stdio":
+    if transport != "http":
         from mcp.client.stdio import stdio_client
 
-        params = mcp.StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+        command, *args = _argv(transport)
+        if transport == "everything":
+            args.append("stdio")
+        params = mcp.StdioServerParameters(command=command, args=args)
         return mcp.Client(
             stdio_client(params, errlog=open(os.devnull, "w")), mode="legacy", cache=None
         )
@@ -71,8 +107,11 @@ def _raw_client(transport: str, url: str | None) -> mcp.Client:
 
 
 def _ours(transport: str, url: str | None) -> MCPToolset:
-    if transport == "stdio":
-        return MCPToolset({"command": sys.executable, "args": [str(SERVER)]}, name="bench")
+    if transport != "http":
+        command, *args = _argv(transport)
+        if transport == "everything":
+            args.append("stdio")
+        return MCPToolset({"command": command, "args": args}, name="bench")
     return MCPToolset({"url": url, "transport": "streamable-http"}, name="bench")
 
 
@@ -80,7 +119,7 @@ async def _raw_first(transport: str, url: str | None) -> float:
     started = time.perf_counter()
     async with _raw_client(transport, url) as client:
         await client.list_tools()
-        await client.call_tool("add", {"a": 1, "b": 2})
+        await client.call_tool(TOOLS[transport][0], _args(transport, 1))
         elapsed = time.perf_counter() - started
     return elapsed
 
@@ -89,7 +128,7 @@ async def _our_first(transport: str, url: str | None) -> float:
     owner = ToolsetOwner(_ours(transport, url))
     started = time.perf_counter()
     await owner.alist()
-    await owner.acall("add", {"a": 1, "b": 2}, None)
+    await owner.acall(TOOLS[transport][0], _args(transport, 1), None)
     elapsed = time.perf_counter() - started
     await owner.aclose()
     return elapsed
@@ -97,22 +136,24 @@ async def _our_first(transport: str, url: str | None) -> float:
 
 async def _raw_calls(transport: str, url: str | None) -> float:
     async with _raw_client(transport, url) as client:
+        tool = TOOLS[transport][0]
         for _ in range(20):
-            await client.call_tool("add", {"a": 1, "b": 2})
+            await client.call_tool(tool, _args(transport, 1))
         started = time.perf_counter()
         for i in range(CALLS):
-            await client.call_tool("add", {"a": i, "b": 2})
+            await client.call_tool(tool, _args(transport, i))
         return (time.perf_counter() - started) / CALLS
 
 
 async def _our_calls(transport: str, url: str | None) -> float:
     owner = ToolsetOwner(_ours(transport, url))
     await owner.alist()
+    tool = TOOLS[transport][0]
     for _ in range(20):
-        await owner.acall("add", {"a": 1, "b": 2}, None)
+        await owner.acall(tool, _args(transport, 1), None)
     started = time.perf_counter()
     for i in range(CALLS):
-        await owner.acall("add", {"a": i, "b": 2}, None)
+        await owner.acall(tool, _args(transport, i), None)
     elapsed = (time.perf_counter() - started) / CALLS
     await owner.aclose()
     return elapsed
@@ -126,11 +167,12 @@ def _direct_calls(transport: str, url: str | None) -> float:
         toolset = _ours(transport, url)
         async with toolset:
             await toolset.list_tools()
+            tool = TOOLS[transport][0]
             for _ in range(20):
-                await toolset.call_tool("add", {"a": 1, "b": 2}, None)
+                await toolset.call_tool(tool, _args(transport, 1), None)
             started = time.perf_counter()
             for i in range(CALLS):
-                await toolset.call_tool("add", {"a": i, "b": 2}, None)
+                await toolset.call_tool(tool, _args(transport, i), None)
             return (time.perf_counter() - started) / CALLS
 
     return run_sync(body())
@@ -144,7 +186,10 @@ def main() -> int:
     proc, url = _http_server()
     rows = []
     try:
-        for transport in ("stdio", "http"):
+        transports = ["stdio", "http"]
+        if _everything().exists():
+            transports.append("everything")
+        for transport in transports:
             target = url if transport == "http" else None
             raw_first = _median(_raw_first, transport, target, FIRST_ROUNDS)
             our_first = _median(_our_first, transport, target, FIRST_ROUNDS)
@@ -165,6 +210,8 @@ def main() -> int:
         '"per call, ours" is what an agent pays: the call is handed from the caller\'s loop '
         "to the toolset's owner task on lightagent's background loop and back; \"in the owner "
         "loop\" awaits the toolset there directly (lightagent-mcp's own cost). "
+        "The `everything` row is the npm reference server `server-everything` over stdio "
+        "(`echo`), when node and the package are installed. "
         "Ratio = ours / raw; lower is better.\n",
         "| transport | first call, raw | first call, ours | ratio | per call, raw | per call, ours | ratio | in the owner loop | ratio |",
         "|---|---|---|---|---|---|---|---|---|",

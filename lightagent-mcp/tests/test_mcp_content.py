@@ -134,3 +134,49 @@ def test_an_image_is_a_placeholder_for_the_model_and_whole_in_the_event(loopback
     text, event = _run(loopback_server, content, "picture")
     assert text == "a pixel\n[image: image/png, 69 bytes, not shown to the model]"
     assert event["metadata"]["content"][1]["mimeType"] == "image/png"
+
+
+def test_with_media_on_an_image_reaches_the_model_as_a_content_part(loopback_server):
+    toolset = MCPToolset(stdio("content", media=["image"]), name="seeing")
+    holder = ToolsetOwner(toolset)
+    holder.open()
+    try:
+        text, event = _run(loopback_server, toolset, "picture")
+    finally:
+        holder.close()
+    assert text == "a pixel\n[image: image/png, 69 bytes, attached for the model]"
+    messages = loopback_server.requests[-1]["messages"]
+    tool_at = max(i for i, m in enumerate(messages) if m["role"] == "tool")
+    follow = messages[tool_at + 1]
+    assert follow["role"] == "user"
+    intro, image = follow["content"]
+    assert intro["type"] == "text" and messages[tool_at]["tool_call_id"] in intro["text"]
+    assert image["type"] == "image_url"
+    assert image["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
+    assert "model_parts" not in event["metadata"]  # the trace keeps the (bounded) blocks only
+
+
+def test_a_blocked_result_sends_no_media(loopback_server):
+    from lightagent.hooks import HookDecision
+
+    def block(ctx: Any) -> Any:
+        if ctx.phase == "after_tool_result":
+            return HookDecision.block("not for the model")
+        return HookDecision()
+
+    toolset = MCPToolset(stdio("content", media=["image"]), name="seeing")
+    holder = ToolsetOwner(toolset)
+    holder.open()
+    try:
+        text, _ = _run(loopback_server, toolset, "picture", hooks=[block])
+    finally:
+        holder.close()
+    assert "withheld" in text
+    assert not [
+        m for m in loopback_server.requests[-1]["messages"] if isinstance(m["content"], list)
+    ]
+
+
+def test_media_lists_only_image_and_audio():
+    with pytest.raises(MCPConfigError):
+        MCPToolset(stdio("content", media=["video"]), name="bad")

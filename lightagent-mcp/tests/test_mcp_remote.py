@@ -71,17 +71,17 @@ def test_a_server_that_is_down_is_a_typed_error_and_never_leaks_the_token(token_
     )
     caplog.set_level(logging.DEBUG)
     started = time.monotonic()
-    with pytest.raises(MCPUnavailable) as info:
-        ToolsetOwner(toolset).open()
+    ToolsetOwner(toolset).open()  # a server that cannot be opened does not raise here
     assert time.monotonic() - started < 10
-    assert info.value.code == "LA-MCP-UNAVAILABLE" and "not reachable" in info.value.message
+    error = toolset.last_error or {}
+    assert error.get("code") == "LA-MCP-UNAVAILABLE" and "not reachable" in error["message"]
     model = ScriptedModel(["fine without it"])
     agent = LightAgent(model=model, tools=[toolset])
     result = agent.run("hi", result_format="object", trace=True)
     assert result.content == "fine without it"
     errors = [e for e in result.trace if e["type"] == "toolset_error"]
     assert errors and errors[0]["data"]["error"]["code"] == "LA-MCP-UNAVAILABLE"
-    seen = str(info.value) + str(info.value.details) + str(result.trace) + caplog.text
+    seen = str(error) + str(result.trace) + caplog.text
     assert TOKEN not in seen
 
 

@@ -17,6 +17,7 @@ from lightagent.toolsets import ToolsetOwner
 from lightagent_guardrails import ToolOutputScreen
 from lightagent_mcp import (
     MCPDefinitionChanged,
+    MCPServerError,
     MCPServerExited,
     MCPStartError,
     MCPTimeout,
@@ -252,22 +253,39 @@ def test_include_exclude_and_namespace_tools():
     assert [e["data"]["output"] for e in result.trace if e["type"] == "tool_result"] == ["3"]
 
 
+def _open_failure(toolset: MCPToolset) -> dict:
+    """Open ``toolset`` (which does not raise: see the lifecycle rule); its failure, listed again."""
+    owner = ToolsetOwner(toolset)
+    owner.open()
+    assert toolset.last_error is not None
+    assert [e["code"] for e in toolset.events if e["event"] == "open_failed"] == [
+        toolset.last_error["code"]
+    ]
+    try:
+        owner.list()  # listing tries again, and raises the typed error
+    except MCPServerError as exc:
+        return exc.to_dict()
+    finally:
+        owner.close()
+    raise AssertionError("listing a server that cannot start did not fail")
+
+
 def test_start_failures_are_typed_errors_within_their_timeout():
     missing = MCPToolset({"command": "/no/such/mcp-server"}, name="missing")
-    with pytest.raises(MCPStartError) as info:
-        ToolsetOwner(missing).open()
-    assert "/no/such/mcp-server" in info.value.message
+    error = _open_failure(missing)
+    assert error["code"] == MCPStartError.default_code and "/no/such/mcp-server" in error["message"]
 
     exits = MCPToolset(stdio("exit_during_init"), name="exits")
-    with pytest.raises(MCPServerExited) as info:
-        ToolsetOwner(exits).open()
-    assert "exiting during initialization" in info.value.details["stderr"]
+    error = _open_failure(exits)
+    assert error["code"] == MCPServerExited.default_code
+    assert "exiting during initialization" in error["details"]["stderr"]
 
     hangs = MCPToolset(stdio("hang_init", init_timeout=1.5, kill_timeout=0.5), name="hangs")
     started = time.monotonic()
-    with pytest.raises(MCPTimeout) as info:
-        ToolsetOwner(hangs).open()
-    assert time.monotonic() - started < 20 and "1.5 s" in info.value.message
+    ToolsetOwner(hangs).open()
+    assert time.monotonic() - started < 20 and hangs.last_error is not None
+    assert hangs.last_error["code"] == MCPTimeout.default_code
+    assert "1.5 s" in hangs.last_error["message"]
     assert hangs.link.pgid is None
 
 

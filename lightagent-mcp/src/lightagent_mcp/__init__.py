@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from lightagent_mcp.client_features import InputRequest, SamplingSettings
 from lightagent_mcp.credentials import Scrubber
 from lightagent_mcp.errors import (
     MCPConfigError,
@@ -20,12 +21,14 @@ from lightagent_mcp.errors import (
     MCPUnavailable,
 )
 from lightagent_mcp.manager import MCPClientManager, setup_mcp
+from lightagent_mcp.oauth import MemoryTokens
 from lightagent_mcp.pins import DefinitionPins
 from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
 from lightagent_mcp.toolset import MCPToolset
 
 __all__ = [
     "DefinitionPins",
+    "InputRequest",
     "MCPClientManager",
     "MCPConfigError",
     "MCPDefinitionChanged",
@@ -36,6 +39,8 @@ __all__ = [
     "MCPTimeout",
     "MCPToolset",
     "MCPUnavailable",
+    "MemoryTokens",
+    "SamplingSettings",
     "Scrubber",
     "ServerSettings",
     "__version__",

@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "classify",
     "error_text",
+    "find",
     "list_all_tools",
     "open_session",
     "sdk_major",
@@ -98,6 +99,19 @@ def classify(exc: BaseException) -> str:
     return "transport"
 
 
+def find(exc: BaseException | None, cls: type[BaseException], depth: int = 0) -> Any:
+    """The first ``cls`` in ``exc``, its groups and its causes (or None)."""
+    if exc is None or depth > 8:
+        return None
+    if isinstance(exc, cls):
+        return exc
+    for inner in getattr(exc, "exceptions", None) or ():
+        found = find(inner, cls, depth + 1)
+        if found is not None:
+            return found
+    return find(exc.__cause__ or exc.__context__, cls, depth + 1)
+
+
 def error_text(exc: BaseException) -> str:
     """A short description of ``exc`` (its group members flattened)."""
     if isinstance(exc, _GROUP):
@@ -115,12 +129,17 @@ async def open_session(
     stdio_transport: Any,
     watch: Any = None,
     on_cut: Any = None,
+    callbacks: dict[str, Any] | None = None,
+    auth: Any = None,
 ) -> Any:
     """Connect and initialize; the session's resources are entered on ``stack``.
 
     ``stdio_transport(params)`` wraps the SDK's stdio transport (process-group tracking);
     ``on_cut(probe)`` hears that a streamable-HTTP response stream broke off, ``await
     probe()`` then says whether the server still answers (see :mod:`lightagent_mcp._liveness`).
+    ``callbacks`` are the SDK's ``sampling_callback`` / ``elicitation_callback`` /
+    ``list_roots_callback`` keywords (each one given advertises its capability); ``auth``
+    an ``httpx`` auth for streamable HTTP (the SDK's OAuth client).
     """
     import mcp
 
@@ -154,6 +173,7 @@ async def open_session(
                 headers=resolved.headers or None,
                 timeout=httpx2.Timeout(timeout, read=max(settings.timeout, 300.0)),
                 transport=cut_watching_transport(lambda: on_cut(probe)) if on_cut else None,
+                auth=auth,
             )
         )
         transport = streamable_http_client(resolved.url, http_client=http)
@@ -161,7 +181,10 @@ async def open_session(
         from mcp.client import streamable_http
 
         transport = streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]
-            resolved.url, headers=resolved.headers or None, timeout=timedelta(seconds=timeout)
+            resolved.url,
+            headers=resolved.headers or None,
+            timeout=timedelta(seconds=timeout),
+            auth=auth,
         )
     from lightagent_mcp.logs import quiet_sdk_loggers, wanted_level
 
@@ -178,6 +201,7 @@ async def open_session(
             log_level=wanted_level(settings.name),  # type: ignore[arg-type,unused-ignore]
             client_info=mcp.Implementation(name="lightagent", version=_version()),
             cache=None,
+            **(callbacks or {}),
         )
         await stack.enter_async_context(client)
         return client
@@ -188,6 +212,7 @@ async def open_session(
         read_timeout_seconds=timedelta(seconds=timeout),  # type: ignore[arg-type,unused-ignore]
         message_handler=message_handler,
         client_info=mcp.Implementation(name="lightagent", version=_version()),
+        **(callbacks or {}),
     )
     await stack.enter_async_context(session)
     await session.initialize()
@@ -200,15 +225,15 @@ def _version() -> str:
     return __version__
 
 
-async def list_all_tools(client: Any, timeout: float) -> list[Any]:
-    """Every tool the server lists (all pages)."""
+async def list_all_tools(client: Any, limit: Any) -> list[Any]:
+    """Every tool the server lists (all pages); ``limit()`` gives each page's seconds."""
     tools: list[Any] = []
     cursor: str | None = None
     for _ in range(_PAGE_CAP):
         if sdk_major() >= 2:
-            page = await asyncio.wait_for(client.list_tools(cursor=cursor), timeout)
+            page = await asyncio.wait_for(client.list_tools(cursor=cursor), limit())
         else:
-            page = await asyncio.wait_for(client.list_tools(cursor), timeout)
+            page = await asyncio.wait_for(client.list_tools(cursor), limit())
         tools.extend(page.tools)
         cursor = _field(page, "next_cursor", "nextCursor")
         if not cursor:

@@ -16,8 +16,8 @@ import logging
 import tempfile
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, ExitStack, contextmanager
 from typing import Any
 
 from lightagent_mcp import _process, _sdk
@@ -148,6 +148,21 @@ def _retrieved(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+class ListClock:
+    """``clock()``: the seconds the next page of a listing may take (see ``list_clock``)."""
+
+    __slots__ = ("deadline", "link", "what")
+
+    def __init__(self, link: ServerLink, what: str, deadline: float) -> None:
+        self.link, self.what, self.deadline = link, what, deadline
+
+    def __call__(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self.link._timeout(self.what, "total_timeout", 0)
+        return min(self.link.settings.timeout, left)
+
+
 class ServerLink:
     """The session with one server. Use it from one event loop (the toolset owner's)."""
 
@@ -179,6 +194,10 @@ class ServerLink:
         self.last_error: dict[str, Any] | None = None
         #: Called with (method, notification) for each server notification.
         self.notification_listeners: list[Callable[[str, Any], None]] = []
+        #: The SDK callbacks answering the server's own requests (sampling, elicitation, roots).
+        self.callbacks: dict[str, Any] = {}
+        #: ``auth(url)``: the HTTP auth of a connection (OAuth), or None.
+        self.auth: Callable[[str], Any] | None = None
 
     # -- the attempt task ---------------------------------------------------------------
     async def _run(self, attempt: _Attempt) -> None:
@@ -197,6 +216,8 @@ class ServerLink:
                         stdio_transport=self._stdio,
                         watch=lambda transport: _Watched(transport, self),
                         on_cut=self._stream_cut,
+                        callbacks=self.callbacks,
+                        auth=self.auth(resolved.url) if self.auth and resolved.url else None,
                     )
                     attempt.ready.set_result(client)
                     await attempt.done.wait()
@@ -223,6 +244,14 @@ class ServerLink:
             self._broken = True  # the next request connects again
             for watch in list(self._calls):
                 watch.lose()
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Stop the idle clocks of the calls in flight while the block runs."""
+        with ExitStack() as stack:
+            for watch in list(self._calls):
+                stack.enter_context(watch.hold())
+            yield
 
     def _stdio(self, params: Any) -> _TrackedStdio:
         if self._stderr is None:
@@ -317,11 +346,16 @@ class ServerLink:
                 f"{self.settings.init_timeout:g} s",
                 phase="initialize",
             ) from None
-        except MCPConfigError:
+        except MCPConfigError as exc:
             await self._end(cancel=True)
+            self.last_error = exc.to_dict()
             raise
         except BaseException as exc:
             await self._end(cancel=True)
+            config = _sdk.find(exc, MCPConfigError)  # e.g. OAuth needing oauth_authorize=
+            if config is not None:
+                self.last_error = config.to_dict()
+                raise config from None
             raise self._start_failure(exc) from None
         self._client = client
         self.connects += 1
@@ -397,14 +431,29 @@ class ServerLink:
         )
 
     # -- requests ---------------------------------------------------------------------------
+    def list_clock(self, what: str) -> ListClock:
+        """A listing's limits: each page within ``timeout``, all pages within ``total_timeout``."""
+        s = self.settings
+        return ListClock(self, what, time.monotonic() + max(s.total_timeout, s.timeout))
+
+    def list_timeout(self, what: str, clock: ListClock) -> MCPServerError:
+        """The typed timeout of a page that did not come within ``clock()``."""
+        spent = time.monotonic() >= clock.deadline - 0.001
+        return self._timeout(what, "total_timeout" if spent else "timeout", 0)
+
     async def list_tools(self) -> list[Any]:
         """Every tool the server lists (reconnecting once when the session was lost)."""
+        limit = self.list_clock("tools/list")
         for attempt in range(2):
             client = await self.client()
             try:
-                return await _sdk.list_all_tools(client, self.settings.init_timeout)
+                return await _sdk.list_all_tools(client, limit)
+            except MCPServerError:
+                raise
             except Exception as exc:
                 kind = _sdk.classify(exc)
+                if kind == "timeout":
+                    raise self.list_timeout("tools/list", limit) from None
                 if kind in ("session", "closed", "transport") and attempt == 0:
                     await self.reconnect(f"tools/list failed: {kind}")
                     continue
@@ -463,7 +512,9 @@ class ServerLink:
 
     def _timeout(self, tool: str, limit: str, reports: int) -> MCPServerError:
         s = self.settings
-        if limit == "timeout":
+        if limit == "timeout" and "/" in tool:  # a listing: one page took too long
+            why = f"went {s.timeout:g} s without an answer (timeout)"
+        elif limit == "timeout":
             why = f"went {s.timeout:g} s without an answer or a progress notification (timeout)"
         else:
             why = f"did not finish within {max(s.total_timeout, s.timeout):g} s (total_timeout)"

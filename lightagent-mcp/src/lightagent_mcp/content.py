@@ -6,6 +6,10 @@
 * With no text for the model, the structured content (as JSON) is the text.
 * ``resource_link`` blocks read as their name, URI, MIME type, size and description;
   images and audio as a placeholder naming their type and size (a tool message is text).
+  With ``media`` (the server's ``"media": ["image", "audio"]``) an image in a format chat
+  models read (PNG, JPEG, GIF, WebP) or WAV/MP3 audio is also handed to the model as an
+  OpenAI content part (``metadata["model_parts"]``): the loop sends those in one user
+  message after the round's tool messages, and keeps them out of events.
 * The text is cut at ``max_output_chars`` with :data:`TRUNCATION_MARKER`; the metadata says
   ``truncated: true`` with ``original_chars``. Neither the metadata nor the structured content
   holds a string longer than the limit (such a string becomes ``{omitted_chars, start}``).
@@ -35,14 +39,36 @@ def _size(block: dict[str, Any]) -> str:
     return f", {size} bytes" if isinstance(size, int) else ""
 
 
-def block_text(block: dict[str, Any]) -> str:
-    """The text the model reads for one content block (a dict, as the protocol sends it)."""
+#: Image types chat models read as ``image_url`` parts.
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+#: Audio types chat models read as ``input_audio`` parts (MIME type -> format).
+AUDIO_TYPES = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+#: The most base64 characters of one block handed to the model (about 15 MB of data).
+MEDIA_CHARS = 20_000_000
+
+
+def model_part(block: dict[str, Any], media: tuple[str, ...]) -> dict[str, Any] | None:
+    """The OpenAI content part for an image or audio block, if ``media`` lets it through."""
+    kind, mime, data = block.get("type"), block.get("mimeType"), block.get("data")
+    if kind not in media or not isinstance(data, str) or len(data) > MEDIA_CHARS:
+        return None
+    if kind == "image" and mime in IMAGE_TYPES:
+        return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
+    if kind == "audio" and mime in AUDIO_TYPES:
+        return {"type": "input_audio", "input_audio": {"data": data, "format": AUDIO_TYPES[mime]}}
+    return None
+
+
+def block_text(block: dict[str, Any], shown: bool = False) -> str:
+    """The text the model reads for one content block (a dict, as the protocol sends it);
+    ``shown``: the block also reaches the model as a content part."""
     kind = block.get("type")
     mime = block.get("mimeType") or "application/octet-stream"
     if kind == "text":
         return str(block.get("text", ""))
     if kind in ("image", "audio"):
-        return f"[{kind}: {mime}{_size(block)}, not shown to the model]"
+        how = "attached for the model" if shown else "not shown to the model"
+        return f"[{kind}: {mime}{_size(block)}, {how}]"
     if kind == "resource_link":
         name = block.get("title") or block.get("name") or ""
         text = f"[resource link: {name} <{block.get('uri')}> ({mime}{_size(block)})]"
@@ -73,8 +99,11 @@ def _bounded(value: Any, limit: int) -> Any:
     return value
 
 
-def convert_result(result: Any, max_output_chars: int) -> tuple[str, Any, bool, dict[str, Any]]:
-    """``(text for the model, structured content, is_error, metadata)`` of a ``tools/call`` result."""
+def convert_result(
+    result: Any, max_output_chars: int, media: tuple[str, ...] = ()
+) -> tuple[str, Any, bool, dict[str, Any]]:
+    """``(text for the model, structured content, is_error, metadata)`` of a ``tools/call`` result;
+    ``media`` names the block kinds (``"image"``, ``"audio"``) the model is shown."""
     blocks = [_dump(b) for b in _field(result, "content") or ()]
     blocks = [b for b in blocks if isinstance(b, dict)]
     structured = _field(result, "structured_content", "structuredContent")
@@ -82,6 +111,7 @@ def convert_result(result: Any, max_output_chars: int) -> tuple[str, Any, bool, 
     texts: list[str] = []
     user_only: list[int] = []
     priority: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
     for index, block in enumerate(blocks):
         level = (block.get("annotations") or {}).get("priority")
         if isinstance(level, (int, float)):
@@ -89,7 +119,10 @@ def convert_result(result: Any, max_output_chars: int) -> tuple[str, Any, bool, 
         if _for_user_only(block):
             user_only.append(index)
         else:
-            texts.append(block_text(block))
+            part = model_part(block, media) if media else None
+            if part is not None:
+                parts.append(part)
+            texts.append(block_text(block, part is not None))
     text = "\n".join(texts)
     if not text and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, default=str)
@@ -100,6 +133,8 @@ def convert_result(result: Any, max_output_chars: int) -> tuple[str, Any, bool, 
         metadata["user_content"] = user_only
     if priority:
         metadata["priority"] = priority
+    if parts:
+        metadata["model_parts"] = parts
     if len(text) > max_output_chars:
         metadata.update(truncated=True, original_chars=len(text))
         marker = TRUNCATION_MARKER.format(

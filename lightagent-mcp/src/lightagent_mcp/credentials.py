@@ -161,8 +161,9 @@ async def resolve_server(
     headers = {k: _expand(name, f"headers.{k}", v, found) for k, v in settings.headers.items()}
     url = _expand(name, "url", settings.url, found) if settings.url else None
     args = [_expand(name, f"args[{i}]", a, found, False) for i, a in enumerate(settings.args)]
-    if credential_provider is not None and settings.transport != "stdio":
-        resolver = getattr(credential_provider, "headers", credential_provider)
+    resolver = getattr(credential_provider, "headers", credential_provider)
+    # a provider that only keeps OAuth tokens (lightagent_mcp.oauth) supplies no headers
+    if callable(resolver) and settings.transport != "stdio":
         try:
             supplied = resolver(name, settings.to_dict())
             if inspect.isawaitable(supplied):

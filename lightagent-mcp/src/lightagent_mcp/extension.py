@@ -21,9 +21,12 @@ class MCPPart(ExtensionPart):
     def __init__(self, agent: Any) -> None:
         self.agent = agent
 
-    async def setup_mcp(self, mcp_setting: Any = None, *, credential_provider: Any = None) -> Any:
+    async def setup_mcp(
+        self, mcp_setting: Any = None, *, credential_provider: Any = None, reviewer: Any = None
+    ) -> Any:
         """Connect the MCP servers of an ``mcpServers`` document (a dict, JSON string or path)
-        as toolsets of this agent; returns the ``MCPClientManager``."""
+        as toolsets of this agent; returns the ``MCPClientManager``. ``reviewer`` answers the
+        servers' elicitation requests (where their settings turn elicitation on)."""
         from lightagent.extras import missing_extra
 
         try:
@@ -32,7 +35,9 @@ class MCPPart(ExtensionPart):
             if exc.name != "mcp":  # this package is there, but not the MCP SDK it needs
                 raise
             raise missing_extra("agent.setup_mcp", "lightagent-mcp", "mcp") from None
-        return await setup_mcp(self.agent, mcp_setting, credential_provider=credential_provider)
+        return await setup_mcp(
+            self.agent, mcp_setting, credential_provider=credential_provider, reviewer=reviewer
+        )
 
 
 class MCPExtension(AgentExtension):

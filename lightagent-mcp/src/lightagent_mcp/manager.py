@@ -51,7 +51,8 @@ class MCPClientManager(ManagerFeatures):
     given, registers its tools there (``<namespace>__<tool>`` on a collision or with
     ``namespace_tools``). ``last_mcp_errors`` holds redacted receipts of the last failures.
     ``list_resources``, ``read_resource``, ``list_prompts``, ``get_prompt`` … reach the
-    servers' resources and prompts.
+    servers' resources and prompts. ``sampling_model`` and ``reviewer`` answer the servers'
+    sampling and elicitation requests where their settings turn them on.
     """
 
     _receipt = staticmethod(_receipt)  # for the resource and prompt methods (ManagerFeatures)
@@ -63,6 +64,8 @@ class MCPClientManager(ManagerFeatures):
         credential_provider: Any = None,
         *,
         pins: DefinitionPins | None = None,
+        sampling_model: Any = None,
+        reviewer: Any = None,
     ) -> None:
         self.config = config
         self.tool_registry = tool_registry
@@ -71,7 +74,11 @@ class MCPClientManager(ManagerFeatures):
         self.toolsets: dict[str, MCPToolset] = {
             ts.name: ts
             for ts in MCPToolset.from_settings(
-                config, credential_provider=credential_provider, pins=self.pins
+                config,
+                credential_provider=credential_provider,
+                pins=self.pins,
+                sampling_model=sampling_model,
+                reviewer=reviewer,
             )
         }
         self._owners: dict[str, ToolsetOwner] = {}
@@ -263,13 +270,18 @@ class MCPClientManager(ManagerFeatures):
 
 
 async def setup_mcp(
-    agent: Any, mcp_setting: Any = None, *, credential_provider: Any = None
+    agent: Any,
+    mcp_setting: Any = None,
+    *,
+    credential_provider: Any = None,
+    reviewer: Any = None,
 ) -> MCPClientManager:
     """Connect the servers of ``mcp_setting`` and add them to ``agent`` as toolsets.
 
     Every enabled server is opened now (concurrently); one that fails is recorded in the
     manager's ``last_mcp_errors`` and logged, and the others stay usable. The manager is
-    also set as ``agent.mcp_client``.
+    also set as ``agent.mcp_client``. A server with sampling on is answered by the agent's
+    own model; ``reviewer`` answers elicitation (and sampling approval) requests.
     """
     setting = mcp_setting if mcp_setting is not None else getattr(agent, "mcp_setting", None)
     if setting is None:
@@ -278,7 +290,9 @@ async def setup_mcp(
             "setup_mcp needs mcp_setting: a dict, a JSON string or the path of a JSON file",
             hint='Pass {"mcpServers": {"name": {"command": ..., "args": [...]}}}.',
         )
-    manager = MCPClientManager(setting, None, credential_provider)
+    manager = MCPClientManager(
+        setting, None, credential_provider, sampling_model=agent, reviewer=reviewer
+    )
     for toolset in manager.toolsets.values():
         agent.add_toolset(toolset)
     try:
@@ -287,10 +301,8 @@ async def setup_mcp(
         pass  # each failure is on its toolset; collected below
     for name, toolset in manager.toolsets.items():
         if toolset.last_error is not None:
+            # (the toolset logged it: one line per failure)
             manager.last_mcp_errors.append(_receipt(name, "register_server", toolset.last_error))
-            _log.warning(
-                "MCP server %s could not be opened: %s", name, toolset.last_error.get("message")
-            )
     agent.mcp_setting = setting
     agent.mcp_client = manager
     return manager

@@ -9,6 +9,7 @@ timeout). The SDK sends a progress token on every call that has a progress callb
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -50,6 +51,19 @@ class ProgressWatch:
             yield
         self._scope = None
         self.idled = scope.cancelled_caught and not self.lost
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Stop the idle clock while the block runs (we answer a request of the server's)."""
+        import anyio
+
+        if self._scope is not None:
+            self._scope.deadline = math.inf
+        try:
+            yield
+        finally:
+            if self._scope is not None:
+                self._scope.deadline = anyio.current_time() + self.idle
 
     def lose(self) -> None:
         """Give the call up now (its server is gone)."""

@@ -32,8 +32,9 @@ from lightagent import ToolDefinition, ToolResult
 from lightagent.errors import ToolError
 
 from lightagent_mcp import _sdk
+from lightagent_mcp.connection import ListClock
 from lightagent_mcp.content import block_text, convert_result
-from lightagent_mcp.errors import MCPProtocolError
+from lightagent_mcp.errors import MCPProtocolError, MCPServerError
 
 __all__ = [
     "PROMPT_TOOLS",
@@ -161,8 +162,14 @@ class ServerFeatures:
             return await coro
         return await on_background_loop(coro)
 
-    async def _ask(self, what: str, send: Callable[[Any], Awaitable[Any]]) -> Any:
-        """One request; a lost session is reconnected once (reads have no effects)."""
+    async def _ask(
+        self,
+        what: str,
+        send: Callable[[Any], Awaitable[Any]],
+        limit: ListClock | None = None,
+    ) -> Any:
+        """One request within ``timeout`` (or ``limit()`` seconds, a listing's page); a lost
+        session is reconnected once (reads have no effects)."""
         link = self.link
         for attempt in range(2):
             client = await link.client()
@@ -170,9 +177,14 @@ class ServerFeatures:
             if pending is not None:  # a new session gets the old subscriptions first
                 await asyncio.shield(pending)
             try:
-                return await asyncio.wait_for(send(client), link.settings.timeout)
+                seconds = limit() if limit is not None else link.settings.timeout
+                return await asyncio.wait_for(send(client), seconds)
+            except MCPServerError:
+                raise
             except Exception as exc:
                 kind = _sdk.classify(exc)
+                if kind == "timeout" and limit is not None:
+                    raise link.list_timeout(what, limit) from None
                 if kind in ("session", "closed", "transport") and attempt == 0:
                     await link.reconnect(f"{what} failed: {kind}")
                     continue
@@ -182,13 +194,14 @@ class ServerFeatures:
     async def _pages(self, what: str, method: str, field: tuple[str, ...]) -> list[Any]:
         items: list[Any] = []
         cursor: str | None = None
+        limit = self.link.list_clock(what)
         for _ in range(_PAGE_CAP):
 
             async def send(client: Any, cursor: str | None = cursor) -> Any:
                 call = getattr(client, method)
                 return await (call(cursor=cursor) if _sdk.sdk_major() >= 2 else call(cursor))
 
-            page = await self._ask(what, send)
+            page = await self._ask(what, send, limit)
             items.extend(_sdk._field(page, *field) or [])
             cursor = _sdk._field(page, "next_cursor", "nextCursor")
             if not cursor:

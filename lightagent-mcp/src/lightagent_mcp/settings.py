@@ -8,7 +8,14 @@ is SSE, as in the seeds; an explicit ``transport`` always wins. Common keys: ``d
 ``exclude`` (tool-name globs), ``timeout`` (a call's idle limit, reset by each progress
 notification), ``total_timeout`` (a call's hard limit), ``init_timeout``, ``kill_timeout``,
 ``protocol``, ``approval``, ``max_output_chars`` (the text the model reads of one result),
-and ``resources`` / ``prompts`` (offer the model the server's resources and prompts as tools).
+``resources`` / ``prompts`` (offer the model the server's resources and prompts as tools),
+and what the server may ask of us, each off unless set: ``sampling`` (true, or limits:
+``model``, ``max_tokens``, ``max_requests``, ``max_total_tokens``, ``approval``),
+``elicitation`` (true) and ``roots`` (a list of directories); see
+:mod:`lightagent_mcp.client_features`. ``media`` (``["image", "audio"]``) shows the model
+the images and audio of results (for a model that reads them); ``oauth`` (true or
+``{"scope", "redirect_uri", "client_name"}``) authenticates a streamable-HTTP server with
+the SDK's OAuth flow (:mod:`lightagent_mcp.oauth`).
 """
 
 from __future__ import annotations
@@ -22,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lightagent_mcp.client_features import SamplingSettings, parse_roots, parse_sampling
 from lightagent_mcp.content import DEFAULT_MAX_OUTPUT_CHARS
 from lightagent_mcp.credentials import check_literal_secrets
 from lightagent_mcp.errors import MCPConfigError
+from lightagent_mcp.oauth import OAuthSettings, parse_oauth
 
 __all__ = ["ServerSettings", "load_mcp_settings", "parse_server"]
 
@@ -41,7 +50,7 @@ _KEYS = {
     "total_timeout", "init_timeout", "kill_timeout", "protocol", "approval", "description",
     "max_output_chars",
 }  # fmt: skip
-_KEYS |= {"resources", "prompts"}
+_KEYS |= {"resources", "prompts", "sampling", "elicitation", "roots", "media", "oauth"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -84,6 +93,16 @@ class ServerSettings:
     resources: bool = False
     #: Offer the model ``prompts_list`` / ``prompts_get`` for this server.
     prompts: bool = False
+    #: Answer the server's sampling requests within these limits (None: not offered).
+    sampling: SamplingSettings | None = None
+    #: Route the server's elicitation requests to the human reviewer.
+    elicitation: bool = False
+    #: The directories the server may use, as ``(file URI, name)`` (empty: not offered).
+    roots: tuple[tuple[str, str], ...] = ()
+    #: Content kinds of results the model is shown (``"image"``, ``"audio"``); a vision model needed.
+    media: tuple[str, ...] = ()
+    #: Authenticate with the SDK's OAuth client flow (streamable HTTP); None: no OAuth.
+    oauth: OAuthSettings | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The settings in the seeds' shape (references unresolved, so no secret)."""
@@ -144,6 +163,14 @@ def _flag(server: str, key: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise _fail(server, key, f"must be true or false, got {value!r}")
     return value
+
+
+def _media(server: str, value: Any) -> tuple[str, ...]:
+    kinds = _strings(server, "media", value)
+    bad = [k for k in kinds if k not in ("image", "audio")]
+    if bad:
+        raise _fail(server, "media", f"lists content kinds 'image' and 'audio', got {bad[0]!r}")
+    return kinds
 
 
 def parse_server(name: str, cfg: Any) -> ServerSettings:
@@ -209,6 +236,9 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
     limit = cfg.get("max_output_chars", DEFAULT_MAX_OUTPUT_CHARS)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise _fail(name, "max_output_chars", f"must be a positive integer, got {limit!r}")
+    oauth = parse_oauth(lambda key, text: _fail(name, key, text), cfg.get("oauth"))
+    if oauth is not None and transport != "streamable-http":
+        raise _fail(name, "oauth", "OAuth is for streamable-HTTP servers (transport: 'http')")
     timeout = _seconds(name, "timeout", cfg.get("timeout"), 60.0)
     total_timeout = _seconds(name, "total_timeout", cfg.get("total_timeout"), max(600.0, timeout))
     if total_timeout < timeout:
@@ -242,6 +272,11 @@ def parse_server(name: str, cfg: Any) -> ServerSettings:
         max_output_chars=limit,
         resources=_flag(name, "resources", cfg.get("resources", False)),
         prompts=_flag(name, "prompts", cfg.get("prompts", False)),
+        sampling=parse_sampling(lambda key, text: _fail(name, key, text), cfg.get("sampling")),
+        elicitation=_flag(name, "elicitation", cfg.get("elicitation", False)),
+        roots=parse_roots(lambda key, text: _fail(name, key, text), cfg.get("roots")),
+        media=_media(name, cfg.get("media", [])),
+        oauth=oauth,
     )
 
 

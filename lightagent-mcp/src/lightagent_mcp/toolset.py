@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from lightagent import BaseToolset, ToolCallContext, ToolDefinition, ToolResult
-from lightagent.errors import ToolError
+from lightagent.errors import LightAgentError, ToolError
 
 from lightagent_mcp import _sdk
+from lightagent_mcp.client_features import ServerRequests
 from lightagent_mcp.connection import ServerLink
 from lightagent_mcp.content import convert_result
 from lightagent_mcp.credentials import Scrubber
@@ -38,7 +39,12 @@ class MCPToolset(ServerFeatures, BaseToolset):
     ``MCPToolset({"command": "uvx", "args": ["mcp-server-time"]}, name="time")`` or
     ``MCPToolset(ServerSettings(...))``; :meth:`from_settings` builds one per server of an
     ``mcpServers`` document. ``credential_provider`` supplies headers for remote servers;
-    ``pins`` shares (or persists) approved definition hashes.
+    ``pins`` shares (or persists) approved definition hashes. ``sampling_model`` (a model,
+    a model name or an agent, whose own model is used) answers the server's sampling
+    requests and ``reviewer`` (a reviewer callable, or an approval hook holding one) its
+    elicitation requests, when its settings turn them on (:mod:`lightagent_mcp.client_features`).
+    ``oauth_authorize(url)`` sends the user to an OAuth authorization URL and returns the URL
+    they came back to (servers with ``"oauth"`` on; :mod:`lightagent_mcp.oauth`).
     """
 
     loop_bound = True
@@ -50,6 +56,9 @@ class MCPToolset(ServerFeatures, BaseToolset):
         name: str | None = None,
         credential_provider: Any = None,
         pins: DefinitionPins | None = None,
+        sampling_model: Any = None,
+        reviewer: Any = None,
+        oauth_authorize: Any = None,
     ) -> None:
         if isinstance(server, ServerSettings):
             settings = server
@@ -78,10 +87,34 @@ class MCPToolset(ServerFeatures, BaseToolset):
             scrubber=self.scrubber,
             on_change=self._server_changed,
         )
+        self._emits: list[Any] = []
+        #: Answers the server's sampling, elicitation and roots requests (as its settings allow).
+        self.requests = ServerRequests(
+            settings,
+            model=sampling_model,
+            reviewer=reviewer,
+            record=self.link._event,
+            emit=self._emit,
+            hold=self.link.hold,
+        )
+        self.link.callbacks = self.requests.callbacks()
+        if settings.oauth is not None:
+            self.link.auth = self._oauth(credential_provider, oauth_authorize)
         self._definitions: dict[str, ToolDefinition] | None = None
         self._users = 0
         #: Tools whose definition is not approved: name -> {"approved", "current", "definition"}.
         self.pending: dict[str, dict[str, Any]] = {}
+
+    def _oauth(self, provider: Any, authorize: Any) -> Any:
+        from lightagent_mcp.oauth import oauth_auth, token_storage
+
+        storage, oauth = token_storage(provider), self.settings.oauth
+        assert oauth is not None
+
+        def auth(url: str) -> Any:
+            return oauth_auth(self.settings.name, url, oauth, storage, authorize, self.scrubber)
+
+        return auth
 
     @classmethod
     def from_settings(
@@ -90,11 +123,19 @@ class MCPToolset(ServerFeatures, BaseToolset):
         *,
         credential_provider: Any = None,
         pins: DefinitionPins | None = None,
+        sampling_model: Any = None,
+        reviewer: Any = None,
     ) -> list[MCPToolset]:
         """One toolset per enabled server of an ``mcpServers`` document (dict, JSON or path)."""
         shared = pins if pins is not None else DefinitionPins()
         return [
-            cls(settings, credential_provider=credential_provider, pins=shared)
+            cls(
+                settings,
+                credential_provider=credential_provider,
+                pins=shared,
+                sampling_model=sampling_model,
+                reviewer=reviewer,
+            )
             for settings in load_mcp_settings(source).values()
             if not settings.disabled
         ]
@@ -111,9 +152,22 @@ class MCPToolset(ServerFeatures, BaseToolset):
     async def __aenter__(self) -> MCPToolset:
         # Several owners (two agents, an agent and a manager) may share one toolset: the
         # session closes when the last of them leaves.
+        #
+        # The rule for a server that cannot be opened, the same under ``with agent``,
+        # ``agent.open()``, ``setup_mcp`` and ``run()``: it never stops the agent. It is
+        # logged once, kept in ``last_error`` (and the manager's ``last_mcp_errors``), offers
+        # no tools, and is tried again each time the agent lists its tools.
         self._users += 1
         try:
             await self.link.client()
+        except LightAgentError as exc:
+            self.link._event("open_failed", code=exc.code, error=exc.message)
+            _log.warning(
+                "MCP server %s could not be opened (%s): %s; the agent goes on without it",
+                self.settings.name,
+                exc.code,
+                exc.message,
+            )
         except BaseException:
             self._users -= 1
             raise
@@ -254,11 +308,18 @@ class MCPToolset(ServerFeatures, BaseToolset):
             )
         if (self._definitions or {})[name].metadata.get("feature") == name:
             return await self._call_feature(name, dict(arguments or {}))
-        result = await self.link.call(
-            name, dict(arguments or {}), self._progress_events(name, context)
-        )
+        emit = getattr(context, "emit", None)
+        if emit is not None:
+            self._emits.append(emit)
+        try:
+            result = await self.link.call(
+                name, dict(arguments or {}), self._progress_events(name, context)
+            )
+        finally:
+            if emit is not None:
+                self._emits.remove(emit)
         text, structured, is_error, metadata = convert_result(
-            result, self.settings.max_output_chars
+            result, self.settings.max_output_chars, self.settings.media
         )
         return ToolResult(
             content=text,
@@ -266,6 +327,11 @@ class MCPToolset(ServerFeatures, BaseToolset):
             is_error=is_error,
             metadata={"server": self.settings.name, **metadata},
         )
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        # the server's requests come during a call: they join the run of the latest one
+        if self._emits:
+            self._emits[-1](kind, data)
 
     def _progress_events(self, tool: str, context: ToolCallContext | None) -> Report | None:
         """A call's progress as ``mcp.progress`` events of the run that made it (if any)."""

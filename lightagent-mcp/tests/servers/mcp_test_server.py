@@ -139,6 +139,21 @@ def add_task_tool(app: object) -> None:
     app.list_tools = list_tools  # type: ignore[attr-defined]
 
 
+def slow_lists(app: object) -> None:
+    """``--mode slow_list``: tools/list and resources/list answer only after an hour."""
+    delay = 3600.0
+    for name in ("list_tools", "list_resources"):
+        listed = getattr(app, name)
+
+        async def slow(listed: object = listed) -> list:
+            import anyio
+
+            await anyio.sleep(delay)
+            return await listed()  # type: ignore[operator,no-any-return]
+
+        setattr(app, name, slow)
+
+
 def build(mode: str = "normal") -> object:
     from typing import Literal
 
@@ -275,10 +290,16 @@ def build(mode: str = "normal") -> object:
         from content_tools import add_content_tools
 
         add_content_tools(app)
+    if mode == "client":
+        from client_tools import add_client_tools
+
+        add_client_tools(app)
     if mode == "resources":
         add_resources(app)
     if mode == "tasks":
         add_task_tool(app)
+    if mode == "slow_list":
+        slow_lists(app)
     return app
 
 
@@ -319,7 +340,12 @@ def main() -> None:
     parser.add_argument("--mode", default="normal")
     args = parser.parse_args()
     _early(args.mode)
-    app = build(args.mode)
+    if args.mode == "oauth":
+        from oauth_server import build_oauth
+
+        app = build_oauth(args.port)
+    else:
+        app = build(args.mode)
     if args.transport == "stdio":
         app.run()  # type: ignore[attr-defined]
     elif args.transport == "sse":

@@ -120,7 +120,7 @@ def tool_round(
                 failure.to_dict() if failure is not None else None,
                 outcome.latency_ms,
             )
-    repairable = False
+    repairable, media = False, []
     for call in calls:
         output, err, latency = results.get(
             call.id, ("Error [LA-TOOL] the tool produced no result", {"code": "LA-TOOL"}, 0.0)
@@ -129,12 +129,16 @@ def tool_round(
             repairable = True
         # a toolset result's structured content and metadata, kept if a hook rewrites the text
         details = getattr(output, "details", {})
+        # content parts for the model (images): a tool message is text only, so they follow the
+        # round in one user message, unless a hook blocks the result; never in events
+        parts = (details.get("metadata") or {}).pop("model_parts", None) if err is None else None
         if interceptor is not None and err is None:
             payload: dict[str, Any] = {"tool_name": call.name, "output": output, "call_id": call.id}
             if call.id in untrusted:
                 payload["untrusted"] = True
             out = yield from ask("after_tool_result", payload)
             if out.action == "block":
+                parts = None
                 code = out.metadata.get("code") or "LA-HOOK"
                 reason = strip_code(out.reason or "blocked", code)
                 output = f"Error [{code}] the result of {call.name} was withheld: {reason}"
@@ -200,6 +204,10 @@ def tool_round(
                     },
                 )
         messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
+        if parts:
+            media += [{"type": "text", "text": f"Attached to the result of {call.id}:"}, *parts]
+    if media:
+        messages.append({"role": "user", "content": media})
     if repairable:
         st.retries += 1
         if st.retries > spec.max_retry:
