@@ -14,7 +14,7 @@
   :mod:`lightagent_control.tokens`); its uses are recorded in a :class:`TokenLedger`
   (:class:`InMemoryTokenLedger` here, lightagent-review's ``SqlTokenLedger`` across processes).
 
-This module only gathers them; they live in :mod:`lightagent.control` (the control
+This module only gathers them; they live in their own modules of this package (the control
 plane imports from there, never from here).
 """
 
