@@ -13,7 +13,6 @@ from lightagent.hooks.types import (
     ALL_PHASES,
     HookContext,
     HookDecision,
-    _declares,
     hook_name,
     known_phases,
     normalize_hook_result,
@@ -195,3 +194,11 @@ def _has_phase_method(hook: Any) -> bool:
     if any(callable(getattr(hook, p, None)) for p in ALL_PHASES):
         return True
     return any(callable(getattr(hook, p, None)) for p in known_phases())
+
+
+def _declares(hook: Any, phase: str) -> bool:
+    """Whether ``hook`` explicitly targets ``phase`` (a phase method or a PolicyHook phase set)."""
+    phases = getattr(hook, "phases", None)
+    if isinstance(phases, (set, frozenset, list, tuple)):
+        return phase in phases
+    return callable(getattr(hook, phase, None))

@@ -270,14 +270,6 @@ def phase_target(hook: Any, phase: str) -> Callable[..., Any] | None:
     return hook if callable(hook) else None
 
 
-def _declares(hook: Any, phase: str) -> bool:
-    """Whether ``hook`` explicitly targets ``phase`` (a phase method or a PolicyHook phase set)."""
-    phases = getattr(hook, "phases", None)
-    if isinstance(phases, (set, frozenset, list, tuple)):
-        return phase in phases
-    return callable(getattr(hook, phase, None))
-
-
 def check_phases(phases: Any, owner: str) -> frozenset[str] | None:
     """``phases`` as a frozenset of known phase names (None stays None); ``LA-HOOK-INVALID`` naming ``owner`` otherwise."""
     if phases is None:
