@@ -443,7 +443,8 @@ def _aftermath(
             spec.ctx.emit("error", {"stage": st.stage, "error": error.to_dict()})
         if interceptor is not None and not isinstance(error, CancelledError):
             try:
-                yield CallPhase("on_error", {"stage": st.stage, "error": error.to_dict()})
+                failed = {"success": False, "content": content, "error": error.to_dict()}
+                yield CallPhase("on_error", {**failed, "stage": st.stage})  # the seeds' payload
             except Exception:  # observers of failure cannot make it worse
                 pass
     if interceptor is not None:

@@ -145,16 +145,10 @@ def recall(
             },
         )
     if interceptor is not None:
+        asked = {"query": query, "user_id": user_id, "scope": scope}
+        # the seeds' hooks edit ``memories``; ``results`` is the same list
         out = yield from ask_memory(
-            "after_memory_retrieve",
-            # the seeds' hooks edit ``memories``; ``results`` is the same list
-            {
-                "query": query,
-                "user_id": user_id,
-                "memories": allowed,
-                "results": allowed,
-                "scope": scope,
-            },
+            "after_memory_retrieve", {**asked, "memories": allowed, "results": allowed}
         )
         if out.action == "block":
             if active:
