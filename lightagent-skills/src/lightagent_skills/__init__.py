@@ -15,6 +15,7 @@ from lightagent.lazy import lazy_exports
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "FileSystem": "lightagent_skills.filesystem",
     "InstructionFile": "lightagent_skills.instructions",
     "PythonSandboxToolset": "lightagent_skills.sandbox",
     "SandboxProvider": "lightagent_skills.sandbox",

@@ -132,6 +132,9 @@ class SessionStore(Protocol):
         ...
 
 
+EventLog = RunStore = SessionStore  # the roadmap's names: runs live in the session log
+
+
 def validate_session_id(session_id: Any) -> str:
     """``session_id`` if it is a safe identifier, else a ``ValidationError``."""
     if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
