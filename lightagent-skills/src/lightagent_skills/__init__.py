@@ -23,6 +23,8 @@ _EXPORTS = {
     "Skill": "lightagent_skills.manager",
     "SkillConflict": "lightagent_skills.manager",
     "SkillManager": "lightagent_skills.manager",
+    "SkillProviderAdapter": "lightagent_skills.providers",
+    "ToolProviderAdapter": "lightagent_skills.providers",
     "SkillToolset": "lightagent_skills.toolset",
     "ToolFolderMethods": "lightagent_skills.tool_folder",
     "ToolLoader": "lightagent_skills.loader",
