@@ -36,7 +36,7 @@ def test_an_overflow_is_compacted_and_asked_again_once(loopback_server) -> None:
     loopback_server.reply("The answer.")
     result = agent.run("And now?", history=history, result_format="object", trace=True)
     assert result.error is None and result.content == "The answer."
-    first, summary, retry = loopback_server.requests
+    first, _summary, retry = loopback_server.requests
     assert len(retry["messages"]) < len(first["messages"])
     assert any("An earlier summary." in str(m.get("content")) for m in retry["messages"])
     assert retry["messages"][-1] == {"role": "user", "content": "And now?"}
