@@ -99,81 +99,42 @@ ATTRIBUTES: dict[str, str] = {
     "setup_mcp": "mcp",
 }
 
-#: ``from lightagent import <name>`` -> extra.
-EXPORTS: dict[str, str] = {
-    "GuardrailDecision": "guardrails",
-    "GuardrailManager": "guardrails",
-    "RetrievalDocument": "rag-fts",
-    "RetrievalResult": "rag-fts",
-    "RetrievalProvider": "rag-fts",
-    "SqliteFTSRetrievalProvider": "rag-fts",
-    "PostgresFTSRetrievalProvider": "rag-fts",
-    "SessionSearchProvider": "rag-fts",
-    "LightAgentInstrumentor": "otel",
-    "tracetools_observer": "otel",
-    "validate_connector": "contracts",
-    "BudgetLimits": "runtime",
-    "BudgetExceeded": "runtime",
-    "ProgressPolicy": "runtime",
-    "ContextBudget": "runtime",
-    "ContextCompactor": "runtime",
-    "Skill": "skills",
-    "ToolLoader": "skills",
-    "SkillManager": "skills",
-    "SkillToolset": "skills",
-    "SkillProviderAdapter": "skills",
-    "ToolProviderAdapter": "skills",
-    "SandboxProvider": "skills",
-    "ScriptResult": "skills",
-    "discover_project_instructions": "skills",
-    "GeneratedTool": "skills",
-    "ToolReview": "skills",
-    "ScanReport": "skills",
-    "ToolSignature": "skills",
-    "scan_source": "skills",
-    "load_installed": "skills",
-    "Finding": "skills",
-    "ALLOWED_MODULES": "skills",
-    "FileSystem": "skills",
-    "TreeOfThought": "thought",
-    "LightEvaluator": "devtools",
-    "EvaluationCase": "devtools",
-    "EvaluationCaseResult": "devtools",
-    "EvaluationReport": "devtools",
-    "render_trace_page": "devtools",
-    "TraceRecorder": "devtools",
-    "JobManager": "runtime",
-    "JobRecord": "runtime",
-    "JobStatus": "runtime",
-    "JobContext": "runtime",
-    "JobError": "runtime",
-    "JobFencedError": "runtime",
-    "SubagentManager": "runtime",
-    "SubagentRecord": "runtime",
-    "SubagentResult": "runtime",
-    "SubagentToolset": "runtime",
-    "AgentRuntime": "runtime",
-    "LightSwarm": "swarm",
-    "MemoryPolicy": "memory",
-    "MemoryProviderAdapter": "memory",
-    "MemoryScope": "memory",
-    "MemoryCandidate": "memory",
-    "MemoryPromotionDecision": "memory",
-    "SharedMemoryPool": "memory",
-    "SharedMemoryRecord": "memory",
-    "HumanApprovalHook": "review",
-    "HumanApprovalTool": "review",
-    "ApprovalRequest": "review",
-    "ApprovalDecision": "review",
-    "InMemoryReviewStore": "review",
-    "JsonReviewStore": "review",
-    "SqlReviewStore": "review",
-    "HumanFeedback": "review",
-    "record_feedback": "review",
-    "PolicyEngine": "review",
-    "PolicyHook": "review",
-    "SqlTokenLedger": "review",
+#: ``from lightagent import <name>`` -> extra (below: each extra's names, space-separated).
+_NAMES: dict[str, str] = {
+    "guardrails": "GuardrailDecision GuardrailManager",
+    "rag-fts": (
+        "RetrievalDocument RetrievalResult RetrievalProvider SqliteFTSRetrievalProvider "
+        "PostgresFTSRetrievalProvider SessionSearchProvider"
+    ),
+    "otel": "LightAgentInstrumentor tracetools_observer",
+    "contracts": "validate_connector",
+    "runtime": (
+        "BudgetLimits BudgetExceeded ProgressPolicy ContextBudget ContextCompactor JobManager "
+        "JobRecord JobStatus JobContext JobError JobFencedError SubagentManager SubagentRecord "
+        "SubagentResult SubagentToolset AgentRuntime"
+    ),
+    "skills": (
+        "Skill ToolLoader SkillManager SkillToolset SkillProviderAdapter ToolProviderAdapter "
+        "SandboxProvider ScriptResult discover_project_instructions GeneratedTool ToolReview "
+        "ScanReport ToolSignature scan_source load_installed Finding ALLOWED_MODULES FileSystem"
+    ),
+    "thought": "TreeOfThought",
+    "devtools": (
+        "LightEvaluator EvaluationCase EvaluationCaseResult EvaluationReport render_trace_page "
+        "TraceRecorder"
+    ),
+    "swarm": "LightSwarm",
+    "memory": (
+        "MemoryPolicy MemoryProviderAdapter MemoryScope MemoryCandidate MemoryPromotionDecision "
+        "SharedMemoryPool SharedMemoryRecord"
+    ),
+    "review": (
+        "HumanApprovalHook HumanApprovalTool ApprovalRequest ApprovalDecision InMemoryReviewStore "
+        "JsonReviewStore SqlReviewStore HumanFeedback record_feedback PolicyEngine PolicyHook "
+        "SqlTokenLedger"
+    ),
 }
+EXPORTS: dict[str, str] = {n: extra for extra, names in _NAMES.items() for n in names.split()}
 
 
 def distribution(extra: str) -> str:
