@@ -116,7 +116,8 @@ _NAMES: dict[str, str] = {
     "skills": (
         "Skill ToolLoader SkillManager SkillToolset SkillProviderAdapter ToolProviderAdapter "
         "SandboxProvider ScriptResult discover_project_instructions GeneratedTool ToolReview "
-        "ScanReport ToolSignature scan_source load_installed Finding ALLOWED_MODULES FileSystem"
+        "ScanReport ToolSignature scan_source load_installed Finding ALLOWED_MODULES FileSystem "
+        "execute_python_code execute_python_file execute_python_code_stream"
     ),
     "thought": "TreeOfThought",
     "devtools": (

@@ -31,6 +31,9 @@ _EXPORTS = {
     "SkillsExtension": "lightagent_skills.extension",
     "SkillsPart": "lightagent_skills.part",
     "discover_project_instructions": "lightagent_skills.instructions",
+    "execute_python_code": "lightagent_skills.python_exec",
+    "execute_python_code_stream": "lightagent_skills.python_exec",
+    "execute_python_file": "lightagent_skills.python_exec",
     "find_project_instructions": "lightagent_skills.instructions",
 }
 
