@@ -49,7 +49,8 @@ def test_nothing_to_learn_and_bounded_notes() -> None:
     assert learning_note("", "a") is None
     assert len(learning_note("q", "a" * 10_000) or "") == MAX_NOTE_CHARS
     assert learning_scope("bot") == {
-        "source": "self_learning",
+        "source": "reflection",
         "scope": "agent",
         "agent_name": "bot",
+        "metadata": {"kind": "self_learning"},
     }

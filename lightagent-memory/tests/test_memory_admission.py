@@ -56,14 +56,14 @@ def test_the_learning_note_passes_the_write_admission():
 
     def admit(data, ctx):
         seen.append(ctx["source"])
-        return ctx["source"] != "self_learning" or "not a learning note"
+        return ctx["metadata"].get("kind") != "self_learning" or "not a learning note"
 
     pool = SharedMemoryPool()
     agent = _learner(pool, MemoryPolicy(memory_write_admission=admit))
     result = agent.run(
         "When does the tide turn?", user_id="alice", result_format="object", trace=True
     )
-    assert seen == ["user", "self_learning"]
+    assert seen == ["user", "reflection"]
     assert [b["reason"] for b in blocks(result)] == ["not a learning note"]
     assert agent.list_memory_candidates() == [], "a refused note is no candidate"
     assert [r.metadata["source"] for r in pool.list_records()] == ["user"]

@@ -93,7 +93,7 @@ def test_the_policy_decides_during_the_run(answer, event, stored):
         assert len(found) == 1 and found[0]["memory"].startswith(stored)
         meta = found[0]["metadata"]
         assert meta["promotion_status"] == "promoted" and meta["injectable"] is True
-        assert meta["source"] == "self_learning" and meta["candidate_id"]
+        assert meta["source"] == "reflection" and meta["candidate_id"]
 
 
 def test_a_failing_promotion_policy_keeps_the_candidate():
@@ -144,7 +144,7 @@ def test_a_person_approves_rewrites_or_rejects_once():
         agent.run("When does the tide turn at the pier?", user_id="alice")
     ids = [c["candidate_id"] for c in agent.list_memory_candidates()]
     assert len(ids) == 3
-    assert agent.promote_memory_candidate(ids[0]).action == "keep", "no decider: it waits"
+    assert agent.promote_memory_candidate(ids[0], "keep").action == "keep", "kept: it waits"
     first = agent.promote_memory_candidate(
         ids[0], MemoryPromotionDecision.approve("checked"), reviewer_id="rita"
     )
@@ -235,7 +235,11 @@ def test_decisions_are_durable_in_the_session_log(tmp_path):
     assert reviewer.list_memory_candidates(session_id="s1") == []
     assert reviewer.list_memory_candidates(session_id="s1", status="promoted")
     replay = agent.replay_session("s1", user_id="alice")
-    assert (replay.completed_turns, replay.incomplete_turns, replay.incomplete_runs) == (1, 0, [])
+    assert (len(replay.completed_turns), replay.incomplete_turns, replay.incomplete_runs) == (
+        1,
+        [],
+        [],
+    )
 
 
 class RacingStore:

@@ -256,3 +256,16 @@ def test_an_in_memory_sqlite_index_works() -> None:
     with SqliteFTSRetrievalProvider(":memory:") as provider:
         provider.ingest(RetrievalDocument("Ephemeral facts about lemurs.", document_id="m"))
         assert provider.search("lemurs")[0].document_id == "m"
+
+
+def test_ingest_returns_an_id_for_one_document_and_ids_for_many(
+    make_provider: Callable[..., Any],
+) -> None:
+    # issue 28: the seeds' ingest(document) returns the document's id
+    provider = make_provider()
+    assert provider.ingest({"document_id": "one", "content": "plums"}) == "one"
+    text_id = provider.ingest("just text")
+    assert isinstance(text_id, str) and text_id in [
+        d.document_id for d in provider.list_documents()
+    ]
+    assert provider.ingest([{"document_id": "a", "content": "figs"}]) == ["a"]

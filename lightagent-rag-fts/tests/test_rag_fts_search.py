@@ -194,8 +194,13 @@ def test_a_filter_name_that_is_not_a_plain_key_is_refused(provider: Any) -> None
 
 
 def test_limit_bounds(provider: Any) -> None:
-    assert provider.search("tea", limit=0) == []
-    assert provider.search("tea", limit=-3) == []
+    # issue 28: as the seeds, a limit below 1 is a mistake, not an empty answer
+    for bad in (0, -3, True, "5"):
+        with pytest.raises(ValidationError) as caught:
+            provider.search("tea", limit=bad)
+        assert caught.value.code == "LA-VALIDATION"
+    with pytest.raises(ValidationError):
+        provider.search("", limit=0)
     assert len(provider.search("tea coffee 茶", limit=10_000)) <= 100
 
 

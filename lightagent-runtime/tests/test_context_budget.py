@@ -176,9 +176,11 @@ def test_async_run_and_the_log_is_never_rewritten(loopback_server, tmp_path) -> 
 
 
 def test_bad_context_settings_are_config_errors() -> None:
+    # a compactor alone is allowed since issue 28: it acts on a provider's overflow error
+    LightAgent(model="gpt-4.1", api_key="k", context_compactor=ContextCompactor())
     with pytest.raises(ConfigurationError) as info:
-        LightAgent(model="gpt-4.1", api_key="k", context_compactor=ContextCompactor())
-    assert "context_budget" in info.value.hint
+        LightAgent(model="gpt-4.1", api_key="k", context_compactor="x")
+    assert "ContextCompactor" in info.value.hint
     with pytest.raises(ConfigurationError) as info:
         LightAgent(model="gpt-4.1", api_key="k", context_budget=8192)
     assert info.value.code == "LA-CONFIG" and info.value.hint

@@ -111,6 +111,8 @@ _EXPORTS: dict[str, str] = {
     "SessionEvent": "lightagent.events.model",
     "SessionStore": "lightagent.events.store",
     "SessionStoreBase": "lightagent.events.store",
+    "EventLog": "lightagent.events.store",
+    "RunStore": "lightagent.events.store",
     "InMemorySessionStore": "lightagent.events.memory_store",
     "JsonlSessionStore": "lightagent.events.jsonl_store",
     "SqlSessionStore": "lightagent.events.sql_store",
@@ -129,6 +131,7 @@ _EXPORTS: dict[str, str] = {
     "PolicyDecision": "lightagent.policy",
     "HookContext": "lightagent.hooks",
     "HookDecision": "lightagent.hooks",
+    "HookResult": "lightagent.hooks.types",
     # plugin metadata (the lightagent_manifest hook) and the author kit (lightagent-contracts)
     "ConnectorManifest": "lightagent.manifest",
 }

@@ -82,6 +82,14 @@ class RunStep:
     def response(self, spec: Any, st: Any, request: Any, response: Any) -> None:
         """The model's answer to ``request`` arrived."""
 
+    def request_failed(
+        self, spec: Any, st: Any, error: Any, messages: list[Any]
+    ) -> Generator[Any, Any, bool]:
+        """The request failed with ``error``: return True once ``messages`` are mended and
+        it should be sent again (else the error ends the run)."""
+        return False
+        yield
+
     def calls(
         self,
         spec: Any,

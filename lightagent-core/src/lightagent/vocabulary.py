@@ -193,6 +193,15 @@ EXPORTS: dict[str, str] = {
     "PolicyEngine": "review",
     "PolicyHook": "review",
     "SqlTokenLedger": "review",
+    "SkillProviderAdapter": "skills",
+    "ToolProviderAdapter": "skills",
+    "FileSystem": "skills",
+    "execute_python_code": "skills",
+    "execute_python_file": "skills",
+    "execute_python_code_stream": "skills",
+    "TraceRecorder": "devtools",
+    "MemoryProviderAdapter": "memory",
+    "HumanApprovalTool": "review",
 }
 
 

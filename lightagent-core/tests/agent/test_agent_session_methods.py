@@ -43,11 +43,11 @@ def test_replay_checkpoint_fork_export(tmp_path: Path) -> None:
     assert agent.run("one", session_id="s1") == "first answer"
     assert agent.run("two", session_id="s1") == "second answer"
     replay = agent.replay_session("s1")
-    assert replay.completed_turns == 2 and replay.incomplete_turns == 0
+    assert len(replay.completed_turns) == 2 and replay.incomplete_turns == []
     checkpoint = agent.checkpoint_session("after-two", session_id="s1")
     assert checkpoint.sequence == replay.last_sequence
     forked = agent.fork_session(session_id="s1", through_sequence=checkpoint.sequence)
-    assert agent.replay_session(forked).completed_turns == 2
+    assert len(agent.replay_session(forked).completed_turns) == 2
     out = tmp_path / "s1.jsonl"
     assert agent.export_session("s1", out) == len(agent.get_session("s1")) > 0
     assert out.read_text().count("\n") == len(agent.get_session("s1"))

@@ -135,7 +135,7 @@ def test_reconcile_settles_unknown_calls_and_nothing_runs_twice(tmp_path, after_
     assert answer == "all charged"
     assert ledger.counts() == {"a": 1, "b": 1, "c": 1}
     replay = SessionManager(store).replay("s")
-    assert replay.completed_turns == 1 and replay.incomplete_turns == 0
+    assert len(replay.completed_turns) == 1 and replay.incomplete_turns == []
     kinds = [e.type for e in SessionManager(store).events("s")]
     assert ("tool.reconciled" in kinds) == after_effect
     assert ("approval.decided" in kinds) == (not after_effect)
@@ -214,7 +214,7 @@ def test_a_run_killed_before_its_model_request_restarts_from_its_question(tmp_pa
     sent = [m["content"] for m in model.requests[0].messages[1:]]
     assert sent == ["I am Ada", "hello Ada", "who am I?"]  # the question once, after the history
     replay = SessionManager(store).replay("s")
-    assert replay.completed_turns == 2 and replay.incomplete_turns == 0
+    assert len(replay.completed_turns) == 2 and replay.incomplete_turns == []
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

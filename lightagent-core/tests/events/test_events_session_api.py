@@ -70,7 +70,13 @@ def test_run_continues_a_conversation(store):
     assert second[3]["content"] == "3" and second[-1]["content"] == "and again?"
     _valid_for_provider(second[1:])
     replay = SessionManager(store).replay("p42")
-    assert (replay.completed_turns, replay.incomplete_turns, replay.failed_turns) == (2, 0, 0)
+    assert [
+        len(t) for t in (replay.completed_turns, replay.incomplete_turns, replay.failed_turns)
+    ] == [
+        2,
+        0,
+        0,
+    ]
     assert replay.last_event_type == "run.completed"
     model.assert_exhausted()
 
@@ -177,7 +183,7 @@ def test_history_after_a_crash_is_provider_valid(store):
     assert messages[-1] == {"role": "tool", "tool_call_id": "c2", "content": INTERRUPTED_RESULT}
     assert {r["repair"] for r in projection.repairs} == {"synthesized_result", "orphan_result"}
     replay = SessionManager(store).replay("crash")
-    assert replay.incomplete_turns == 1 and replay.incomplete_runs == ["r1"]
+    assert replay.incomplete_turns == ["r1"] and replay.incomplete_runs == ["r1"]
     # The next run on this session sends a valid history to the model.
     model = ScriptedModel(["recovered"])
     LightAgent(model=model, session_store=store).run("next", session_id="crash")
@@ -260,7 +266,7 @@ def test_failed_run_counts_as_failed(store):
     result = agent.run("q", session_id="f", result_format="object")
     assert result.error is not None
     replay = SessionManager(store).replay("f")
-    assert replay.failed_turns == 1 and replay.last_event_type == "run.failed"
+    assert len(replay.failed_turns) == 1 and replay.last_event_type == "run.failed"
 
 
 def test_importing_the_event_layer_stays_cheap():
@@ -291,7 +297,7 @@ def test_streamed_runs_are_recorded_too(store):
             pass
 
     asyncio.run(go())
-    assert SessionManager(store).replay("st").completed_turns == 2
+    assert len(SessionManager(store).replay("st").completed_turns) == 2
     sent = model.requests[-1].messages
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
 
@@ -348,5 +354,5 @@ def test_concurrent_runs_on_one_session_keep_a_valid_log(store):
     assert [e.sequence for e in events] == list(range(1, len(events) + 1))
     assert sum(e.type == "session.started" for e in events) == 1
     replay = SessionManager(store).replay("busy")
-    assert replay.completed_turns == 4 and replay.incomplete_turns == 0
+    assert len(replay.completed_turns) == 4 and replay.incomplete_turns == []
     _valid_for_provider(SessionBinding(store).history("busy"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,7 @@ def test_demo_offline() -> None:
     assert "offline, on the scripted model" in out
     assert "light rain, 14°C; sunny, 21°C" in out  # tools ran
     assert "Earlier you asked" in out  # the session history came back from SQLite
-    assert '"completed_turns": 2' in out
+    assert re.search(r'"completed_turns":\s*\["run_\w+", "run_\w+"\]', out)  # two runs' ids
     assert "after resume: success" in out
     assert '"research": 1' in out  # resume did not re-run the finished step
     assert "run: succeeded" in out and "task double: verified" in out

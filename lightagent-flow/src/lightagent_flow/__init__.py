@@ -15,6 +15,7 @@ result = flow.run("Analyze this company", run_id="report-001")
 from __future__ import annotations
 
 from lightagent_flow.flow import LightFlow
+from lightagent_flow.provider import WorkflowProviderAdapter
 from lightagent_flow.results import (
     RUN_STATES,
     STEP_STATES,
@@ -43,5 +44,6 @@ __all__ = [
     "LightFlowStore",
     "MemoryLightFlowStore",
     "SqlLightFlowStore",
+    "WorkflowProviderAdapter",
     "__version__",
 ]

@@ -163,6 +163,9 @@ class StepExecution:
                 kind, value = await self._approval(step, res, query, ctx)
                 if kind == "wait":
                     return self._finish(res, WAITING_APPROVAL)
+                if kind == "reject":  # the step's error is the reviewer's reason, as in the seeds
+                    res.error_code = "LA-APPROVAL"
+                    return self._finish(res, FAILED, None, value)
                 if kind == "respond":
                     res.content = value
                     return await self._after(step, res, agent, query, ctx)
@@ -255,9 +258,7 @@ class StepExecution:
         )
         action = decision["action"]
         if action == "reject":
-            raise ApprovalError(
-                "LA-APPROVAL", f"step {name!r} rejected: {decision.get('reason') or 'no reason'}"
-            )
+            return "reject", decision.get("reason") or "approval rejected"
         if action == "respond":
             return "respond", decision["response"]
         if action == "edit":

@@ -462,8 +462,21 @@ class LightFlow:
         return record
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
-        """The stored record ``{run_id, query, status, error, steps, approvals, updated_at, …}`` or ``None``."""
-        return self.store.load_run(check_run_id(run_id))
+        """The stored record ``{run_id, query, status, error, steps, approvals, updated_at, …}`` or
+        ``None``; a step that has not started is listed as ``pending``, as in the seeds."""
+        record = self.store.load_run(check_run_id(run_id))
+        if record is None:
+            return None
+        order = [s.get("name") for s in record.get("flow") or ()] or [s.name for s in self._steps]
+        started = {s["name"] for s in record.get("steps") or ()}
+        pending = [LightFlowStepResult(name=n).to_dict() for n in order if n not in started]
+        if pending:
+            by_name = {s["name"]: s for s in record["steps"]}
+            by_name.update((p["name"], p) for p in pending)
+            record["steps"] = [by_name[n] for n in order] + [
+                s for s in record["steps"] if s["name"] not in order
+            ]
+        return record
 
     def get_result(self, run_id: str) -> LightFlowResult:
         """The stored run as a :class:`LightFlowResult` (``LA-FLOW-RUN-NOT-FOUND`` when missing)."""

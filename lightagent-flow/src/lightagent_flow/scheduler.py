@@ -450,6 +450,8 @@ class FlowRun(StepExecution):
             failed = next((r for r in results if r is not None and r.status == FAILED), None)
             if failed is not None:
                 code, error = failed.error_code, f"step {failed.name!r} failed: {failed.error}"
+                if (failed.approval_decision or {}).get("action") == "reject":
+                    error = failed.error  # a reviewer's refusal reads as the seeds show it
         fed = {d for s in self.steps for d in s.depends_on}
         sinks = [s.name for s in self.steps if s.name not in fed]
         last = self.results.get(sinks[-1]) if sinks else None

@@ -23,6 +23,7 @@ from lightagent_mcp.errors import (
 from lightagent_mcp.manager import MCPClientManager, setup_mcp
 from lightagent_mcp.oauth import MemoryTokens
 from lightagent_mcp.pins import DefinitionPins
+from lightagent_mcp.provider import MCPProviderAdapter
 from lightagent_mcp.settings import ServerSettings, load_mcp_settings, parse_server
 from lightagent_mcp.toolset import MCPToolset
 
@@ -33,6 +34,7 @@ __all__ = [
     "MCPConfigError",
     "MCPDefinitionChanged",
     "MCPProtocolError",
+    "MCPProviderAdapter",
     "MCPServerError",
     "MCPServerExited",
     "MCPStartError",

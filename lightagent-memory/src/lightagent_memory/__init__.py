@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "CandidateBook": "lightagent_memory.candidates",
     "MemoryCandidate": "lightagent_memory.candidates",
     "MemoryPolicy": "lightagent_memory.policy",
+    "MemoryProviderAdapter": "lightagent_memory.provider",
     "MemoryPromotionDecision": "lightagent_memory.candidates",
     "MemoryScope": "lightagent_memory.scope",
     "SharedMemoryPool": "lightagent_memory.shared",

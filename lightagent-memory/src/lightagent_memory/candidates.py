@@ -27,6 +27,7 @@ __all__ = [
     "MemoryPromotionDecision",
     "admit_promotion",
     "coerce_decision",
+    "hook_blocked",
 ]
 
 PROMOTION_ACTIONS = ("approve", "reject", "rewrite", "keep")
@@ -149,6 +150,21 @@ def coerce_decision(result: Any) -> MemoryPromotionDecision:
         f"a memory promotion decision cannot be read from {type(result).__name__}",
         hint="Return a MemoryPromotionDecision, True/False, an action name or a dict with action.",
     )
+
+
+def hook_blocked(ctx: Any, reason: str, outcome: Any) -> None:
+    """Trace a ``before_memory_promote`` block (a failed fail-closed hook too) as the seeds
+    do: ``hook_block``, beside the ``hook_decision`` the hook manager records."""
+    if getattr(ctx, "active", True):
+        metadata = getattr(outcome, "metadata", None) or {}
+        ctx.emit(
+            "hook_block",
+            {
+                "phase": "before_memory_promote",
+                "reason": reason,
+                "code": metadata.get("code", "LA-HOOK"),
+            },
+        )
 
 
 def admit_promotion(

@@ -3,7 +3,8 @@
 ``self_learning=True`` never writes into a prompt. What a run learned is a note, made here
 from the run's own record — the request, the answer, which tools worked and which failed,
 and the Tree-of-Thought reflection when the run planned — and handed to the memory layer as
-an internal write (source ``self_learning``, scope ``agent``). The memory layer makes every
+an internal write (source ``reflection``, as the seeds name it, scope ``agent``, with
+``kind="self_learning"`` in its metadata). The memory layer makes every
 internal write a non-injectable ``MemoryCandidate``; it reaches a later prompt only once a
 promotion decision (the policy, a hook or a person) approves it.
 
@@ -16,9 +17,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["LEARNING_SCOPE", "LEARNING_SOURCE", "MAX_NOTE_CHARS", "learning_note", "learning_scope"]
+__all__ = [
+    "LEARNING_KIND",
+    "LEARNING_SCOPE",
+    "LEARNING_SOURCE",
+    "MAX_NOTE_CHARS",
+    "learning_note",
+    "learning_scope",
+]
 
-LEARNING_SOURCE = "self_learning"
+#: The seeds' word for an agent's own evidence: a policy written for them
+#: (``allowed_sources=("user", "reflection")``) matches a learning note.
+LEARNING_SOURCE = "reflection"
+#: What tells a learning note from other reflections (metadata ``kind``).
+LEARNING_KIND = "self_learning"
 LEARNING_SCOPE = "agent"
 #: A note is a hint for next time, not a transcript.
 MAX_NOTE_CHARS = 2000
@@ -68,4 +80,9 @@ def learning_note(
 
 def learning_scope(agent_name: str | None) -> dict[str, Any]:
     """The provenance fields a learning note is written with (internal: it needs promotion)."""
-    return {"source": LEARNING_SOURCE, "scope": LEARNING_SCOPE, "agent_name": agent_name}
+    return {
+        "source": LEARNING_SOURCE,
+        "scope": LEARNING_SCOPE,
+        "agent_name": agent_name,
+        "metadata": {"kind": LEARNING_KIND},
+    }

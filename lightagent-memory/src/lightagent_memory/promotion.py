@@ -31,6 +31,7 @@ from lightagent_memory.candidates import (
     MemoryPromotionDecision,
     admit_promotion,
     coerce_decision,
+    hook_blocked,
 )
 
 __all__ = ["PromotionJob", "drive_async", "drive_sync", "promotion", "session_candidates"]
@@ -274,6 +275,7 @@ def _decide(
         )
         if out is not None and out.action == "block":
             reason = out.reason or "blocked by a hook"
+            hook_blocked(ctx, reason, out)
             return MemoryPromotionDecision.keep(reason), "hook", reason
         if out is not None and out.action == "replace" and out.payload is not None:
             from lightagent.run.phases import payload_value
@@ -283,10 +285,13 @@ def _decide(
     pctx = _policy_ctx(candidate, ctx)
     if requested is None:
         allows = getattr(job.policy, "allows_promotion", None)
-        if callable(allows):
+        if callable(allows) and getattr(job.policy, "memory_promotion_admission", None):
             requested = allows(candidate, pctx)
         else:
-            requested = MemoryPromotionDecision.keep("no promotion policy")
+            # the seeds: ``promote_memory_candidate(id)`` promotes; a policy callback, when
+            # there is one, still decides (and may refuse), as do the hooks above
+            requested = MemoryPromotionDecision.approve("promoted by the caller")
+            decided_by = "caller"
     # the text a promotion stores passes the write admission, as every write does
     requested, refused = admit_promotion(job.policy, candidate, requested, pctx)
     if refused is not None:

@@ -33,6 +33,7 @@ from lightagent_memory.candidates import (
     MemoryPromotionDecision,
     admit_promotion,
     coerce_decision,
+    hook_blocked,
 )
 from lightagent_memory.learning import learning_note, learning_scope
 from lightagent_memory.scope import MemoryScope, agent_memory_user_id, is_internal, run_tenant
@@ -257,6 +258,7 @@ def _decide(
             "before_memory_promote", {"candidate": candidate.to_dict(), "decision": None}
         )
         if out.action == "block":
+            hook_blocked(spec.ctx, out.reason or "blocked by a hook", out)
             return MemoryPromotionDecision.keep(out.reason), out.reason or "blocked by a hook"
         if out.action == "replace" and out.payload is not None:
             try:

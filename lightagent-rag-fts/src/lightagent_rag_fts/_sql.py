@@ -25,7 +25,12 @@ from lightagent.errors import (
 from lightagent.sql_conn import Database
 
 from lightagent_rag_fts._text import Term, chunk_text, index_text, query_terms
-from lightagent_rag_fts.models import RetrievalDocument, RetrievalResult, as_document
+from lightagent_rag_fts.models import (
+    RetrievalDocument,
+    RetrievalResult,
+    as_document,
+    check_limit,
+)
 
 __all__ = ["SqlRetrievalBase"]
 
@@ -183,16 +188,18 @@ class SqlRetrievalBase:
             removed += max(cur.rowcount or 0, 0)
         return removed
 
-    def ingest(self, documents: Any) -> list[str]:
+    def ingest(self, documents: Any) -> Any:
         """Index one document or many (``RetrievalDocument``, dicts, or plain strings).
 
         Each is cut into chunks of about ``chunk_size`` characters on paragraph and
         sentence boundaries; re-ingesting a ``document_id`` replaces the old version in
-        the same transaction. Returns the document ids in order.
+        the same transaction. Returns the document's id for one document (as the seeds
+        do), the ids in order for a list.
         """
-        if isinstance(documents, (Mapping, str, RetrievalDocument)) or not isinstance(
+        single = isinstance(documents, (Mapping, str, RetrievalDocument)) or not isinstance(
             documents, Iterable
-        ):
+        )
+        if single:
             documents = [documents]
         docs = [as_document(d) for d in documents]
         unique = _last_wins(docs)
@@ -221,7 +228,8 @@ class SqlRetrievalBase:
             )
             if rows:
                 self._insert_chunks(cur, rows)
-        return [d.document_id for d in docs]
+        ids = [d.document_id for d in docs]
+        return ids[0] if single else ids
 
     def remove(self, document_id: str) -> bool:
         """Drop a document and its chunks; whether it existed."""
@@ -309,8 +317,8 @@ class SqlRetrievalBase:
         index that holds tenants, a search without ``tenant_id`` raises
         ``LA-RETRIEVAL-TENANT`` rather than search every tenant's documents.
         """
+        limit = min(check_limit(limit), MAX_LIMIT)
         terms = query_terms(str(query or ""), prefixes=True)
-        limit = min(int(limit), MAX_LIMIT)
         if not terms or limit <= 0:
             return []
         where, params = self._filters(filters, "c")

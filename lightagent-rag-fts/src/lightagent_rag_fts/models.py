@@ -10,7 +10,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from lightagent.errors import ValidationError
 
-__all__ = ["RetrievalDocument", "RetrievalProvider", "RetrievalResult", "as_document"]
+__all__ = [
+    "RetrievalDocument",
+    "RetrievalProvider",
+    "RetrievalResult",
+    "as_document",
+    "check_limit",
+]
 
 
 @dataclass
@@ -58,8 +64,9 @@ class RetrievalResult:
 class RetrievalProvider(Protocol):
     """The seeds' full provider API; the agent itself needs only :meth:`search`."""
 
-    def ingest(self, documents: Any) -> list[str]:
-        """Index documents (one or many); re-ingesting a ``document_id`` replaces it."""
+    def ingest(self, documents: Any) -> Any:
+        """Index documents: one (returns its id) or many (their ids); re-ingesting a
+        ``document_id`` replaces it."""
         ...
 
     def remove(self, document_id: str) -> bool:
@@ -84,6 +91,21 @@ class RetrievalProvider(Protocol):
 
 
 _FIELDS = ("title", "source", "scope", "owner_id", "tenant_id", "created_at")
+
+
+def check_limit(limit: Any) -> int:
+    """``limit`` as a search takes it: an int of at least 1, else ``LA-VALIDATION`` (as the
+    seeds refuse ``limit < 1``; an empty result would hide the mistake)."""
+    from lightagent.errors import ValidationError
+
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValidationError(
+            "LA-VALIDATION",
+            f"search(limit=...) must be an int of at least 1, got {limit!r}",
+            hint="Ask for at least one result.",
+            details={"limit": repr(limit)},
+        )
+    return limit
 
 
 def as_document(value: Any) -> RetrievalDocument:

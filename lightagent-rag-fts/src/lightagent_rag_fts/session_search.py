@@ -19,7 +19,7 @@ from lightagent.retrieval.protocol import names_keyword
 from lightagent.run.options import positive_int
 
 from lightagent_rag_fts._text import query_terms
-from lightagent_rag_fts.models import RetrievalResult
+from lightagent_rag_fts.models import RetrievalResult, check_limit
 
 __all__ = ["SessionSearchProvider"]
 
@@ -127,10 +127,11 @@ class SessionSearchProvider:
                 hint="Search through the agent (it passes the run's owner), pass owner=, "
                 "or build SessionSearchProvider(store, require_owner=False) for an admin view.",
             )
+        limit = check_limit(limit)
         scope = None if owner is None else owner_fields(owner)
         phrase = " ".join(str(query or "").replace("\x00", " ").split()).casefold()[:500]
         words = [text for text, _ in query_terms(phrase)]
-        if not words or limit <= 0:
+        if not words:
             return []
         event_type = filters.pop("type", None)
         found: list[tuple[float, float, RetrievalResult]] = []

@@ -29,11 +29,16 @@ from lightagent_review.policy_hook import PolicyHook
 from lightagent_review.sql import SqlReviewStore
 from lightagent_review.stores import InMemoryReviewStore, JsonReviewStore, ReviewStore
 
+#: The roadmap's ``HumanApprovalTool`` (v0.8.5: approve, reject, edit arguments, time out,
+#: resume): here the hook that parks a named tool's calls until a person decides.
+HumanApprovalTool = HumanApprovalHook
+
 __all__ = [
     "DECISION_ACTIONS",
     "ApprovalDecision",
     "ApprovalRequest",
     "HumanApprovalHook",
+    "HumanApprovalTool",
     "HumanFeedback",
     "InMemoryReviewStore",
     "JsonReviewStore",

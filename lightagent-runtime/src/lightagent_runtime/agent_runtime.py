@@ -19,14 +19,31 @@ class AgentRuntime:
     ``pause``/``resume``/``cancel`` are events the session's running runs obey at their
     next step boundary. The session is the one given to :meth:`open_session` /
     :meth:`for_session`, else the session of the agent's latest run.
+
+    Built on its own, as the seeds allow (``AgentRuntime(session_store=...,
+    budget_limits=...)``), it holds a model-less agent of its own over that store: the
+    views, control events and snapshot work; runs need a real agent's ``agent.runtime``.
     """
 
     def __init__(
-        self, agent: Any, *, session_id: str | None = None, user_id: str = "default_user"
+        self,
+        agent: Any = None,
+        *,
+        session_id: str | None = None,
+        user_id: str = "default_user",
+        session_store: Any = None,
+        budget_limits: Any = None,
+        capability_registry: Any = None,
+        runtime_id: str | None = None,
     ) -> None:
+        if agent is None:
+            agent = _headless_agent(session_store, budget_limits, runtime_id)
         self.agent = agent
         self.user_id = user_id
         self._session_id = session_id
+        #: The seeds' ``runtime.registry`` (what the runtime was given; not consulted here).
+        self.registry = capability_registry
+        self.runtime_id = runtime_id or getattr(agent, "name", None)
 
     # -- the session --------------------------------------------------------------------
     @property
@@ -58,6 +75,12 @@ class AgentRuntime:
         self._session_id = validate_session_id(session_id or f"session_{uuid.uuid4().hex}")
         self.user_id = user_id or self.user_id
         return self
+
+    @property
+    def session(self) -> Any:
+        """The seeds' ``runtime.session``: the store's view of the session (``store.get``)."""
+        getter = getattr(self.session_store, "get", None)
+        return getter(self.session_id) if callable(getter) else None
 
     def for_session(self, session_id: str, *, user_id: str | None = None) -> AgentRuntime:
         """A runtime of the same agent acting on ``session_id``."""
@@ -270,3 +293,19 @@ class AgentRuntime:
             },
             "subagents": [r.to_dict() for r in records.values()],
         }
+
+
+def _headless_agent(session_store: Any, budget_limits: Any, runtime_id: str | None) -> Any:
+    """The agent a standalone runtime acts through: no model, the given store and limits."""
+    if session_store is None:
+        raise ConfigurationError(
+            "LA-CONFIG",
+            "AgentRuntime() needs an agent or session_store=",
+            hint="AgentRuntime(session_store=SqliteSessionStore('s.sqlite3')), or use agent.runtime.",
+        )
+    from lightagent import LightAgent
+
+    options: dict[str, Any] = {"session_store": session_store}
+    if budget_limits is not None:
+        options["budget_limits"] = budget_limits
+    return LightAgent(name=runtime_id or "runtime", **options)

@@ -42,6 +42,7 @@ from lightagent_runtime.budgets import (
     session_spent,
 )
 from lightagent_runtime.context_steps import check_context_settings, fit_context
+from lightagent_runtime.overflow import recover_overflow
 from lightagent_runtime.progress import (
     ProgressPolicy,
     ProgressState,
@@ -132,7 +133,8 @@ class BudgetsPart(ExtensionPart):
         run_policy = extra.get("progress_policy")
         if run_policy is not None:
             policy = as_progress_policy(run_policy)
-        if not limits and policy is None and self.context_budget is None:
+        # with any setting the step also recovers from a provider's context-overflow error
+        if not (limits or policy or self.context_budget or self.context_compactor):
             return None
         return BudgetsStep(
             RunBudget(limits) if limits else None,
@@ -160,6 +162,8 @@ class BudgetsStep(RunStep):
         self.context_compactor = context_compactor
         #: The estimate of the request in flight (settled when its response arrives).
         self.estimate: dict[str, float] | None = None
+        #: What the overflow recovery remembers for this run (it retries once).
+        self.overflow: dict[str, Any] = {}
 
     def start(
         self,
@@ -195,6 +199,13 @@ class BudgetsStep(RunStep):
             budget_settle(
                 spec, self.budget, "model_response", estimate=self.estimate, usage=response.usage
             )
+
+    def request_failed(
+        self, spec: Any, st: Any, error: Any, messages: list[dict[str, Any]]
+    ) -> Generator[Any, Any, bool]:
+        """After a provider's context-overflow error: compact once and have it asked again."""
+        settings = (self.context_budget, self.context_compactor, self.budget)
+        return (yield from recover_overflow(spec, st, error, messages, self.overflow, settings))
 
     def before_tools(self, spec: Any, st: Any, calls: list[Any]) -> None:
         """Refuse a tool round a budget does not allow, before any call of it runs."""

@@ -39,16 +39,18 @@ SUMMARY_INSTRUCTIONS = (
 
 
 def check_context_settings(budget: Any, compactor: Any) -> tuple[Any, Any]:
-    """``context_budget=``/``context_compactor=`` checked (the agent defaults the compactor)."""
+    """``context_budget=``/``context_compactor=`` checked (the agent defaults the compactor).
+
+    A compactor without a budget compacts only after a provider's context-overflow error."""
     if budget is None:
-        if compactor is not None:
+        if compactor is not None and not hasattr(compactor, "spill"):
             raise ConfigurationError(
                 "LA-CONFIG",
-                "context_compactor= needs context_budget= (nothing would trigger it)",
-                hint="Pass context_budget=ContextBudget(max_tokens=...) as well.",
+                f"context_compactor= must be a ContextCompactor, got {type(compactor).__name__}",
+                hint="Pass context_compactor=ContextCompactor().",
                 details={"parameter": "context_compactor"},
             )
-        return None, None
+        return None, compactor
     if not all(hasattr(budget, a) for a in ("estimate", "fits", "available")):
         raise ConfigurationError(
             "LA-CONFIG",

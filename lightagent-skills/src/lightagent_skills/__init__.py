@@ -15,6 +15,7 @@ from lightagent.lazy import lazy_exports
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "FileSystem": "lightagent_skills.filesystem",
     "InstructionFile": "lightagent_skills.instructions",
     "PythonSandboxToolset": "lightagent_skills.sandbox",
     "SandboxProvider": "lightagent_skills.sandbox",
@@ -22,12 +23,17 @@ _EXPORTS = {
     "Skill": "lightagent_skills.manager",
     "SkillConflict": "lightagent_skills.manager",
     "SkillManager": "lightagent_skills.manager",
+    "SkillProviderAdapter": "lightagent_skills.providers",
+    "ToolProviderAdapter": "lightagent_skills.providers",
     "SkillToolset": "lightagent_skills.toolset",
     "ToolFolderMethods": "lightagent_skills.tool_folder",
     "ToolLoader": "lightagent_skills.loader",
     "SkillsExtension": "lightagent_skills.extension",
     "SkillsPart": "lightagent_skills.part",
     "discover_project_instructions": "lightagent_skills.instructions",
+    "execute_python_code": "lightagent_skills.python_exec",
+    "execute_python_code_stream": "lightagent_skills.python_exec",
+    "execute_python_file": "lightagent_skills.python_exec",
     "find_project_instructions": "lightagent_skills.instructions",
 }
 

@@ -207,8 +207,10 @@ class LightSwarm:
             )
             _route(spec, route)
             carried = _narrowed(spec, carried)
+            _last_trace(agent, spec, None)
             result = yield spec
             if result is not None:
+                _last_trace(agent, spec, result)
                 results.append(result)
                 log_failure(agent.logger, result)  # the hop's own agent says it failed, once
             handoff = route.taken
@@ -378,6 +380,14 @@ def as_swarm(value: Any) -> LightSwarm:
         f"light_swarm= must be a LightSwarm, got {type(value).__name__}",
         hint="Pass the LightSwarm the agent is registered in, or call swarm.run(agent, query).",
     )
+
+
+def _last_trace(agent: Any, spec: RunSpec, result: RunResult | None) -> None:
+    """Each agent of the chain answers ``export_trace()`` with its own hop, as after its own
+    ``agent.run`` (the seeds' trace API works on the agents, not only on the result)."""
+    if hasattr(agent, "_last_trace"):  # LightAgent's record of its last run
+        trace = (result.trace if result is not None else spec.ctx.trace) if spec.ctx.record else []
+        agent._last_trace = trace
 
 
 def _combined(results: list[RunResult]) -> RunResult | None:

@@ -306,7 +306,7 @@ class MemoryContract(ContractSuite):
         agent = LightAgent(model=model, memory=memory, self_learning=True)
         agent.run("When does the tide turn at the pier?", user_id=user)
         pending = agent.list_memory_candidates()
-        assert len(pending) == 1 and pending[0]["source"] == "self_learning", pending
+        assert len(pending) == 1 and pending[0]["source"] == "reflection", pending
         agent.run("Does the tide turn at the pier soon?", user_id=user)
         assert "tide turns at six" not in model.requests[1].messages[0]["content"], (
             "an unpromoted reflection reached the prompt"

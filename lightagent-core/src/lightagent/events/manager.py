@@ -19,7 +19,7 @@ from lightagent.events.ownership import check_owner, recorded_owner
 from lightagent.events.projector import ContextProjector, Projection, TurnView, group_turns
 from lightagent.events.store import SessionStore, validate_session_id
 
-__all__ = ["SessionCheckpoint", "SessionManager", "SessionReplay"]
+__all__ = ["ForkedSession", "SessionCheckpoint", "SessionManager", "SessionReplay"]
 
 
 class _DictAccess:
@@ -34,13 +34,13 @@ class _DictAccess:
 
 @dataclass
 class SessionReplay(_DictAccess):
-    """A session's state, rebuilt from its events."""
+    """A session's state, rebuilt from its events (each ``*_turns`` lists run ids, as the seeds)."""
 
     session_id: str
     event_count: int
-    completed_turns: int
-    incomplete_turns: int
-    failed_turns: int
+    completed_turns: list[str]
+    incomplete_turns: list[str]
+    failed_turns: list[str]
     last_sequence: int
     last_event_type: str | None
     incomplete_runs: list[str] = field(default_factory=list)
@@ -58,6 +58,18 @@ class SessionCheckpoint(_DictAccess):
     label: str
     created_at: float
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class ForkedSession(str):
+    """A fork's id (a ``str``, as before) that also answers the seeds' ``Session`` fields:
+    ``session_id`` and ``metadata`` with ``forked_from`` and ``forked_at_sequence``."""
+
+    metadata: dict[str, Any]
+
+    @property
+    def session_id(self) -> str:
+        """The new session's id."""
+        return str(self)
 
 
 class SessionManager:
@@ -135,9 +147,9 @@ class SessionManager:
         return SessionReplay(
             session_id=session_id,
             event_count=len(events),
-            completed_turns=sum(t.status == "completed" for t in turns),
-            incomplete_turns=sum(t.status == "incomplete" for t in turns),
-            failed_turns=sum(t.status == "failed" for t in turns),
+            completed_turns=[t.run_id for t in turns if t.status == "completed"],
+            incomplete_turns=[t.run_id for t in turns if t.status == "incomplete"],
+            failed_turns=[t.run_id for t in turns if t.status == "failed"],
             last_sequence=last.sequence if last else 0,
             last_event_type=last.type if last else None,
             incomplete_runs=[t.run_id for t in turns if t.status == "incomplete"],
@@ -199,7 +211,7 @@ class SessionManager:
         through_sequence: int | None = None,
         new_session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
-    ) -> str:
+    ) -> ForkedSession:
         """Copy events ``1..through_sequence`` into a new session; returns its id.
 
         Copies keep their sequences and point at their source with ``parent_event_id``;
@@ -235,7 +247,10 @@ class SessionManager:
             )
         )
         self.store.append(new_id, copies, expected_sequence=0)
-        return new_id
+        fork = ForkedSession(new_id)
+        lineage = {"forked_from": session_id, "forked_at_sequence": through_sequence}
+        fork.metadata = {**(metadata or {}), **lineage}
+        return fork
 
     def compact(
         self,
@@ -273,6 +288,7 @@ class SessionManager:
             "through_sequence": cut,
             "summary": summary,
             "removed_messages": len(removed),
+            "removed_count": len(removed),  # the seeds' name
             "kept_turns": kept,
             "max_messages": max_messages,
             "metadata": dict(metadata or {}),

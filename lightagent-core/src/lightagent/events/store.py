@@ -26,6 +26,7 @@ __all__ = [
     "SessionInfo",
     "SessionStore",
     "SessionStoreBase",
+    "StoredSession",
     "conflict_error",
     "dumps_event",
     "path_error",
@@ -57,6 +58,13 @@ class SessionInfo:
             "updated_at": self.updated_at,
             "metadata": self.metadata,
         }
+
+
+@dataclass
+class StoredSession(SessionInfo):
+    """The seeds' ``Session`` (``store.get(session_id)``): the info, lineage and events."""
+
+    events: list[SessionEvent] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -122,6 +130,9 @@ class SessionStore(Protocol):
     def close(self) -> None:
         """Release files, connections and pools."""
         ...
+
+
+EventLog = RunStore = SessionStore  # the roadmap's names: runs live in the session log
 
 
 def validate_session_id(session_id: Any) -> str:
@@ -293,6 +304,19 @@ class SessionStoreBase:
             handle.write(dumps_event(event) + "\n")
             count += 1
         return count
+
+    def get(self, session_id: str) -> StoredSession | None:
+        """The seeds' ``store.get(session_id)``: the session with its events, or ``None``."""
+        info = self.get_session(session_id)  # type: ignore[attr-defined]
+        if info is None:
+            return None
+        events = list(self.iter_events(session_id))
+        meta = dict(info.metadata)
+        for fork in (e.data for e in events if e.type == "session.forked"):  # the last is its own
+            meta.update(
+                forked_from=fork["source_session_id"], forked_at_sequence=fork["through_sequence"]
+            )
+        return StoredSession(**{**vars(info), "metadata": meta}, events=events)
 
     def close(self) -> None:
         """Release resources (nothing by default)."""

@@ -115,7 +115,7 @@ def summarize_trace(
     """
     trace = _as_trace(events)
     s = TraceSummary(event_count=len(trace))
-    found_usage: dict[str, int] | None = None
+    usage_in: dict[str, Any] = {}  # per event type: a run's total is used only without the rest
     end_durations = 0.0
     saw_end = False
     tool_results = 0
@@ -128,13 +128,14 @@ def summarize_trace(
             s.trace_ids.append(trace_id)
         s.parent_trace_id = s.parent_trace_id or event.get("parent_trace_id")
         s.run_group_id = s.run_group_id or event.get("run_group_id")
+        if kind in ("model_request", "model_response", "run_end") and data.get("usage"):
+            usage_in[kind] = _add(usage_in.get(kind), normalize_usage(data["usage"]))
         if kind == "model_request":
             s.model_request_count += 1
             s.model_latency_ms += _num(data.get("latency_ms"))
         elif kind == "model_response":
             s.model_latency_ms += _num(data.get("latency_ms"))
             s.retry_count += max(0, int(_num(data.get("attempts")) or 1) - 1)
-            found_usage = _add(found_usage, normalize_usage(data.get("usage")))
         elif kind == "tool_call":
             s.tool_call_count += 1
         elif kind == "tool_result":
@@ -164,6 +165,8 @@ def summarize_trace(
     s.tool_latency_ms = round(s.tool_latency_ms, 3)
     if tool_results:
         s.tool_success_rate = round(s.tool_success_count / tool_results, 4)
+    order = ("model_response", "model_request", "run_end")
+    found_usage = next((usage_in[k] for k in order if usage_in.get(k)), None)
     s.usage = normalize_usage(usage) if usage is not None else found_usage
     if pricing and s.usage:
         s.estimated_cost_usd = round(

@@ -213,6 +213,9 @@ class HookDecision:
         return self.action in _STOPPING
 
 
+HookResult = HookDecision  # the roadmap's name for what a hook returns
+
+
 def normalize_hook_result(result: Any) -> HookDecision:
     """Read a hook's return value (None, bool, str, dict, GuardrailDecision or HookDecision)."""
     if result is None or result is True:

@@ -128,8 +128,13 @@ def run_machine(spec: RunSpec) -> Machine:
             t0 = time.perf_counter()
             try:
                 response = yield (StreamModel(request) if spec.stream else CallModel(request))
-            except LightAgentError:
-                raise
+            except LightAgentError as exc:
+                for step in steps:  # a step may mend the messages once (a context overflow)
+                    if (yield from step.request_failed(spec, st, exc, messages)):
+                        break
+                else:
+                    raise
+                continue
             except Exception as exc:
                 raise _model_failed(exc) from exc
             if not isinstance(response, ModelResponse):
@@ -443,7 +448,8 @@ def _aftermath(
             spec.ctx.emit("error", {"stage": st.stage, "error": error.to_dict()})
         if interceptor is not None and not isinstance(error, CancelledError):
             try:
-                yield CallPhase("on_error", {"stage": st.stage, "error": error.to_dict()})
+                failed = {"success": False, "content": content, "error": error.to_dict()}
+                yield CallPhase("on_error", {**failed, "stage": st.stage})  # the seeds' payload
             except Exception:  # observers of failure cannot make it worse
                 pass
     if interceptor is not None:

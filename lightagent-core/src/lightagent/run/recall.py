@@ -145,9 +145,10 @@ def recall(
             },
         )
     if interceptor is not None:
+        asked = {"query": query, "user_id": user_id, "scope": scope}
+        # the seeds' hooks edit ``memories``; ``results`` is the same list
         out = yield from ask_memory(
-            "after_memory_retrieve",
-            {"query": query, "user_id": user_id, "results": allowed, "scope": scope},
+            "after_memory_retrieve", {**asked, "memories": allowed, "results": allowed}
         )
         if out.action == "block":
             if active:
@@ -158,7 +159,10 @@ def recall(
             return []
         if out.action == "replace" and out.payload is not None:
             try:
-                allowed = memory_items({"results": payload_value(out.payload, "results")})
+                found = payload_value(out.payload, "memories")
+                if found is None or found is allowed:  # a hook that replaced ``results`` only
+                    found = payload_value(out.payload, "results")
+                allowed = memory_items({"results": found})
             except LightAgentError as exc:
                 memory_failed(spec, "memory_retrieve", exc, "LA-MEMORY")
                 return []

@@ -33,6 +33,7 @@ def provenance(spec: RunSpec, fields: dict[str, Any], memory_user_id: str) -> di
         "trace_id": ctx.trace_id,
         "parent_trace_id": ctx.parent_trace_id,
         "run_id": ctx.run_id,
+        "run_group_id": ctx.run_group_id,
         "session_id": ctx.session_id,
         "user_id": memory_user_id,
         "namespace": namespace,

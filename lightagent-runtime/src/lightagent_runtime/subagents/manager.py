@@ -282,9 +282,15 @@ class SubagentManager:
         idempotency_key: str | None = None,
         parent_run_id: str | None = None,
         parent_trace_id: str | None = None,
+        fork_through: int | bool | None = None,
         **options: Any,
     ) -> SubagentResult:
         """Run the subagent on ``query``; waits for a slot when ``max_concurrency`` are busy.
+
+        With ``fork_through`` (a sequence of the parent's session, or True for its end) the
+        subagent's own session starts as a fork of the parent's up to there: it sees the
+        parent's history, keeps its narrowed permissions and writes to its own log (only
+        its first run forks; later runs go on in that log).
 
         The run gets ``parent_trace_id`` (its trace links to the parent's) and a child of
         ``cancellation_token``. With ``idempotency_key``, a key the manager has a result
@@ -305,6 +311,8 @@ class SubagentManager:
                 "a subagent run needs a non-empty query",
                 hint="Pass the task as text: await manager.run(agent_id, 'Summarize the logs').",
             )
+        if fork_through is not None and fork_through is not False:
+            await asyncio.to_thread(self._fork_for, agent_id, fork_through, parent_run_id)
         if idempotency_key is not None:
             owner_future: asyncio.Future[SubagentResult] | None = None
             with self._lock:
@@ -483,6 +491,34 @@ class SubagentManager:
             message_id=message_id,
         )
         return data
+
+    def _fork_for(self, agent_id: str, through: int | bool, parent_run_id: str | None) -> None:
+        """Start the subagent's session as a fork of the parent's (once; blocking)."""
+        child = self.subagent_session(agent_id)
+        if self.store is None or child is None:
+            raise ConfigurationError(
+                "LA-CONFIG",
+                "fork_through= needs a durable manager (a session store and the parent's session)",
+                hint="Use agent.runtime.subagents, or SubagentManager(store=..., session_id=...).",
+            )
+        if self.store.last_sequence(child):
+            return  # forked by an earlier run: the subagent goes on in its own log
+        from lightagent.events.manager import SessionManager
+
+        sequence = None if through is True else through
+        SessionManager(self.store).fork(
+            self.session_id or "", through_sequence=sequence, new_session_id=child
+        )
+        forked = self.store.last_sequence(child)
+        self._emit(
+            "subagent.forked",
+            {
+                "agent_id": agent_id,
+                "session_id": child,
+                "through_sequence": forked - 1,
+                "parent_run_id": parent_run_id,
+            },
+        )
 
     def subagent_session(self, agent_id: str) -> str | None:
         """The session id the subagent's runs record into (None without a durable manager)."""
