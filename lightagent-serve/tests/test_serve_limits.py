@@ -141,7 +141,9 @@ def test_a_deeply_nested_body_is_a_400_not_a_500(serve, caplog, depth) -> None:
     assert response.json()["error"]["code"] == "LA-JSON"
     assert "nests more than 64 levels" in response.json()["error"]["message"]
     assert "Traceback" not in response.text
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    # the server's own loggers; asyncio may report a client another test left to the GC
+    ours = [r for r in caplog.records if r.name.startswith(("lightagent", "uvicorn"))]
+    assert not [r for r in ours if r.levelno >= logging.ERROR]
 
 
 def test_a_body_over_the_limit_is_413_before_it_is_read(serve) -> None:
