@@ -90,6 +90,13 @@ def tool_round(
             )
             results[call.id] = (f"Error [LA-TOOL-ARGS] {bad.message}", bad.to_dict(), 0.0)
             continue
+        if st.offered is not None and call.name not in st.offered:
+            # a tool left out of this run's selection does not exist for the model
+            from lightagent.tools.dispatch import missing_tool
+
+            gone = missing_tool(call, sorted(st.offered))
+            results[call.id] = (gone.output, gone.error.to_dict() if gone.error else None, 0.0)
+            continue
         denied = st.refused.pop(call.id, None)
         if denied is None and interceptor is not None:
             call, denied = yield from screen_call(spec, call)
