@@ -60,3 +60,32 @@ def test_every_tool_is_callable_when_every_tool_is_offered(loopback_server) -> N
     )
     assert agent.run("What is the weather forecast in Rome?") == "ok"
     assert RAN == ["wipe_disk"]
+
+
+class _Refuse:
+    phases = frozenset({"before_tool_call"})
+
+    def before_tool_call(self, ctx):
+        from lightagent.hooks import HookDecision
+
+        return HookDecision.block("recipient came from a web page\n  not from the user")
+
+
+def test_a_denial_reaches_the_model_as_one_line(loopback_server) -> None:
+    RAN.clear()
+    loopback_server.reply({"tool_calls": [{"name": "wipe_disk", "arguments": {}}]}, "ok")
+    agent = LightAgent(
+        model="gpt-4.1",
+        api_key="k",
+        base_url=loopback_server.base_url,
+        tools=TOOLS,
+        filter_tools=False,
+        hooks=[_Refuse()],
+    )
+    agent.run("wipe it")
+    result = next(m for m in loopback_server.requests[-1]["messages"] if m["role"] == "tool")
+    assert result["content"] == (
+        "Error [LA-HOOK] Tool call wipe_disk was denied: "
+        "recipient came from a web page not from the user"
+    )
+    assert RAN == []

@@ -105,13 +105,13 @@ def provenance_policy(
             if label == "untrusted" and on_untrusted != "allow":
                 where = ", ".join(o.describe() for o in call.provenance.untrusted_origins(value))
                 reason = (
-                    f"{call.tool}: {name}={_short(value)} came only from untrusted content "
+                    f"{name}={_short(value)} came only from untrusted content "
                     f"({where}), not from the user's request"
                 )
                 return SinkVerdict(on_untrusted, reason)
             if label == "unknown" and on_unknown != "allow":
                 reason = (
-                    f"{call.tool}: {name}={_short(value)} is in no source of this run "
+                    f"{name}={_short(value)} is in no source of this run "
                     "(not in the user's request nor in any tool result)"
                 )
                 return SinkVerdict(on_unknown, reason)

@@ -238,7 +238,8 @@ def screen_call(
         payload = {"tool_name": call.name, "arguments": loads(call.arguments), "call_id": call.id}
         out = yield from ask(phase, payload)
         if out.action == "block":
-            reason = out.reason or f"{phase} blocked the call"
+            # the model hears one line: why, never a multi-line dump
+            reason = " ".join((out.reason or f"{phase} blocked the call").split())
             block_code = out.metadata.get("code") or code
             if ctx.active:
                 data = {
