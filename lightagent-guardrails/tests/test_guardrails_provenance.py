@@ -153,3 +153,22 @@ def test_answer_check_drops_contacts_only_untrusted_content_held() -> None:
     assert "www.mine.example" in screened.text and "lunch at 1" in screened.text
     clean = ledger(("hi", USER))
     assert screen_answer("visit www.x.example", clean).removed == []
+
+
+def test_answer_check_keeps_contacts_merely_reported() -> None:
+    prov = ledger(
+        ("Who is invited to the networking event?", USER),
+        ("participants: emma@corp.example, mark@corp.example", MAIL),
+    )
+    text = "The invitees are emma@corp.example and mark@corp.example."
+    assert screen_answer(text, prov).text == text
+
+
+def test_no_benchmark_names_in_the_library() -> None:
+    from pathlib import Path
+
+    import lightagent_guardrails
+
+    root = Path(lightagent_guardrails.__file__).parent
+    for path in root.glob("*.py"):
+        assert "agentdojo" not in path.read_text().lower(), path

@@ -4,7 +4,9 @@ An injection need not call a tool: it may only ask the model to tell the user so
 ("visit this link to verify your account", "call this number"). When a run read untrusted
 content, :func:`screen_answer` finds the links, e-mail addresses and phone numbers in the
 answer that untrusted sources hold and the user's request and trusted sources do not, and
-removes the sentence that carries each. A model that writes such text in its own words,
+removes each sentence that carries one of them together with a call to act on it (visit,
+click, call, contact, send, verify ...); a contact merely reported (the invitees' addresses
+the user asked for) stays. A model that writes such text in its own words,
 with nothing copied, is not caught: no tool-call or copy check can see that.
 """
 
@@ -25,6 +27,12 @@ _CONTACT = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[ \t]+|\n")
+# What turns a contact into an instruction to the user: a call to act on it.
+_ACT = re.compile(
+    r"\b(visit|click|go to|open|call|phone|text|contact|write to|e-?mail|reach|send|"
+    r"sign in|log ?in|verify|confirm|register|download|install|pay|transfer|follow)\b",
+    re.IGNORECASE,
+)
 
 
 def contacts_in(text: str) -> list[str]:
@@ -41,7 +49,8 @@ class AnswerScreen:
 
 
 def screen_answer(text: str, provenance: Provenance) -> AnswerScreen:
-    """``text`` without the sentences carrying a contact only untrusted sources hold."""
+    """``text`` without the sentences that ask the user to act on a contact only untrusted
+    sources hold."""
     if not provenance.read_untrusted():
         return AnswerScreen(text)
     found = contacts_in(text)
@@ -52,11 +61,16 @@ def screen_answer(text: str, provenance: Provenance) -> AnswerScreen:
     ]
     if not suspect:
         return AnswerScreen(text)
-    kept = [
-        sentence
-        for sentence in _SENTENCE_END.split(text)
-        if not any(c in sentence for c in suspect)
-    ]
-    note = "[removed: a link or contact that came only from untrusted content]"
+    kept: list[str] = []
+    removed: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        carried = [c for c in suspect if c in sentence]
+        if carried and _ACT.search(sentence):
+            removed.extend(c for c in carried if c not in removed)
+        else:
+            kept.append(sentence)
+    if not removed:
+        return AnswerScreen(text)
+    note = "[removed: a request to act on a link or contact that came only from untrusted content]"
     cleaned = " ".join(s for s in kept if s.strip()).strip()
-    return AnswerScreen(f"{cleaned}\n{note}" if cleaned else note, suspect)
+    return AnswerScreen(f"{cleaned}\n{note}" if cleaned else note, removed)
