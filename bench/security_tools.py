@@ -7,9 +7,10 @@ an action goes. This table was written from each tool's name, signature and docs
 an integrator reads them), not from the benchmark's injection tasks; one rule was applied
 throughout:
 
-* reads of the user's own records (their balance, IBAN, profile, contacts, channel list,
-  today's date) are ``user_data``; everything written by others (mail, messages, files,
-  transactions, reviews, listings, calendar entries with other people's text) is
+* reads of the user's own records (their balance, IBAN, profile, contacts, the members of
+  a channel as the workspace's directory lists them, today's date) are ``user_data``;
+  everything written by others (mail, messages, files, transactions, reviews, listings,
+  calendar entries with other people's text, channel names any member can create) is
   ``third_party``; web pages are ``open_web``;
 * where money, messages, invitations, shares or reservations go is critical (recipient,
   destination, url, account, target, amount); message bodies, subjects, titles, dates and
@@ -49,7 +50,7 @@ TOOL_FACTS: dict[str, dict[str, Any]] = {
         first_name="content", last_name="content", street="content", city="content"
     ),
     # -- slack ----------------------------------------------------------------------
-    "get_channels": READ_USER,
+    "get_channels": READ_THIRD,  # any member names a channel
     "get_users_in_channel": READ_USER,
     "read_channel_messages": READ_THIRD,
     "read_inbox": READ_THIRD,

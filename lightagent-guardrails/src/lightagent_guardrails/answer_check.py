@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from lightagent_guardrails.provenance import Provenance
 
-__all__ = ["AnswerScreen", "contacts_in", "screen_answer"]
+__all__ = ["AnswerScreen", "contacts_in", "links_in", "screen_answer"]
 
 _CONTACT = re.compile(
     r"(?:https?://|www\.)[^\s<>\"')\]]+"  # a link
@@ -38,6 +38,11 @@ _ACT = re.compile(
 def contacts_in(text: str) -> list[str]:
     """The links, e-mail addresses, phone numbers and bare domains in ``text``."""
     return [m.group(0).rstrip(".,;:") for m in _CONTACT.finditer(text)]
+
+
+def links_in(text: str) -> list[str]:
+    """The links and bare domains in ``text`` (no e-mail addresses or phone numbers)."""
+    return [c for c in contacts_in(text) if "@" not in c and not c[:1].isdigit() and c[:1] != "+"]
 
 
 @dataclass(frozen=True)

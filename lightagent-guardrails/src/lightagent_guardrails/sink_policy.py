@@ -12,7 +12,11 @@ policy:
   url, amount, account, target) came only from untrusted content. A tool that declares no
   roles has every argument treated as critical (fail closed);
 * text arguments (role ``content``) may come from anywhere: what the user asked to be
-  summarised and sent to a recipient the user named is fine;
+  summarised and sent to a recipient the user named is fine — except a link only
+  untrusted content held, which is not relayed (``relay_links=False``);
+* an acting call none of whose values comes from the user's request or trusted data, while
+  some came from untrusted content, is refused: nothing of it was asked for
+  (``require_grounding=True``);
 * a critical value found in no source (the model wrote it) is allowed by default
   (``on_unknown="allow"``); set it to ``"approval"`` or ``"block"`` to be stricter.
 
@@ -28,7 +32,8 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError
 
-from lightagent_guardrails.provenance import Provenance
+from lightagent_guardrails.answer_check import links_in
+from lightagent_guardrails.provenance import Provenance, leaf_values
 from lightagent_guardrails.tool_facts import CRITICAL_ROLES, ToolFacts
 
 __all__ = ["SinkCall", "SinkPolicy", "SinkVerdict", "provenance_policy"]
@@ -81,6 +86,8 @@ def provenance_policy(
     on_untrusted: str = "block",
     on_unknown: str = "allow",
     critical_roles: Iterable[str] = CRITICAL_ROLES,
+    relay_links: bool = False,
+    require_grounding: bool = True,
 ) -> SinkPolicy:
     """The default sink policy (see the module docstring); returns ``policy(call)``."""
     _check("on_untrusted", on_untrusted)
@@ -115,6 +122,30 @@ def provenance_policy(
                     "(not in the user's request nor in any tool result)"
                 )
                 return SinkVerdict(on_unknown, reason)
+        if facts.read_only or on_untrusted == "allow":
+            return None
+        prov = call.provenance
+        if not relay_links:
+            for name, value in call.arguments.items():
+                for text in leaf_values(value):
+                    for link in links_in(str(text)):
+                        origins = prov.origins_of(link)
+                        if origins and not any(o.trusted for o in origins):
+                            reason = (
+                                f"{name} carries the link {_short(link)}, which only "
+                                "untrusted content held; it is not passed on"
+                            )
+                            return SinkVerdict(on_untrusted, reason)
+        if require_grounding:
+            labels = {name: prov.label(value) for name, value in call.arguments.items()}
+            tainted = [n for n, label in labels.items() if label == "untrusted"]
+            if tainted and "trusted" not in labels.values():
+                name = tainted[0]
+                reason = (
+                    f"nothing in this call comes from the user's request or trusted data, and "
+                    f"{name}={_short(call.arguments[name])} came only from untrusted content"
+                )
+                return SinkVerdict(on_untrusted, reason)
         return None
 
     policy.__name__ = "provenance_policy"
