@@ -138,11 +138,20 @@ def configurations(bench: Bench) -> dict[str, Callable[[Any], dict[str, Any]]]:
         planned = sorted({c.function for c in SCRIPT.user})
         return {"hooks": [ProvenanceGuard(tools, planner=lambda request, names: planned)]}
 
+    def plan_approval(task: Any) -> dict[str, Any]:
+        kwargs = approval(task)
+        planned = sorted({c.function for c in SCRIPT.user})
+        guard = ProvenanceGuard(
+            tools, on_untrusted="approval", planner=lambda request, names: planned
+        )
+        return {**kwargs, "hooks": [guard]}
+
     return {
         "none": none,
         "provenance": provenance,
         "provenance+approval": approval,
         "provenance+plan": plan,
+        "provenance+plan+approval": plan_approval,
     }
 
 
@@ -316,6 +325,16 @@ def report(results: dict[str, dict[str, Tally]], configs: list[str], seconds: fl
         "calls, so the scripted model cannot carry them out. *Blocked* counts user tasks "
         "where a legitimate call was refused without attack. Tool metadata: "
         "`bench/security_tools.py`.",
+        "",
+        "Configurations: *none* — no defense; *provenance* — `ProvenanceGuard` with the "
+        "default policy, refusals blocked; *provenance+approval* — the same, refusals sent "
+        "to `approval=`, where the user who asked approves exactly the calls their request "
+        "needs (its ground truth) and nothing else; *provenance+plan* — the same as "
+        "*provenance* plus plan before data with an ideal planner (the tools the user "
+        "task's ground truth uses, fixed before any tool output is read: what a planning "
+        "model that reads only the request should produce, not a model measured here); "
+        "*provenance+plan+approval* — both: calls outside the plan are blocked, provenance "
+        "refusals go to the approving user.",
         "",
         "| suite | configuration | utility, no attack | utility under attack "
         "| attack success, sink pairs | attack success, text pairs "
