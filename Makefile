@@ -11,7 +11,7 @@ PYPROJECTS := $(foreach d,$(DISTS),$(d)/pyproject.toml)
 PYTEST := $(PY) -m pytest
 
 .DEFAULT_GOAL := help
-.PHONY: help setup demo test test-slow test-all lint typecheck format bench dists check-dists clean
+.PHONY: help setup demo test test-slow test-all lint typecheck format bench bench-security dists check-dists clean
 
 # Colour only on a terminal, and never under NO_COLOR (https://no-color.org).
 help: ## List the targets
@@ -60,6 +60,13 @@ format: $(STAMP) ## ruff fix and format
 
 bench: $(STAMP) ## Benchmarks; results go to bench/RESULTS.md
 	$(PY) bench/run.py
+
+BENCH_VENV := .venv-bench
+bench-security: ## Prompt injection on AgentDojo (own venv .venv-bench); results go to bench/RESULTS.md
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q -r bench/requirements-security.txt \
+		-e ./lightagent-core -e ./lightagent-guardrails -e ./lightagent-review -e ./contracts
+	$(BENCH_VENV)/bin/python bench/security_agentdojo.py
 
 dists: $(STAMP) ## Build a wheel of every distribution into dist/
 	rm -rf dist && mkdir -p dist

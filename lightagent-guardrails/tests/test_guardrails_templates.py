@@ -123,6 +123,7 @@ def test_plugin_registers_factories_lazily():
         "high_risk_parameter",
         "output_redaction",
         "tool_output_screen",
+        "provenance_guard",
     }
     import importlib
 

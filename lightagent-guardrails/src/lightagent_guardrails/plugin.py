@@ -24,5 +24,6 @@ def register_guardrails(register: Any) -> None:
 
 @lightagent.hookspecs.hookimpl
 def register_hooks(register: Any) -> None:
-    """Register the tool-output injection screen (a hook factory)."""
+    """Register the tool-output injection screen and the provenance guard (hook factories)."""
     register("tool_output_screen", "lightagent_guardrails.injection:ToolOutputScreen")
+    register("provenance_guard", "lightagent_guardrails.guard:ProvenanceGuard")

@@ -120,6 +120,7 @@ def run_machine(spec: RunSpec) -> Machine:
                 content = str(fallback)
                 break
             # the request as it will go out: refused here, nothing of it is committed
+            st.offered = _offered(request.tools)
             for step in steps:
                 step.request(spec, st, request)
             st.model_requests += 1
@@ -580,6 +581,11 @@ def _select_tools(
         else:
             response_format = out.response_format()
     return tools or None, tool_choice, response_format
+
+
+def _offered(tools: list[dict[str, Any]] | None) -> frozenset[str]:
+    """The names in a request's tool list: the only tools a call may name."""
+    return frozenset(t.get("function", {}).get("name") for t in tools or ())
 
 
 def _provider(model: Any) -> str | None:

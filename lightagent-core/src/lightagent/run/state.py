@@ -19,6 +19,7 @@ class RunState:
         "executed",
         "handoff",
         "model_requests",
+        "offered",
         "query_message",
         "refused",
         "retries",
@@ -40,6 +41,9 @@ class RunState:
         self.handoff: Any = None
         #: Calls refused before their round (call id -> the denial): the round reports them.
         self.refused: dict[str, Any] = {}
+        #: The tool names the model was offered in this run (None: no tools were chosen);
+        #: a call of any other name is answered as an unknown tool.
+        self.offered: frozenset[str] | None = None
         #: The user message of this run's query (where the run's own turn begins).
         self.query_message: dict[str, Any] | None = None
         #: The Tree of Thought outcome (a ``Thought``), when the run planned.

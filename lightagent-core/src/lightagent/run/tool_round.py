@@ -90,6 +90,13 @@ def tool_round(
             )
             results[call.id] = (f"Error [LA-TOOL-ARGS] {bad.message}", bad.to_dict(), 0.0)
             continue
+        if st.offered is not None and call.name not in st.offered:
+            # a tool left out of this run's selection does not exist for the model
+            from lightagent.tools.dispatch import missing_tool
+
+            gone = missing_tool(call, sorted(st.offered))
+            results[call.id] = (gone.output, gone.error.to_dict() if gone.error else None, 0.0)
+            continue
         denied = st.refused.pop(call.id, None)
         if denied is None and interceptor is not None:
             call, denied = yield from screen_call(spec, call)
@@ -239,7 +246,8 @@ def screen_call(
         payload = {"tool_name": call.name, "arguments": loads(call.arguments), "call_id": call.id}
         out = yield from ask(phase, payload)
         if out.action == "block":
-            reason = out.reason or f"{phase} blocked the call"
+            # the model hears one line: why, never a multi-line dump
+            reason = " ".join((out.reason or f"{phase} blocked the call").split())
             block_code = out.metadata.get("code") or code
             if ctx.active:
                 data = {
