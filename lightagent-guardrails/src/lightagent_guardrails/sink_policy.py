@@ -85,14 +85,17 @@ def provenance_policy(
     *,
     on_untrusted: str = "block",
     on_unknown: str = "allow",
-    critical_roles: Iterable[str] = CRITICAL_ROLES,
+    critical_roles: Iterable[str] | None = None,
     relay_links: bool = False,
     require_grounding: bool = True,
 ) -> SinkPolicy:
-    """The default sink policy (see the module docstring); returns ``policy(call)``."""
+    """The default sink policy (see the module docstring); returns ``policy(call)``.
+
+    ``critical_roles`` defaults to :data:`CRITICAL_ROLES`."""
     _check("on_untrusted", on_untrusted)
     _check("on_unknown", on_unknown)
-    critical = frozenset(critical_roles)
+    # None rather than the frozenset as default: a set's repr changes order between runs
+    critical = CRITICAL_ROLES if critical_roles is None else frozenset(critical_roles)
 
     def policy(call: SinkCall) -> SinkVerdict | None:
         facts = call.facts
