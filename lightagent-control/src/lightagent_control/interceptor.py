@@ -39,6 +39,12 @@ _GUARD_STAGE = {"input_guardrail": "input", "tool_guardrail": "tool", "output_gu
 _TOOL_PHASES = ("before_tool_call", "tool_guardrail")
 
 
+def _tool_name(tool: Any) -> str:
+    """The name of an OpenAI tool schema (``{"type": "function", "function": {"name": …}}``)."""
+    function = tool.get("function") if isinstance(tool, dict) else None
+    return str(function.get("name") if isinstance(function, dict) else tool)
+
+
 def _tool_spec(name: str, registry: Any, context: Any) -> CapabilitySpec:
     """The capability spec of tool ``name``: from the registry, else a default L2 spec."""
     if registry is not None:
@@ -217,7 +223,37 @@ class ControlInterceptor:
                 approved = yield from self._approve(current, None)
                 if approved.action != "continue":
                     return approved
+        if phase == "before_model_request" and out.action in ("continue", "replace"):
+            return self._offer_permitted(ctx, out)
         return out
+
+    def _offer_permitted(self, ctx: HookContext, out: PhaseOutcome) -> PhaseOutcome:
+        """Leave out of the request every tool the run's security context does not permit.
+
+        The model is then never offered one, and a call naming it is the loop's unknown
+        tool (``LA-TOOL-NOT-FOUND``), as for a tool the agent does not have. The gate still
+        checks each call (deadline, resource, network, sandbox) when it is made.
+        """
+        context = ctx.security_context
+        permissions = getattr(context, "permissions", None)
+        payload = out.payload if out.action == "replace" else ctx.payload
+        params = payload.get("params") if isinstance(payload, dict) else None
+        tools = params.get("tools") if isinstance(params, dict) else None
+        if permissions is None or not tools:
+            return out
+        kept = [
+            tool
+            for tool in tools
+            if permissions.allows_spec(
+                _tool_spec(_tool_name(tool), self.capability_registry, context)
+            )
+        ]
+        if len(kept) == len(tools):
+            return out
+        narrowed = {**params, "tools": kept or None}
+        if not kept:
+            narrowed.pop("tool_choice", None)
+        return PhaseOutcome("replace", {**payload, "params": narrowed}, out.reason, out.metadata)
 
     def _polices_tools(self, ctx: HookContext) -> bool:
         return (
