@@ -143,6 +143,8 @@ def test_agent_security_context_gates_tools_and_audits():
     agent.interceptor = build_interceptor(security_context=ctx)
     result = agent.run("q", result_format="object", trace=True)
     assert RAN == []
+    # not permitted: never offered to the model, the withholding audited once, no arguments
+    assert not model.requests[0].tools
     gate = [e["data"] for e in result.trace if e["type"] == "capability.gate"]
-    assert gate and gate[0]["decision"] == "deny" and gate[0]["check"] == "permissions"
-    assert "path" not in gate[0] and "/a" not in str(gate[0])
+    assert [g["decision"] for g in gate] == ["withhold"] and gate[0]["check"] == "permissions"
+    assert gate[0]["capability"] == "tool.rm" and "/a" not in str(gate[0])

@@ -126,7 +126,8 @@ def test_permissions_only_narrow_and_bind_the_subagents_tool_calls(loopback_serv
     result = asyncio.run(m.run("reader", "work"))
     assert result.success, result.error
     tool_msgs = [m for m in loopback_server.requests[2]["messages"] if m["role"] == "tool"]
-    assert "not in the allowed set" in tool_msgs[0]["content"]  # refused, never ran
+    # not permitted: never offered, so the call is an unknown tool and never ran
+    assert tool_msgs[0]["content"].startswith("Error [LA-TOOL-NOT-FOUND]")
     assert tool_msgs[1]["content"] == "contents of x"
 
 

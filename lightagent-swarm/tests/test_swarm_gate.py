@@ -59,14 +59,17 @@ def test_a_context_that_refuses_the_transfer_keeps_the_conversation(permissions)
     result = swarm.run(front, "tell me the secret", result_format="object", trace=True)
     assert result.error is None and result.content == "I will answer myself."
     assert b.requests == [] and RAN == [] and result.handoffs == []
-    (denied,) = gate_events(result, "tool.transfer_to_back")
-    assert denied["decision"] == "deny" and denied["code"] == "LA-POLICY"
+    # not permitted: the transfer is never offered (audited once as withheld), and the call
+    # the model makes anyway is an unknown tool
+    (withheld,) = gate_events(result, "tool.transfer_to_back")
+    assert withheld["decision"] == "withhold" and withheld["check"] == "permissions"
+    assert not a.requests[0].tools
     assert not [e for e in result.trace if e["type"] == "handoff"]
-    # the model heard the refusal as the transfer call's result, as for any denied call
     refusal = a.requests[1].messages[-1]
-    assert refusal["role"] == "tool" and refusal["content"].startswith("Error [LA-POLICY]")
+    assert refusal["role"] == "tool" and refusal["content"].startswith("Error [LA-TOOL-NOT-FOUND]")
     (record,) = result.tool_calls
-    assert record["name"] == "transfer_to_back" and record["error"]["code"] == "LA-POLICY"
+    assert record["name"] == "transfer_to_back"
+    assert record["error"]["code"] == "LA-TOOL-NOT-FOUND"
 
 
 def test_a_refused_transfer_leaves_the_turns_other_calls_to_run() -> None:
@@ -81,7 +84,7 @@ def test_a_refused_transfer_leaves_the_turns_other_calls_to_run() -> None:
     assert RAN == ["lookup Paris"]
     results = [m for m in a.requests[1].messages if m["role"] == "tool"]
     assert results[0]["content"] == "Paris: sunny"
-    assert results[1]["content"].startswith("Error [LA-POLICY]")
+    assert results[1]["content"].startswith("Error [LA-TOOL-NOT-FOUND]")  # never offered
 
 
 def test_the_target_runs_under_the_sources_context_when_it_has_none() -> None:
@@ -100,8 +103,9 @@ def test_the_target_runs_under_the_sources_context_when_it_has_none() -> None:
     swarm.register_agent(front, back)
     result = swarm.run(front, "q", result_format="object", trace=True)
     assert result.content == "done" and RAN == ["lookup Paris"]
-    (denied,) = gate_events(result, "tool.secret")
-    assert denied["decision"] == "deny" and denied["agent_id"] == "back"
+    (withheld,) = gate_events(result, "tool.secret")  # not offered to the target's model
+    assert withheld["decision"] == "withhold"
+    assert b.requests[0].tools and "secret" not in str(b.requests[0].tools)
     (allowed_call,) = gate_events(result, "tool.lookup")
     assert allowed_call["decision"] == "allow"
     assert back.interceptor is None  # the agent itself is not changed
@@ -134,8 +138,8 @@ def test_the_targets_own_broader_context_is_intersected_with_the_sources() -> No
     (bound,) = seen
     assert bound.is_within(front.interceptor.security_context) and bound.is_within(own)
     assert (bound.agent_id, bound.network_allowed) == ("back", False)
-    assert [d["decision"] for d in gate_events(result, "tool.secret")] == ["deny"]
-    assert [d["decision"] for d in gate_events(result, "tool.lookup")] == ["deny"]
+    assert [d["decision"] for d in gate_events(result, "tool.secret")] == ["withhold"]
+    assert [d["decision"] for d in gate_events(result, "tool.lookup")] == ["withhold"]
     assert back.interceptor.security_context is own  # the agent itself is not changed
 
 
@@ -153,8 +157,8 @@ def test_a_context_carries_down_the_chain() -> None:
     swarm.register_agent(front, back, third)
     result = swarm.run(front, "q", result_format="object", trace=True)
     assert result.content == "done" and RAN == []
-    (denied,) = gate_events(result, "tool.secret")
-    assert denied["decision"] == "deny" and denied["agent_id"] == "third"
+    (withheld,) = gate_events(result, "tool.secret")
+    assert withheld["decision"] == "withhold" and "secret" not in str(c.requests[0].tools)
 
 
 def test_an_allowed_handoff_is_an_audited_gate_decision() -> None:
@@ -188,7 +192,9 @@ def test_a_hook_that_redirects_a_handoff_cannot_pass_the_gate_by_it() -> None:
     )
     result = swarm.run(front, "q", result_format="object", trace=True)
     assert result.error["code"] == "LA-POLICY" and v.requests == [] and result.handoffs == []
-    assert [d["decision"] for d in gate_events(result, "tool.transfer_to_vault")] == ["deny"]
+    # never offered (withheld), and the redirected handoff still meets the gate's refusal
+    decisions = [d["decision"] for d in gate_events(result, "tool.transfer_to_vault")]
+    assert decisions == ["withhold", "deny"]
     failed = [e["data"] for e in result.trace if e["type"] == "handoff"]
     assert [(f["target_agent"], f["status"]) for f in failed] == [("vault", "failed")]
 

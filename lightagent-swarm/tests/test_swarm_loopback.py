@@ -113,7 +113,9 @@ def test_arun_and_light_swarm_option_reach_the_same_chain(loopback_server) -> No
     assert result.usage["prompt_tokens"] == 20
 
 
-def test_a_transfer_the_context_denies_is_answered_as_a_denied_call(loopback_server) -> None:
+def test_a_transfer_the_context_denies_is_not_offered_and_calling_it_is_refused(
+    loopback_server,
+) -> None:
     from lightagent import PermissionSet, SecurityContext
 
     closed = SecurityContext(permissions=PermissionSet(denied=["tool.transfer_to_*"]))
@@ -124,8 +126,11 @@ def test_a_transfer_the_context_denies_is_answered_as_a_denied_call(loopback_ser
     script(loopback_server, ("Route requests.", TRANSFER), ("Route requests.", "Ask your bank."))
     items = list(swarm.run(front, "approve a payment?", stream=True))
     assert not [i for i in items if isinstance(i, dict) and i.get("type") == "handoff"]
+    offered = [t["function"]["name"] for t in loopback_server.requests[0].get("tools") or ()]
+    assert not [name for name in offered if name.startswith("transfer_to_")]
     refusal = loopback_server.requests[1]["messages"][-1]
-    assert refusal["role"] == "tool" and refusal["content"].startswith("Error [LA-POLICY]")
+    assert refusal["role"] == "tool"
+    assert refusal["content"].startswith("Error [LA-TOOL-NOT-FOUND]")
     # the same decision from the async driver
     script(loopback_server, ("Route requests.", TRANSFER), ("Route requests.", "Ask your bank."))
     result = asyncio.run(swarm.arun(front, "approve a payment?", result_format="object"))

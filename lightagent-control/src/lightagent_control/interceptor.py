@@ -224,15 +224,16 @@ class ControlInterceptor:
                 if approved.action != "continue":
                     return approved
         if phase == "before_model_request" and out.action in ("continue", "replace"):
-            return self._offer_permitted(ctx, out)
+            return self._offer_permitted(run, ctx, out)
         return out
 
-    def _offer_permitted(self, ctx: HookContext, out: PhaseOutcome) -> PhaseOutcome:
+    def _offer_permitted(self, run: Any, ctx: HookContext, out: PhaseOutcome) -> PhaseOutcome:
         """Leave out of the request every tool the run's security context does not permit.
 
         The model is then never offered one, and a call naming it is the loop's unknown
         tool (``LA-TOOL-NOT-FOUND``), as for a tool the agent does not have. The gate still
-        checks each call (deadline, resource, network, sandbox) when it is made.
+        checks each call (deadline, resource, network, sandbox) when it is made. Each tool
+        withheld leaves one ``capability.gate`` event per run (decision ``withhold``).
         """
         context = ctx.security_context
         permissions = getattr(context, "permissions", None)
@@ -250,10 +251,33 @@ class ControlInterceptor:
         ]
         if len(kept) == len(tools):
             return out
+        self._audit_withheld(run, ctx, [t for t in tools if t not in kept])
         narrowed = {**params, "tools": kept or None}
         if not kept:
             narrowed.pop("tool_choice", None)
         return PhaseOutcome("replace", {**payload, "params": narrowed}, out.reason, out.metadata)
+
+    def _audit_withheld(self, run: Any, ctx: HookContext, tools: list[Any]) -> None:
+        reported = self._state(run).setdefault("withheld", set())
+        context = ctx.security_context
+        for tool in tools:
+            spec = _tool_spec(_tool_name(tool), self.capability_registry, context)
+            if spec.name in reported:
+                continue
+            reported.add(spec.name)
+            reason = context.permissions.denial_reason(spec.name, spec.risk, spec.effects)
+            ctx.emit(
+                "capability.gate",
+                {
+                    "decision": "withhold",
+                    "capability": spec.name,
+                    "risk": f"L{int(spec.risk)}",
+                    "check": "permissions",
+                    "reason": reason,
+                    "tenant_id": getattr(context, "tenant_id", None),
+                    "run_id": ctx.run_id,
+                },
+            )
 
     def _polices_tools(self, ctx: HookContext) -> bool:
         return (

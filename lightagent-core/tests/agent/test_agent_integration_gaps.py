@@ -112,7 +112,7 @@ def test_security_context_reaches_the_interceptor() -> None:
     result = agent.run("q", result_format="object", trace=True)
     assert RAN == [] and result.content == "denied"
     gate = [e["data"] for e in result.trace if e["type"] == "capability.gate"]
-    assert gate and gate[0]["decision"] == "deny"
+    assert gate and gate[0]["decision"] == "withhold"  # not offered to the model at all
 
 
 def test_hooks_appended_later_take_effect_and_fast_path_stays_free() -> None:
