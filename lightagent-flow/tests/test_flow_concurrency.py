@@ -60,10 +60,10 @@ def test_sync_agents_of_independent_branches_run_in_parallel_threads() -> None:
     assert result.success, result.error
 
 
-def test_a_failed_branch_skips_only_its_dependants(recorder: Any) -> None:
+def test_a_failed_branch_skips_only_its_dependants(recorder: Any, flow_executor: Any) -> None:
     recorder.fail["B"] = 10
     flow = (
-        LightFlow()
+        LightFlow(executor=flow_executor)
         .step("A", agent=recorder.agent("A"))
         .step("B", agent=recorder.agent("B"), depends_on="A")
         .step("C", agent=recorder.agent("C"), depends_on="A")
@@ -151,9 +151,9 @@ def test_retries_back_off_exponentially(recorder: Any) -> None:
     assert recorder.count("s") == 4
 
 
-def test_fallback_agent_after_retries(recorder: Any) -> None:
+def test_fallback_agent_after_retries(recorder: Any, flow_executor: Any) -> None:
     recorder.fail["main"] = 99
-    flow = LightFlow(retry_backoff=0).step(
+    flow = LightFlow(executor=flow_executor, retry_backoff=0).step(
         "s",
         agent=recorder.agent("main"),
         max_retry=2,
@@ -167,10 +167,10 @@ def test_fallback_agent_after_retries(recorder: Any) -> None:
     assert recorder.count("main") == 2 and recorder.count("backup") == 1
 
 
-def test_failing_fallback_fails_the_step(recorder: Any) -> None:
+def test_failing_fallback_fails_the_step(recorder: Any, flow_executor: Any) -> None:
     recorder.fail["main"] = 99
     recorder.fail["backup"] = 99
-    flow = LightFlow(retry_backoff=0).step(
+    flow = LightFlow(executor=flow_executor, retry_backoff=0).step(
         "s", agent=recorder.agent("main"), fallback_agent=recorder.agent("backup")
     )
     step = flow.run("q").steps["s"]
