@@ -104,5 +104,8 @@ class DBOSFlowExecutor:
         interrupted it: then the recovering process runs it again, under the same ``key``)."""
         if DBOS.workflow_id is None:  # outside a workflow (no executor run): plain call
             return await body()
-        data: dict[str, Any] = await DBOS.run_step_async({"name": f"lightflow.step.{name}"}, body)
-        return data
+
+        async def step() -> dict[str, Any]:
+            return await body()
+
+        return await DBOS.run_step_async({"name": f"lightflow.step.{name}"}, step)
