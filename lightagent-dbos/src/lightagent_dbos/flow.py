@@ -14,6 +14,8 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 from lightagent.errors import ConfigurationError
 
+from lightagent_dbos.agent import DBOSAgent
+
 __all__ = ["DBOSFlowExecutor"]
 
 _names: set[str] = set()
@@ -98,12 +100,18 @@ class DBOSFlowExecutor:
         return live if live is not None else data
 
     async def run_step(
-        self, name: str, key: str, body: Callable[[], Awaitable[dict[str, Any]]]
+        self, step: Any, key: str, body: Callable[[], Awaitable[dict[str, Any]]]
     ) -> dict[str, Any]:
         """One flow step as a DBOS step (run at most once per execution, unless a crash
-        interrupted it: then the recovering process runs it again, under the same ``key``)."""
-        if DBOS.workflow_id is None:  # outside a workflow (no executor run): plain call
+        interrupted it: then the recovering process runs it again, under the same ``key``).
+
+        A step whose agent is a :class:`DBOSAgent` is not wrapped: DBOS starts no workflow
+        inside a step, so its run becomes a child workflow of the flow's, named by ``key``
+        (a replay gets the child's recorded result; the step's hooks run again).
+        """
+        if DBOS.workflow_id is None or isinstance(step.agent, DBOSAgent):
             return await body()
+        name = step.name
 
         async def step() -> dict[str, Any]:
             return await body()

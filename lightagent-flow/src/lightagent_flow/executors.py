@@ -7,9 +7,10 @@ A flow without an executor runs everything in this process (the default). An exe
   ``body()`` performs it here and returns the :class:`~lightagent_flow.LightFlowResult`.
   ``plan`` is plain data (JSON-safe) from which :meth:`LightFlow.execute_plan` performs the
   same execution again, in another process, e.g. when a durable engine recovers it.
-- ``run_step(name, key, body)``: one step. ``body()`` performs it and returns the step
-  result as a dict (:meth:`~lightagent_flow.LightFlowStepResult.to_dict`); the executor
-  may return a recorded dict instead of calling it.
+- ``run_step(step, key, body)``: one step (the :class:`~lightagent_flow.LightFlowStep`, its
+  idempotency key). ``body()`` performs it and returns the step result as a dict
+  (:meth:`~lightagent_flow.LightFlowStepResult.to_dict`); the executor may return a
+  recorded dict instead of calling it.
 
 ``bind(flow)`` is called once, when the flow takes the executor. An executor whose steps
 must start in a fixed order sets ``max_concurrency = 1``: the flow then runs one step at a
@@ -37,6 +38,6 @@ class FlowExecutor(Protocol):
         """Carry out one execution of a run; return what ``body()`` returns."""
 
     async def run_step(
-        self, name: str, key: str, body: Callable[[], Awaitable[dict[str, Any]]]
+        self, step: Any, key: str, body: Callable[[], Awaitable[dict[str, Any]]]
     ) -> dict[str, Any]:
         """Carry out one step; return its result as a dict."""

@@ -402,7 +402,7 @@ class FlowRun(StepExecution):
         async def body() -> dict[str, Any]:
             return (await self._run_step(step)).to_dict()
 
-        data = await self.executor.run_step(step.name, self._key(step.name), body)
+        data = await self.executor.run_step(step, self._key(step.name), body)
         # the executor may answer from its record, without running the step here
         result = self.results[step.name] = LightFlowStepResult.from_dict(data)
         return result
