@@ -113,7 +113,7 @@ class DBOSFlowExecutor:
             return await body()
         name = step.name
 
-        async def step() -> dict[str, Any]:
+        async def perform() -> dict[str, Any]:
             return await body()
 
-        return await DBOS.run_step_async({"name": f"lightflow.step.{name}"}, step)
+        return await DBOS.run_step_async({"name": f"lightflow.step.{name}"}, perform)
