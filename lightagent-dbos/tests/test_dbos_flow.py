@@ -3,6 +3,7 @@ step; a DBOSAgent step agent runs as a workflow of its own, keyed by the flow st
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,32 @@ def test_executor_names_are_checked() -> None:
     with pytest.raises(ConfigurationError) as info:
         flow_mod.LightFlow(executor=object())
     assert info.value.code == "LA-CONFIG"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_flow_killed_between_steps_resumes_without_the_finished_step(tmp_path: Path) -> None:
+    from .children import last_json, spawn
+
+    child = Path(__file__).with_name("flow_child.py")
+    os.mkfifo(tmp_path / "fifo")
+    cfg = {
+        "dir": str(tmp_path),
+        "url": f"sqlite:///{tmp_path / 'dbos.sqlite'}",
+        "name": unique_name("crashflow"),
+        "run_id": "report-1",
+        "mode": "run",
+        "block": True,
+    }
+    first = spawn(cfg, child)
+    with open(tmp_path / "fifo", encoding="utf-8") as fifo:  # research is done, write runs
+        assert fifo.readline() == "started\n"
+    first.kill()
+    first.wait()
+
+    result = last_json(spawn({**cfg, "mode": "recover", "block": False}, child))
+    assert result == {"status": "success", "content": "essay from facts", "stored": "success"}
+    research = (tmp_path / "research.log").read_text().splitlines()
+    write = (tmp_path / "write.log").read_text().splitlines()
+    assert len(research) == 1  # the finished step came from its checkpoint
+    assert len(write) == 2 and write[0] == research[0] != write[1]  # interrupted: run again
