@@ -90,16 +90,26 @@ def test_executor_names_are_checked() -> None:
     assert info.value.code == "LA-CONFIG"
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def system_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'dbos.sqlite'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_a_flow_killed_between_steps_resumes_without_the_finished_step(tmp_path: Path) -> None:
+def test_a_flow_killed_between_steps_resumes_without_the_finished_step(
+    system_db: str, tmp_path: Path
+) -> None:
     from .children import last_json, spawn
 
     child = Path(__file__).with_name("flow_child.py")
     os.mkfifo(tmp_path / "fifo")
     cfg = {
         "dir": str(tmp_path),
-        "url": f"sqlite:///{tmp_path / 'dbos.sqlite'}",
+        "url": system_db,
         "name": unique_name("crashflow"),
         "run_id": "report-1",
         "mode": "run",
