@@ -78,6 +78,22 @@ def test_a_dbos_agent_step_runs_as_its_own_workflow(
     assert {s["child_workflow_id"] for s in parent} == {child}
 
 
+def test_a_run_id_dbos_has_finished_is_answered_from_its_record(dbos_launch) -> None:
+    executor = DBOSFlowExecutor(name=unique_name("flow"))
+    dbos_launch()
+    ran: list[str] = []
+
+    def build() -> object:
+        return flow_mod.LightFlow(executor=executor).step("a", agent=lambda q: ran.append(q) or "A")
+
+    first = build().run("q", run_id="same")
+    # another flow object, with a store that does not know the run (a memory store)
+    again = build().run("q", run_id="same")
+    assert ran == ["q"]  # DBOS returned the recorded execution; the step did not run
+    assert again.success and again.content == "A" == first.content
+    assert again.steps["a"].status == "success"
+
+
 def test_executor_names_are_checked() -> None:
     name = unique_name("flow")
     DBOSFlowExecutor(name=name)

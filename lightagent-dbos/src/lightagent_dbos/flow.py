@@ -65,7 +65,7 @@ class DBOSFlowExecutor:
                 result = await self._flow.execute_plan(plan)
             else:
                 result = await body()
-            self._results[wid] = result
+                self._results[wid] = result  # the caller here takes the live result
             data: dict[str, Any] = result.to_dict()
             return data
 

@@ -4,7 +4,8 @@ A flow without an executor runs everything in this process (the default). An exe
 (``LightFlow(executor=...)``) wraps two things, and nothing else changes:
 
 - ``run_flow(flow, plan, body)``: one execution of a run (a run, a resume or a rerun).
-  ``body()`` performs it here and returns the :class:`~lightagent_flow.LightFlowResult`.
+  ``body()`` performs it here and returns the :class:`~lightagent_flow.LightFlowResult`;
+  the executor returns that, or a recorded ``LightFlowResult.to_dict()``.
   ``plan`` is plain data (JSON-safe) from which :meth:`LightFlow.execute_plan` performs the
   same execution again, in another process, e.g. when a durable engine recovers it.
 - ``run_step(step, key, body)``: one step (the :class:`~lightagent_flow.LightFlowStep`, its

@@ -95,9 +95,9 @@ class LightFlow:
         self.executor = executor
         if executor is not None:
             executor.bind(self)
-            ce = getattr(executor, "max_concurrency", None)
-            if ce is not None:
-                self.max_concurrency = min(ce, max_concurrency or ce)
+            cap = getattr(executor, "max_concurrency", None)
+            if cap is not None:
+                self.max_concurrency = min(cap, max_concurrency or cap)
         self._steps: list[LightFlowStep] = []
         self._active: dict[str, FlowRun] = {}
         self._active_lock = threading.Lock()
@@ -390,13 +390,19 @@ class LightFlow:
             "trace": run.trace_enabled,
             "session_id": None if run.session is None else run.session[1],
         }
-        result: LightFlowResult = await self.executor.run_flow(
+        result = await self.executor.run_flow(
             self,
             plan,
             lambda: self._execute_here(
                 run, to_run, kind=kind, rerun_step=rerun_step, created=created
             ),
         )
+        if isinstance(result, dict):  # an executor may answer with a recorded to_dict()
+            known = {f.name for f in fields(LightFlowResult)}
+            data = {k: v for k, v in result.items() if k in known}
+            data["steps"] = [LightFlowStepResult.from_dict(d) for d in data.get("steps") or ()]
+            result = LightFlowResult(**data)
+        assert isinstance(result, LightFlowResult)
         return result
 
     async def execute_plan(self, plan: dict[str, Any]) -> LightFlowResult:
