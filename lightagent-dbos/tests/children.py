@@ -16,15 +16,15 @@ CHILD = Path(__file__).with_name("durable_child.py")
 _n = itertools.count()
 
 
-def spawn(cfg: dict[str, Any], **popen: Any) -> subprocess.Popen[str]:
-    """Start ``durable_child.py`` with ``cfg``; its stdout is a pipe, its stderr a file."""
+def spawn(cfg: dict[str, Any], child: Path = CHILD, **popen: Any) -> subprocess.Popen[str]:
+    """Start ``child`` (``durable_child.py``) with ``cfg``; stdout a pipe, stderr a file."""
     folder = Path(cfg["dir"])
     n = next(_n)
     path = folder / f"cfg-{n}.json"
     path.write_text(json.dumps(cfg))
     err = open(folder / f"child-{n}.err", "w")
     return subprocess.Popen(
-        [sys.executable, str(CHILD), str(path)],
+        [sys.executable, str(child), str(path)],
         stdout=subprocess.PIPE,
         stderr=err,
         text=True,

@@ -61,3 +61,28 @@ class Recorder:
 def recorder() -> Recorder:
     """A fresh :class:`Recorder`."""
     return Recorder()
+
+
+@pytest.fixture(params=["local", "dbos"])
+def flow_executor(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
+    """What ``LightFlow(executor=)`` gets: None (in this process) and, when lightagent-dbos
+    is installed, a ``DBOSFlowExecutor`` on a launched DBOS with a fresh SQLite system DB."""
+    if request.param == "local":
+        yield None
+        return
+    pytest.importorskip("dbos", reason="the dbos executor needs lightagent-dbos installed")
+    dbos_mod = pytest.importorskip("lightagent_dbos")
+    from dbos import DBOS
+
+    DBOS(
+        config={
+            "name": "lightflow-test",
+            "system_database_url": f"sqlite:///{tmp_path / 'dbos.sqlite'}",
+        }
+    )
+    executor = dbos_mod.DBOSFlowExecutor(name=f"flow_{uuid.uuid4().hex[:10]}")
+    DBOS.launch()
+    try:
+        yield executor
+    finally:
+        DBOS.destroy()

@@ -10,8 +10,8 @@ from lightagent.errors import ERROR_TAXONOMY, LightAgentError, ValidationError
 from lightagent_flow import LightFlow, LightFlowResult, LightFlowStepResult
 
 
-def test_single_step_returns_object_result_with_trace(recorder: Any) -> None:
-    flow = LightFlow().step("only", agent=recorder.agent("only", "hello"))
+def test_single_step_returns_object_result_with_trace(recorder: Any, flow_executor: Any) -> None:
+    flow = LightFlow(executor=flow_executor).step("only", agent=recorder.agent("only", "hello"))
     result = flow.run("Say hi", trace=True, run_id="r1", parent_trace_id="p1", run_group_id="g1")
     assert isinstance(result, LightFlowResult)
     assert result.success and result.status == "success"
@@ -36,9 +36,9 @@ def test_trace_is_off_by_default(recorder: Any) -> None:
     assert result.trace is None
 
 
-def test_default_query_carries_previous_outputs(recorder: Any) -> None:
+def test_default_query_carries_previous_outputs(recorder: Any, flow_executor: Any) -> None:
     flow = (
-        LightFlow()
+        LightFlow(executor=flow_executor)
         .step("research", agent=recorder.agent("research", "facts"))
         .step("write", agent=recorder.agent("write", "essay"), depends_on=["research"])
     )
@@ -49,7 +49,7 @@ def test_default_query_carries_previous_outputs(recorder: Any) -> None:
     assert queries["write"] == "Analyze ACME\n\nPrevious step outputs:\nresearch: facts"
 
 
-def test_query_as_string_and_callables(recorder: Any) -> None:
+def test_query_as_string_and_callables(recorder: Any, flow_executor: Any) -> None:
     seen: dict[str, Any] = {}
 
     def one_arg(ctx: dict[str, Any]) -> str:
@@ -60,7 +60,7 @@ def test_query_as_string_and_callables(recorder: Any) -> None:
         return f"{query} | {ctx['outputs']['b']}"
 
     flow = (
-        LightFlow()
+        LightFlow(executor=flow_executor)
         .step("a", agent=recorder.agent("a", "A!"), query="fixed text")
         .step("b", agent=recorder.agent("b", "B!"), depends_on="a", query=one_arg)
         .step("c", agent=recorder.agent("c"), depends_on="b", query=two_args)
@@ -144,8 +144,8 @@ def test_arun_inside_a_loop_and_run_from_a_running_loop(recorder: Any) -> None:
     assert awaited.content == nested.content == "x"
 
 
-def test_same_run_id_is_an_idempotent_replay(recorder: Any) -> None:
-    flow = LightFlow().step("a", agent=recorder.agent("a"))
+def test_same_run_id_is_an_idempotent_replay(recorder: Any, flow_executor: Any) -> None:
+    flow = LightFlow(executor=flow_executor).step("a", agent=recorder.agent("a"))
     first = flow.run("q", run_id="same")
     again = flow.run("q", run_id="same")
     assert recorder.count("a") == 1
@@ -269,12 +269,12 @@ def test_every_flow_code_is_in_the_taxonomy() -> None:
         assert ERROR_TAXONOMY[code].hint
 
 
-def test_a_failing_query_callable_fails_only_that_step(recorder: Any) -> None:
+def test_a_failing_query_callable_fails_only_that_step(recorder: Any, flow_executor: Any) -> None:
     def broken(ctx: dict[str, Any]) -> str:
         raise KeyError("nope")
 
     flow = (
-        LightFlow()
+        LightFlow(executor=flow_executor)
         .step("a", agent=recorder.agent("a"), query=broken)
         .step("b", agent=recorder.agent("b"), depends_on="a")
     )
@@ -284,9 +284,9 @@ def test_a_failing_query_callable_fails_only_that_step(recorder: Any) -> None:
     assert recorder.calls == []
 
 
-def test_cancel_if_skips_the_step_and_its_dependants(recorder: Any) -> None:
+def test_cancel_if_skips_the_step_and_its_dependants(recorder: Any, flow_executor: Any) -> None:
     flow = (
-        LightFlow()
+        LightFlow(executor=flow_executor)
         .step("a", agent=recorder.agent("a"))
         .step(
             "b",

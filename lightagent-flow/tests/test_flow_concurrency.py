@@ -60,10 +60,10 @@ def test_sync_agents_of_independent_branches_run_in_parallel_threads() -> None:
     assert result.success, result.error
 
 
-def test_a_failed_branch_skips_only_its_dependants(recorder: Any) -> None:
+def test_a_failed_branch_skips_only_its_dependants(recorder: Any, flow_executor: Any) -> None:
     recorder.fail["B"] = 10
     flow = (
-        LightFlow()
+        LightFlow(executor=flow_executor)
         .step("A", agent=recorder.agent("A"))
         .step("B", agent=recorder.agent("B"), depends_on="A")
         .step("C", agent=recorder.agent("C"), depends_on="A")
@@ -79,7 +79,7 @@ def test_a_failed_branch_skips_only_its_dependants(recorder: Any) -> None:
     assert "dependency B" in result.steps["D"].error
 
 
-def test_async_timeout_cancels_the_step_task() -> None:
+def test_async_timeout_cancels_the_step_task(flow_executor: Any) -> None:
     state = {"cancelled": False, "finished": False}
 
     async def hangs(query: str) -> str:
@@ -91,7 +91,7 @@ def test_async_timeout_cancels_the_step_task() -> None:
             state["cancelled"] = True
             raise
 
-    flow = LightFlow().step("slow", agent=hangs, timeout=0.05)
+    flow = LightFlow(executor=flow_executor).step("slow", agent=hangs, timeout=0.05)
     result = flow.run("q")
     step = result.steps["slow"]
     assert step.status == "failed" and step.error_code == "LA-FLOW-TIMEOUT"
@@ -124,7 +124,7 @@ def test_sync_timeout_abandons_the_thread_and_does_not_retry_by_default() -> Non
     assert result.steps["s"].attempts == 2
 
 
-def test_timeout_then_retry_succeeds_for_async_agents() -> None:
+def test_timeout_then_retry_succeeds_for_async_agents(flow_executor: Any) -> None:
     attempts = {"n": 0}
 
     async def flaky(query: str) -> str:
@@ -133,7 +133,11 @@ def test_timeout_then_retry_succeeds_for_async_agents() -> None:
             await asyncio.sleep(10)
         return "second time"
 
-    result = LightFlow(retry_backoff=0).step("s", agent=flaky, timeout=0.05, max_retry=2).run("q")
+    result = (
+        LightFlow(executor=flow_executor, retry_backoff=0)
+        .step("s", agent=flaky, timeout=0.05, max_retry=2)
+        .run("q")
+    )
     step = result.steps["s"]
     assert step.status == "success" and step.content == "second time"
     assert step.attempts == 2 and step.retry_count == 1 and step.timed_out
@@ -151,9 +155,9 @@ def test_retries_back_off_exponentially(recorder: Any) -> None:
     assert recorder.count("s") == 4
 
 
-def test_fallback_agent_after_retries(recorder: Any) -> None:
+def test_fallback_agent_after_retries(recorder: Any, flow_executor: Any) -> None:
     recorder.fail["main"] = 99
-    flow = LightFlow(retry_backoff=0).step(
+    flow = LightFlow(executor=flow_executor, retry_backoff=0).step(
         "s",
         agent=recorder.agent("main"),
         max_retry=2,
@@ -167,17 +171,19 @@ def test_fallback_agent_after_retries(recorder: Any) -> None:
     assert recorder.count("main") == 2 and recorder.count("backup") == 1
 
 
-def test_failing_fallback_fails_the_step(recorder: Any) -> None:
+def test_failing_fallback_fails_the_step(recorder: Any, flow_executor: Any) -> None:
     recorder.fail["main"] = 99
     recorder.fail["backup"] = 99
-    flow = LightFlow(retry_backoff=0).step(
+    flow = LightFlow(executor=flow_executor, retry_backoff=0).step(
         "s", agent=recorder.agent("main"), fallback_agent=recorder.agent("backup")
     )
     step = flow.run("q").steps["s"]
     assert step.status == "failed" and step.used_fallback and "backup boom" in step.error
 
 
-def test_cancel_from_another_thread_stops_running_and_pending_steps(recorder: Any) -> None:
+def test_cancel_from_another_thread_stops_running_and_pending_steps(
+    recorder: Any, flow_executor: Any
+) -> None:
     started = threading.Event()
     state = {"cancelled": False}
 
@@ -191,7 +197,7 @@ def test_cancel_from_another_thread_stops_running_and_pending_steps(recorder: An
         return "never"
 
     flow = (
-        LightFlow()
+        LightFlow(executor=flow_executor)
         .step("long", agent=long)
         .step("after", agent=recorder.agent("after"), depends_on="long")
     )
@@ -212,7 +218,7 @@ def test_cancel_from_another_thread_stops_running_and_pending_steps(recorder: An
     assert flow.cancel("no-such-run") == 0
 
 
-def test_cancellation_token_stops_the_run(recorder: Any) -> None:
+def test_cancellation_token_stops_the_run(recorder: Any, flow_executor: Any) -> None:
     token = CancellationToken()
 
     async def first(query: str) -> str:
@@ -220,7 +226,11 @@ def test_cancellation_token_stops_the_run(recorder: Any) -> None:
         await asyncio.sleep(5)
         return "x"
 
-    flow = LightFlow().step("a", agent=first).step("b", agent=recorder.agent("b"), depends_on="a")
+    flow = (
+        LightFlow(executor=flow_executor)
+        .step("a", agent=first)
+        .step("b", agent=recorder.agent("b"), depends_on="a")
+    )
     result = flow.run("q", cancellation_token=token)
     assert result.status == "cancelled" and "enough" in result.error
     assert recorder.count("b") == 0

@@ -12,16 +12,18 @@ from lightagent.errors import ApprovalError, PolicyError, StorageError, Validati
 from lightagent_flow import JsonLightFlowStore, LightFlow, SqlLightFlowStore
 
 
-def _chain(recorder: Any, store: Any, **b_options: Any) -> LightFlow:
+def _chain(recorder: Any, store: Any, executor: Any = None, **b_options: Any) -> LightFlow:
     return (
-        LightFlow(store=store, retry_backoff=0)
+        LightFlow(store=store, retry_backoff=0, executor=executor)
         .step("research", agent=recorder.agent("research", "facts"))
         .step("write", agent=recorder.agent("write", "essay"), depends_on=["research"], **b_options)
         .step("polish", agent=recorder.agent("polish", "final"), depends_on=["write"])
     )
 
 
-def test_a_step_is_committed_before_its_dependant_starts(flow_store: Any, run_id: str) -> None:
+def test_a_step_is_committed_before_its_dependant_starts(
+    flow_store: Any, run_id: str, flow_executor: Any
+) -> None:
     seen: dict[str, Any] = {}
 
     def first(query: str) -> str:
@@ -33,7 +35,7 @@ def test_a_step_is_committed_before_its_dependant_starts(flow_store: Any, run_id
         return "two"
 
     flow = (
-        LightFlow(store=flow_store)
+        LightFlow(executor=flow_executor, store=flow_store)
         .step("first", agent=first)
         .step("second", agent=second, depends_on="first")
     )
@@ -45,10 +47,10 @@ def test_a_step_is_committed_before_its_dependant_starts(flow_store: Any, run_id
 
 
 def test_resume_continues_without_rerunning_completed_steps(
-    flow_store: Any, run_id: str, recorder: Any
+    flow_store: Any, run_id: str, recorder: Any, flow_executor: Any
 ) -> None:
     recorder.fail["write"] = 1
-    flow = _chain(recorder, flow_store)
+    flow = _chain(recorder, flow_store, executor=flow_executor)
     result = flow.run("Analyze this company", run_id=run_id)
     assert result.status == "failed"
     assert [result.steps[n].status for n in ("research", "write", "polish")] == [
@@ -61,7 +63,7 @@ def test_resume_continues_without_rerunning_completed_steps(
     assert [s["status"] for s in record["steps"]] == ["success", "failed", "skipped"]
 
     # A new LightFlow object (as in a new process) on the same store resumes the run.
-    resumed = _chain(recorder, flow_store).resume(run_id, trace=True)
+    resumed = _chain(recorder, flow_store, executor=flow_executor).resume(run_id, trace=True)
     assert resumed.success and resumed.content == "final"
     assert (
         recorder.count("research") == 1
@@ -75,10 +77,10 @@ def test_resume_continues_without_rerunning_completed_steps(
 
 
 def test_rerun_step_reruns_the_step_and_its_dependants_only(
-    flow_store: Any, run_id: str, recorder: Any
+    flow_store: Any, run_id: str, recorder: Any, flow_executor: Any
 ) -> None:
     flow = (
-        LightFlow(store=flow_store)
+        LightFlow(executor=flow_executor, store=flow_store)
         .step("a", agent=recorder.agent("a"))
         .step("b", agent=recorder.agent("b"), depends_on="a")
         .step("c", agent=recorder.agent("c"), depends_on="b")
@@ -154,9 +156,11 @@ def test_a_cancel_request_in_the_store_stops_a_run_before_its_next_step(
     assert result.steps["a"].status == "success" and result.steps["b"].status == "skipped"
 
 
-def _approval_flow(recorder: Any, store: Any, handler: Any = None) -> LightFlow:
+def _approval_flow(
+    recorder: Any, store: Any, handler: Any = None, executor: Any = None
+) -> LightFlow:
     return (
-        LightFlow(store=store)
+        LightFlow(store=store, executor=executor)
         .step("draft", agent=recorder.agent("draft", "draft text"))
         .step(
             "publish",
@@ -170,9 +174,9 @@ def _approval_flow(recorder: Any, store: Any, handler: Any = None) -> LightFlow:
 
 
 def test_approval_waits_then_approve_and_resume(
-    flow_store: Any, run_id: str, recorder: Any
+    flow_store: Any, run_id: str, recorder: Any, flow_executor: Any
 ) -> None:
-    flow = _approval_flow(recorder, flow_store)
+    flow = _approval_flow(recorder, flow_store, executor=flow_executor)
     result = flow.run("q", run_id=run_id, trace=True)
     assert result.status == "waiting_approval"
     step = result.steps["publish"]
@@ -194,8 +198,10 @@ def test_approval_waits_then_approve_and_resume(
     assert info.value.code == "LA-FLOW-APPROVAL"
 
 
-def test_approval_edit_reject_and_respond(flow_store: Any, run_id: str, recorder: Any) -> None:
-    flow = _approval_flow(recorder, flow_store)
+def test_approval_edit_reject_and_respond(
+    flow_store: Any, run_id: str, recorder: Any, flow_executor: Any
+) -> None:
+    flow = _approval_flow(recorder, flow_store, executor=flow_executor)
     for suffix in ("edit", "reject", "respond"):
         flow.run("q", run_id=f"{run_id}-{suffix}")
     flow.approve(f"{run_id}-edit", "publish", {"action": "edit", "query": "edited query"})

@@ -17,13 +17,13 @@ def _two_steps(recorder: Any, hooks: list[Any], **options: Any) -> LightFlow:
     )
 
 
-def test_before_flow_step_can_block_a_step(recorder: Any) -> None:
+def test_before_flow_step_can_block_a_step(recorder: Any, flow_executor: Any) -> None:
     def gate(ctx: Any) -> Any:
         if ctx.phase == "before_flow_step" and ctx.step_name == "b":
             return "b is frozen"
         return None
 
-    result = _two_steps(recorder, [gate]).run("q", trace=True)
+    result = _two_steps(recorder, [gate], executor=flow_executor).run("q", trace=True)
     assert result.steps["a"].status == "success"
     assert result.steps["b"].status == "failed" and result.steps["b"].error_code == "LA-HOOK"
     assert "b is frozen" in result.steps["b"].error
@@ -32,7 +32,9 @@ def test_before_flow_step_can_block_a_step(recorder: Any) -> None:
     assert blocks and blocks[0]["data"]["phase"] == "before_flow_step"
 
 
-def test_before_flow_step_replace_rewrites_the_query_and_sees_context(recorder: Any) -> None:
+def test_before_flow_step_replace_rewrites_the_query_and_sees_context(
+    recorder: Any, flow_executor: Any
+) -> None:
     seen: list[Any] = []
 
     def rewrite(ctx: Any) -> Any:
@@ -41,7 +43,7 @@ def test_before_flow_step_replace_rewrites_the_query_and_sees_context(recorder: 
         seen.append((ctx.step_name, ctx.run_id, sorted(ctx.payload)))
         return {"payload": {"query": ctx.payload["query"].upper()}}
 
-    result = _two_steps(recorder, [rewrite]).run("hello", run_id="hooks-1")
+    result = _two_steps(recorder, [rewrite], executor=flow_executor).run("hello", run_id="hooks-1")
     assert result.success
     assert dict(recorder.calls)["a"] == "HELLO"
     assert seen[0] == ("a", "hooks-1", ["context", "query", "run_id", "step"])
@@ -61,7 +63,7 @@ def test_after_flow_step_replace_and_block(recorder: Any) -> None:
     assert result.steps["b"].status == "failed" and "output rejected" in result.steps["b"].error
 
 
-def test_after_flow_step_retry_runs_the_step_again(recorder: Any) -> None:
+def test_after_flow_step_retry_runs_the_step_again(recorder: Any, flow_executor: Any) -> None:
     calls = {"n": 0}
 
     async def check(ctx: Any) -> Any:
@@ -70,7 +72,9 @@ def test_after_flow_step_retry_runs_the_step_again(recorder: Any) -> None:
             return {"action": "retry"} if calls["n"] == 1 else None
         return None
 
-    flow = LightFlow(hooks=[check]).step("a", agent=recorder.agent("a"), max_retry=2)
+    flow = LightFlow(executor=flow_executor, hooks=[check]).step(
+        "a", agent=recorder.agent("a"), max_retry=2
+    )
     assert flow.run("q").success
     assert recorder.count("a") == 2
 

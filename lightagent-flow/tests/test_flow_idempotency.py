@@ -22,12 +22,12 @@ def _round():
     return [{"tool_calls": [{"name": "charge", "arguments": {"item": "a"}}]}, "paid"]
 
 
-def test_retries_reuse_the_keys_and_a_rerun_gets_new_ones(flow_store, run_id):
+def test_retries_reuse_the_keys_and_a_rerun_gets_new_ones(flow_store, run_id, flow_executor):
     seen: list[str] = []
     unavailable = ModelError("LA-503", "provider unavailable")
     # Attempt 1 charges, then its model call fails; attempt 2 charges again; then a rerun.
     replies = [_round()[0], unavailable, *_round(), *_round()]
-    flow = LightFlow(store=flow_store, retry_backoff=0).step(
+    flow = LightFlow(executor=flow_executor, store=flow_store, retry_backoff=0).step(
         "pay", agent=_pay_agent(seen, replies), max_retry=2
     )
     first = flow.run("pay for a", run_id=run_id)

@@ -14,6 +14,7 @@ result = flow.run("Analyze this company", run_id="report-001")
 
 from __future__ import annotations
 
+from lightagent_flow.executors import FlowExecutor
 from lightagent_flow.flow import LightFlow
 from lightagent_flow.provider import WorkflowProviderAdapter
 from lightagent_flow.results import (
@@ -35,6 +36,7 @@ __version__ = "0.1.0"
 __all__ = [
     "RUN_STATES",
     "STEP_STATES",
+    "FlowExecutor",
     "JsonLightFlowStore",
     "LightFlow",
     "LightFlowResult",

@@ -22,6 +22,7 @@ from lightagent_flow._support import (
     step_results,
 )
 from lightagent_flow.approvals import record_decision
+from lightagent_flow.executors import FlowExecutor
 from lightagent_flow.graph import downstream, raise_for_report, validate_steps
 from lightagent_flow.hooks import FlowHookRunner
 from lightagent_flow.results import (
@@ -47,7 +48,8 @@ class LightFlow:
     a registered name, ``"sqlite:///x.db"`` …) and gets the flow trace events appended to
     session ``session_id`` (default: the run id). ``progress`` draws a live
     line of finished steps on a terminal (None: only when stderr is a TTY; see
-    ``lightagent.ProgressLine``).
+    ``lightagent.ProgressLine``). ``executor`` carries out runs and steps elsewhere, e.g.
+    as durable workflows (see :mod:`lightagent_flow.executors`); None runs them here.
     """
 
     def __init__(
@@ -61,6 +63,7 @@ class LightFlow:
         observers: Sequence[Any] | None = None,
         session_store: Any = None,
         progress: bool | None = None,
+        executor: Any = None,
     ) -> None:
         for label, value in (
             ("retry_backoff", retry_backoff),
@@ -84,6 +87,17 @@ class LightFlow:
         self.observers = list(observers or ())
         self.session_store = None if session_store is None else _session_store(session_store)
         self.progress = progress
+        if executor is not None and not isinstance(executor, FlowExecutor):
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"executor must have bind, run_flow and run_step; got {type(executor).__name__}",
+            )
+        self.executor = executor
+        if executor is not None:
+            executor.bind(self)
+            cap = getattr(executor, "max_concurrency", None)
+            if cap is not None:
+                self.max_concurrency = min(cap, max_concurrency or cap)
         self._steps: list[LightFlowStep] = []
         self._active: dict[str, FlowRun] = {}
         self._active_lock = threading.Lock()
@@ -362,6 +376,60 @@ class LightFlow:
         rerun_step: str | None = None,
         created: bool = False,
     ) -> LightFlowResult:
+        if self.executor is None:
+            return await self._execute_here(
+                run, to_run, kind=kind, rerun_step=rerun_step, created=created
+            )
+        plan = {
+            "header": dict(run.header),
+            "results": {n: r.to_dict() for n, r in run.results.items()},
+            "approvals": dict(run.approvals),
+            "to_run": list(to_run),
+            "kind": kind,
+            "rerun_step": rerun_step,
+            "trace": run.trace_enabled,
+            "session_id": None if run.session is None else run.session[1],
+        }
+        result = await self.executor.run_flow(
+            self,
+            plan,
+            lambda: self._execute_here(
+                run, to_run, kind=kind, rerun_step=rerun_step, created=created
+            ),
+        )
+        if isinstance(result, dict):  # an executor may answer with a recorded to_dict()
+            known = {f.name for f in fields(LightFlowResult)}
+            data = {k: v for k, v in result.items() if k in known}
+            data["steps"] = [LightFlowStepResult.from_dict(d) for d in data.get("steps") or ()]
+            result = LightFlowResult(**data)
+        assert isinstance(result, LightFlowResult)
+        return result
+
+    async def execute_plan(self, plan: dict[str, Any]) -> LightFlowResult:
+        """Perform an execution an executor's ``run_flow`` was given, again (for executors)."""
+        results = {n: LightFlowStepResult.from_dict(d) for n, d in plan["results"].items()}
+        run = self._new_run(
+            dict(plan["header"]),
+            results,
+            dict(plan["approvals"]),
+            bool(plan.get("trace")),
+            None,
+            plan.get("session_id"),
+        )
+        # created=False: this runner claims the run, fencing out the one that stopped
+        return await self._execute_here(
+            run, list(plan["to_run"]), kind=plan["kind"], rerun_step=plan.get("rerun_step")
+        )
+
+    async def _execute_here(
+        self,
+        run: FlowRun,
+        to_run: list[str],
+        *,
+        kind: str,
+        rerun_step: str | None = None,
+        created: bool = False,
+    ) -> LightFlowResult:
         with self._active_lock:
             if run.run_id in self._active:
                 raise ValidationError(
@@ -444,6 +512,7 @@ class LightFlow:
             session=session,
             cancellation_token=token,
             max_concurrency=self.max_concurrency,
+            executor=self.executor,
         )
 
     # -- records -------------------------------------------------------------
