@@ -240,7 +240,7 @@ class ControlInterceptor:
         payload = out.payload if out.action == "replace" else ctx.payload
         params = payload.get("params") if isinstance(payload, dict) else None
         tools = params.get("tools") if isinstance(params, dict) else None
-        if permissions is None or not tools:
+        if permissions is None or not tools or not isinstance(payload, dict):
             return out
         kept = [
             tool
