@@ -237,10 +237,10 @@ class ControlInterceptor:
         """
         context = ctx.security_context
         permissions = getattr(context, "permissions", None)
-        payload = out.payload if out.action == "replace" else ctx.payload
-        params = payload.get("params") if isinstance(payload, dict) else None
+        payload: Any = out.payload if out.action == "replace" else ctx.payload
+        params: Any = payload.get("params") if isinstance(payload, dict) else None
         tools = params.get("tools") if isinstance(params, dict) else None
-        if permissions is None or not tools or not isinstance(payload, dict):
+        if permissions is None or not tools:
             return out
         kept = [
             tool
