@@ -242,30 +242,32 @@ class ControlInterceptor:
         tools = params.get("tools") if isinstance(params, dict) else None
         if permissions is None or not tools:
             return out
-        kept = [
-            tool
-            for tool in tools
-            if permissions.allows_spec(
-                _tool_spec(_tool_name(tool), self.capability_registry, context)
-            )
-        ]
-        if len(kept) == len(tools):
+        kept: list[Any] = []
+        withheld: list[tuple[CapabilitySpec, str]] = []
+        for tool in tools:
+            spec = _tool_spec(_tool_name(tool), self.capability_registry, context)
+            reason = permissions.denial_reason(spec.name, spec.risk, spec.effects)
+            if reason is None:
+                kept.append(tool)
+            else:
+                withheld.append((spec, reason))
+        if not withheld:
             return out
-        self._audit_withheld(run, ctx, [t for t in tools if t not in kept])
+        self._audit_withheld(run, ctx, withheld)
         narrowed = {**params, "tools": kept or None}
         if not kept:
             narrowed.pop("tool_choice", None)
         return PhaseOutcome("replace", {**payload, "params": narrowed}, out.reason, out.metadata)
 
-    def _audit_withheld(self, run: Any, ctx: HookContext, tools: list[Any]) -> None:
+    def _audit_withheld(
+        self, run: Any, ctx: HookContext, withheld: list[tuple[CapabilitySpec, str]]
+    ) -> None:
         reported = self._state(run).setdefault("withheld", set())
         context = ctx.security_context
-        for tool in tools:
-            spec = _tool_spec(_tool_name(tool), self.capability_registry, context)
+        for spec, reason in withheld:
             if spec.name in reported:
                 continue
             reported.add(spec.name)
-            reason = context.permissions.denial_reason(spec.name, spec.risk, spec.effects)
             ctx.emit(
                 "capability.gate",
                 {

@@ -98,8 +98,8 @@ class RunStep:
         assistant: dict[str, Any],
         messages: list[dict[str, Any]],
     ) -> Generator[Any, Any, bool]:
-        """The model asked for ``calls``; return True to end the run here (it was handed on,
-        ``st.handoff`` says where)."""
+        """The model asked for ``calls`` (those naming offered tools); return True to end the
+        run here (it was handed on, ``st.handoff`` says where)."""
         return False
         yield
 

@@ -68,8 +68,6 @@ def take_handoff(
     """
     chosen: tuple[ToolCall, str] | None = None
     for call in calls:
-        if st.offered is not None and call.name not in st.offered:
-            continue  # never offered (its context does not permit it): the round's unknown tool
         target = _target_of(spec, call)
         if target is not None:
             chosen = (call, target)

@@ -509,7 +509,11 @@ def _calls(
     assistant: dict[str, Any],
     messages: list[dict[str, Any]],
 ) -> Generator[Any, Any, bool]:
-    """Whether a capability's step ended the run on the model's ``calls`` (handed it on)."""
+    """Whether a capability's step ended the run on the model's ``calls`` (handed it on).
+
+    Steps see only calls of offered tools; the others are the tool round's unknown tools."""
+    if st.offered is not None:
+        calls = [call for call in calls if call.name in st.offered]
     for step in spec.steps:
         if (yield from step.calls(spec, st, calls, assistant, messages)):
             return True
