@@ -144,15 +144,16 @@ class SessionManager:
         checkpoints = [e.data for e in events if e.type == "session.checkpointed"]
         forked = next((e.data for e in events if e.type == "session.forked"), None)
         last = events[-1] if events else None
+        incomplete = [t.run_id for t in turns if t.status == "incomplete"]
         return SessionReplay(
             session_id=session_id,
             event_count=len(events),
             completed_turns=[t.run_id for t in turns if t.status == "completed"],
-            incomplete_turns=[t.run_id for t in turns if t.status == "incomplete"],
+            incomplete_turns=incomplete,
             failed_turns=[t.run_id for t in turns if t.status == "failed"],
             last_sequence=last.sequence if last else 0,
             last_event_type=last.type if last else None,
-            incomplete_runs=[t.run_id for t in turns if t.status == "incomplete"],
+            incomplete_runs=list(incomplete),
             checkpoints=checkpoints,
             forked_from=forked,
         )
