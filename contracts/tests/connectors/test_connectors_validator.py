@@ -283,7 +283,7 @@ def test_core_builtin_plugin_passes_the_same_object_checks():
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["findings"] == []
-    assert {"model", "tool", "session_store"} <= set(result["registered"])
+    assert {"model", "session_store", "exporter"} <= set(result["registered"])
 
 
 def test_protocol_mismatch_is_reported_for_instances_and_classes():

@@ -71,14 +71,10 @@ _EXPORTS: dict[str, str] = {
     # tools
     "as_tool": "lightagent.tools.decorator",
     "ToolOutcome": "lightagent.tools.dispatch",
-    "default_registry": "lightagent.tools.builtin",
-    "SafeExpressionError": "lightagent.tools.builtin",
-    "evaluate_safe_expression": "lightagent.tools.builtin",
     "tool": "lightagent.tools.decorator",
     "Tool": "lightagent.tools.decorator",
     "ToolRegistry": "lightagent.tools.registry",
     "AsyncToolDispatcher": "lightagent.tools.dispatch",
-    "safe_expression": "lightagent.tools.builtin",
     # toolsets
     "Toolset": "lightagent.toolsets.protocol",
     "BaseToolset": "lightagent.toolsets.protocol",

@@ -17,11 +17,6 @@ def register_models(register: Register) -> None:
 
 
 @hookimpl
-def register_tools(register: Register) -> None:
-    register("safe_expression", "lightagent.tools.builtin:safe_expression")
-
-
-@hookimpl
 def register_session_stores(register: Register) -> None:
     register("memory", "lightagent.events.memory_store:InMemorySessionStore")
     register("jsonl", "lightagent.events.jsonl_store:JsonlSessionStore")

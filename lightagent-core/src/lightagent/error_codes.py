@@ -50,7 +50,6 @@ CODES: tuple[Row, ...] = (
     ("LA-TOOL-DEFINITION", "tool", "A tool definition is invalid.", "Run ToolRegistry.validate_tools() and fix what it lists."),
     ("LA-TOOLSET", "tool", "A toolset could not be opened, listed or closed.", "See the toolset's error in details; check its server or configuration."),
     ("LA-TOOLSET-CONFLICT", "tool", "Two toolsets offer a tool under the same name.", "Give the toolsets distinct namespaces (namespace=...)."),
-    ("LA-EXPRESSION", "validation", "The expression is not allowed by safe_expression.", "Use only numbers, strings, arithmetic, comparisons and literals."),
     ("LA-SANDBOX", "policy", "Code execution is not allowed here.", "Use safe_expression or an isolated tool of your own."),
     ("LA-GUARDRAIL", "policy", "A guardrail blocked the request.", "See the guardrail's reason; change the input or the rule."),
     ("LA-HOOK", "policy", "A hook blocked the request.", "See the hook's reason in the trace."),

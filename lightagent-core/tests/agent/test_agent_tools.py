@@ -240,14 +240,6 @@ def test_sync_tools_do_not_block_the_event_loop() -> None:
     assert max(gaps) < 0.25  # the loop kept ticking while the tools slept
 
 
-def test_tool_names_resolve_through_the_plugin_registry(scripted_model: ScriptedModel) -> None:
-    scripted_model.add(call("safe_expression", expression="2 * (3 + 4)"), "14", "again 14")
-    agent = LightAgent(model=scripted_model, tools=["safe_expression"])
-    result = agent.run("2*(3+4)?", result_format="object")
-    assert result.content == "14" and result.tool_calls[0]["output"] == "14"
-    agent.run("2*(3+4)?", tools=["safe_expression"])  # a name already on the agent
-
-
 def test_unknown_tool_name_is_a_config_error() -> None:
     from lightagent import ConfigurationError
 

@@ -8,7 +8,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from lightagent.models.base import ToolCall
-from lightagent.tools import AsyncToolDispatcher, default_registry, tool
+from lightagent.tools import AsyncToolDispatcher, ToolRegistry, tool
+
+
+@tool
+def double(n: int) -> int:
+    """Twice ``n``."""
+    return 2 * n
+
+
+def base_registry() -> ToolRegistry:
+    return ToolRegistry([double])
 
 
 def make_user_tool(user: int):
@@ -32,14 +42,14 @@ def make_sync_user_tool(user: int):
 
 
 def test_fifty_concurrent_runs_keep_their_own_tools():
-    base = default_registry()
+    base = base_registry()
     dispatcher = AsyncToolDispatcher(base)
 
     async def run(user: int) -> list[str]:
         overlay = base.with_tools([make_user_tool(user)])
         calls = [
             ToolCall(f"{user}-a", "whoami", json.dumps({"delay": 0.001 * (user % 7)})),
-            ToolCall(f"{user}-b", "safe_expression", json.dumps({"expression": f"{user} * 2"})),
+            ToolCall(f"{user}-b", "double", json.dumps({"n": user})),
         ]
         outcomes = await dispatcher.arun_calls(calls, registry=overlay)
         return [o.output for o in outcomes]
@@ -49,11 +59,11 @@ def test_fifty_concurrent_runs_keep_their_own_tools():
 
     results = asyncio.run(main())
     assert results == [[f"user-{u}", str(u * 2)] for u in range(50)]
-    assert base.names() == ["safe_expression"]
+    assert base.names() == ["double"]
 
 
 def test_threads_running_sync_driver_with_overlays():
-    base = default_registry()
+    base = base_registry()
     dispatcher = AsyncToolDispatcher(base)
 
     def run(user: int) -> str:

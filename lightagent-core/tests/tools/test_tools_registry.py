@@ -6,7 +6,7 @@ import json
 
 import pytest
 from lightagent.errors import ToolError, ValidationError
-from lightagent.tools import ToolRegistry, default_registry, tool
+from lightagent.tools import ToolRegistry, tool
 
 
 def make_info_tool(name: str, description: str = "Does a thing.", params=None):
@@ -214,13 +214,6 @@ def test_select_rejects_bad_limit():
     with pytest.raises(ValidationError) as info:
         ToolRegistry([add]).select("add", limit=-1)
     assert info.value.code == "LA-VALIDATION"
-
-
-def test_default_registry_holds_only_safe_expression():
-    reg = default_registry()
-    assert reg.names() == ["safe_expression"]
-    assert reg.validate_tools() == []
-    assert default_registry() is not reg  # a fresh one each time, never shared state
 
 
 def test_directly_built_tools_are_checked_too():

@@ -35,6 +35,11 @@ _EXPORTS = {
     "execute_python_code_stream": "lightagent_skills.python_exec",
     "execute_python_file": "lightagent_skills.python_exec",
     "find_project_instructions": "lightagent_skills.instructions",
+    "BUILTIN_TOOLS": "lightagent_skills.expression",
+    "SafeExpressionError": "lightagent_skills.expression",
+    "default_registry": "lightagent_skills.expression",
+    "evaluate_safe_expression": "lightagent_skills.expression",
+    "safe_expression": "lightagent_skills.expression",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,4 +1,5 @@
-"""The lightagent plugin of lightagent-skills: it registers the ``skills`` agent extension.
+"""The lightagent plugin of lightagent-skills: the ``skills`` agent extension and the
+``safe_expression`` tool.
 
 The extension is a lazy ``"module:attribute"`` reference: loading the plugin imports
 nothing until an agent uses a skills keyword (``skills_directories=``, ``sandbox=`` …),
@@ -16,3 +17,9 @@ from lightagent.hookspecs import hookimpl
 def register_agent_extensions(register: Any) -> None:
     """Skills, project instructions, sandboxed code and the tool generator on ``LightAgent``."""
     register("skills", "lightagent_skills.extension:SkillsExtension")
+
+
+@hookimpl
+def register_tools(register: Any) -> None:
+    """``safe_expression``, by name: ``LightAgent(tools=["safe_expression"])``."""
+    register("safe_expression", "lightagent_skills.expression:safe_expression")

@@ -1,5 +1,4 @@
-"""Tools: ``@tool`` and seeds ``tool_info`` callables, the registry, loader, dispatcher and
-the built-in ``safe_expression``.
+"""Tools: ``@tool`` and seeds ``tool_info`` callables, the registry and the dispatcher.
 
 Names load on first use so that ``import lightagent.tools`` stays cheap (pydantic is
 imported only when a schema is first built).
@@ -20,11 +19,6 @@ _EXPORTS: dict[str, str] = {
     "selection_report": "lightagent.tools.selection",
     "estimate_tokens": "lightagent.tools.selection",
     "validate_tool_info": "lightagent.tools.diagnostics",
-    "safe_expression": "lightagent.tools.builtin",
-    "evaluate_safe_expression": "lightagent.tools.builtin",
-    "SafeExpressionError": "lightagent.tools.builtin",
-    "default_registry": "lightagent.tools.builtin",
-    "BUILTIN_TOOLS": "lightagent.tools.builtin",
 }
 
 __all__ = sorted(_EXPORTS)

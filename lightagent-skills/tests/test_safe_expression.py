@@ -5,10 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lightagent.errors import ValidationError
 from lightagent.models.base import ToolCall
-from lightagent.tools import AsyncToolDispatcher, default_registry, safe_expression
-from lightagent.tools.builtin import SafeExpressionError, evaluate_safe_expression
+from lightagent.tools import AsyncToolDispatcher
+from lightagent_skills.expression import (
+    SafeExpressionError,
+    default_registry,
+    evaluate_safe_expression,
+    safe_expression,
+)
 
 
 @pytest.mark.parametrize(
@@ -150,3 +157,87 @@ def test_safe_expression_is_a_tool_with_a_schema():
         schema["parameters"]["properties"]["expression"]["description"]
         == "The expression to evaluate."
     )
+
+
+# Property tests: bad input never escapes as anything but a typed error.
+ATOMS = st.sampled_from(
+    [
+        "1",
+        "2",
+        "9",
+        "0",
+        "-1",
+        "2.5",
+        "'a'",
+        "'xyz'",
+        "x",
+        "True",
+        "None",
+        "[1, 2]",
+        "{'k': 1}",
+        "()",
+        "pi",
+    ]
+)
+OPS = st.sampled_from(
+    [
+        "+",
+        "-",
+        "*",
+        "/",
+        "//",
+        "%",
+        "**",
+        "<<",
+        ">>",
+        "&",
+        "|",
+        "^",
+        "<",
+        "==",
+        " and ",
+        " or ",
+        " in ",
+    ]
+)
+
+
+@st.composite
+def expressions(draw):
+    parts = [draw(ATOMS)]
+    for _ in range(draw(st.integers(0, 8))):
+        parts += [draw(OPS), draw(ATOMS)]
+    text = "".join(parts)
+    if draw(st.booleans()):
+        text = f"({text})" + draw(OPS) + draw(ATOMS)
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(expressions())
+def test_safe_expression_only_returns_or_raises_typed(expression):
+    try:
+        evaluate_safe_expression(expression)
+    except SafeExpressionError as exc:
+        assert exc.code == "LA-EXPRESSION"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=200))
+def test_safe_expression_on_arbitrary_text(text):
+    try:
+        evaluate_safe_expression(text)
+    except SafeExpressionError:
+        pass
+
+
+def test_the_tool_name_resolves_through_the_plugin_registry() -> None:
+    from lightagent import LightAgent, ScriptedModel
+
+    call = {"tool_calls": [{"name": "safe_expression", "arguments": {"expression": "2 * (3 + 4)"}}]}
+    model = ScriptedModel()
+    model.add(call, "14", "again 14")
+    agent = LightAgent(model=model, tools=["safe_expression"])
+    result = agent.run("2*(3+4)?", result_format="object")
+    assert result.content == "14" and result.tool_calls[0]["output"] == "14"
+    agent.run("2*(3+4)?", tools=["safe_expression"])  # a name already on the agent

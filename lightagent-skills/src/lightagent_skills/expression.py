@@ -1,10 +1,11 @@
-"""The built-in tool ``safe_expression`` and the default tool registry.
+"""The tool ``safe_expression`` and a registry holding it (``default_registry``).
 
 ``safe_expression`` walks the parsed expression and evaluates only a whitelist of node
 types (literals, arithmetic, comparisons, boolean logic, containers, subscripts and a few
 pure functions), with limits on size and on the growth of numbers and strings. It never
 calls ``eval``/``exec`` and has no names, attributes, imports or lambdas, so there is
-nothing to escape through. No code-execution tool is registered by default.
+nothing to escape through. It is registered as the tool ``safe_expression``
+(``LightAgent(tools=["safe_expression"])``); no code-execution tool is registered by default.
 """
 
 from __future__ import annotations
@@ -283,7 +284,7 @@ BUILTIN_TOOLS = (safe_expression,)
 
 
 def default_registry() -> ToolRegistry:
-    """A new :class:`ToolRegistry` holding only the built-in tools."""
+    """A new :class:`ToolRegistry` holding only :data:`BUILTIN_TOOLS`."""
     from lightagent.tools.registry import ToolRegistry
 
     return ToolRegistry(BUILTIN_TOOLS)
