@@ -236,8 +236,9 @@ def _churn(
     assert run.status.value == "succeeded", f"run is {run.status.value} after {elapsed:.0f}s"
     check_exactly_once(store, run_id, n_tasks)
     assert kills > 0 and seen.get("dag.attempt.expired", 0) > 0  # the churn really interrupted work
-    if pauses >= 5:  # frozen workers woke up to taken-over tasks and were refused
-        assert seen.get("dag.attempt.fenced", 0) > 0
+    # Whether a frozen worker wakes holding a task that was taken over meanwhile depends on
+    # the scheduler, so the churn only reports fenced writes; exactly-once above is its
+    # claim, and test_sigstopped_worker_is_fenced_out_on_wake makes a stale write happen.
     if url.startswith("sqlite"):
         import sqlalchemy as sa
 
