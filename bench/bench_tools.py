@@ -22,7 +22,7 @@ from pathlib import Path
 
 from lightagent.models.base import ToolCall
 from lightagent.tools import AsyncToolDispatcher, ToolRegistry, as_tool, tool
-from lightagent.tools.selection import query_terms, tokenize
+from lightagent_selection import BM25Selector, query_terms, tokenize
 from pydantic import BaseModel
 
 RESULTS = Path(__file__).parent / "results" / "tools.md"
@@ -124,7 +124,7 @@ def bench_selection(rows: list[str]) -> None:
     extras = make_tools(3)
     for count in (100, 1_000, 5_000):
         reg = ToolRegistry(make_tools(count))
-        build = timed(lambda reg=reg: (setattr(reg, "_index", None), reg._ensure_index()), 3)
+        build = timed(lambda reg=reg: BM25Selector().index(reg), 3)
         select = statistics.median(
             timed(lambda q=q, reg=reg: reg.select(q, limit=8), 20) for q in QUERIES
         )

@@ -1,6 +1,6 @@
 """Record the tool lists of the public MCP reference servers into a test fixture.
 
-The selection-recall test (lightagent-core/tests/tools/test_tools_selection_recall.py) ranks
+The selection-recall test (lightagent-selection/tests/test_selection_recall.py) ranks
 the tools real servers offer; this script fetches those lists again. It needs the servers
 installed outside the project's venv, for example::
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 OUT = (
     Path(__file__).resolve().parent.parent
-    / "lightagent-core/tests/tools/data/mcp_reference_tools.json"
+    / "lightagent-selection/tests/data/mcp_reference_tools.json"
 )
 NPM = [
     ("@modelcontextprotocol/server-everything", "everything", ["stdio"]),

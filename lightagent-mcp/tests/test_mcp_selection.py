@@ -22,6 +22,8 @@ TIME_SERVER = shutil.which("mcp-server-time") or shutil.which(
     "mcp-server-time", path=str(Path(sys.executable).parent)
 )
 pytestmark = pytest.mark.skipif(TIME_SERVER is None, reason="mcp-server-time is not installed")
+# The loop ranks tools only with a tool selector installed.
+pytest.importorskip("lightagent_selection")
 
 
 @pytest.fixture(scope="module")

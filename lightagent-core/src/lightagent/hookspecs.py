@@ -114,6 +114,12 @@ def register_agent_extensions(register: Register) -> None:
 
 
 @hookspec
+def register_tool_selectors(register: Register) -> None:
+    """Register :class:`lightagent.tools.selector.ToolSelector` objects: which of an agent's
+    many tools the loop offers each model request (the highest priority one is used)."""
+
+
+@hookspec
 def register_commands(cli: Any) -> None:
     """Add subcommands to the ``lightagent`` command: ``cli.add_command(name, handler, ...)``."""
 
@@ -135,6 +141,7 @@ REGISTER_HOOKS: dict[str, str] = {
     "hook": "register_hooks",
     "exporter": "register_exporters",
     "agent_extension": "register_agent_extensions",
+    "tool_selector": "register_tool_selectors",
 }
 
 #: Hooks that moved out of the kernel in 0.2: hook -> (registry kind, distributions that own

@@ -14,7 +14,7 @@ lazy_exports(__name__, _EXPORTS, globals())``.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, cast
 
 __all__ = ["EXPORTS_GROUP", "lazy_exports", "plugin_exports", "plugin_name"]
@@ -43,21 +43,21 @@ def lazy_exports(
     exports: Mapping[str, str],
     namespace: dict[str, object],
     *,
-    plugins: bool = False,
+    plugins: bool | Collection[str] = False,
 ) -> tuple:
     """Module-level ``__getattr__`` and ``__dir__`` serving ``exports`` (name -> module).
 
     Use as ``__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())``; a
     loaded name is cached in ``namespace`` so the lookup happens once. With ``plugins``
-    (the top-level package only) a name the table lacks is looked up among the plugins'
-    exports.
+    (True: the top-level package; else the names a subpackage serves from a plugin) a name
+    the table lacks is looked up among the plugins' exports.
     """
 
     def __getattr__(name: str) -> object:
         where = exports.get(name)
         if where is not None:
             value = getattr(importlib.import_module(where), name)
-        elif not plugins or name.startswith("__"):
+        elif not plugins or name.startswith("__") or (plugins is not True and name not in plugins):
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         else:
             value = _from_plugin(package, name)

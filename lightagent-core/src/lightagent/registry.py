@@ -27,6 +27,7 @@ KINDS = (
     "hook",
     "exporter",
     "agent_extension",
+    "tool_selector",
 )
 #: Scopes in rising precedence: an agent-scope provider shadows a session one, which shadows runtime.
 SCOPES = ("runtime", "session", "agent")

@@ -33,6 +33,7 @@ DISTRIBUTIONS: dict[str, str] = {
     "skills": "lightagent-skills",
     "review": "lightagent-review",
     "control": "lightagent-control",
+    "selection": "lightagent-selection",
 }
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left
@@ -112,7 +113,7 @@ ATTRIBUTES: dict[str, str] = {
     "setup_mcp": "mcp",
 }
 
-#: ``from lightagent import <name>`` -> extra.
+#: ``from lightagent import <name>`` (or ``lightagent.tools``, for the selection's) -> extra.
 EXPORTS: dict[str, str] = {
     "HookManager": "control",
     "CapabilityRisk": "control",
@@ -206,6 +207,9 @@ EXPORTS: dict[str, str] = {
     "TraceRecorder": "devtools",
     "MemoryProviderAdapter": "memory",
     "HumanApprovalTool": "review",
+    "ToolIndex": "selection",
+    "selection_report": "selection",
+    "estimate_tokens": "selection",
 }
 
 

@@ -199,28 +199,3 @@ def test_provider_factory_gets_only_the_keywords_it_takes() -> None:
     finally:
         registry.unregister("model", "test-gaps-factory")
         registry.unregister("model", "test-gaps-broken")
-
-
-# -- 5. adaptive selection that keeps nothing offers everything -------------------------
-
-
-def test_tool_selection_falls_back_to_all_tools() -> None:
-    tools = []
-    for i in range(20):
-
-        def fn(x: str = "") -> str:
-            return x
-
-        tools.append(tool(fn, name=f"alpha_{i}", description=f"Alpha beta number {i}."))
-    model = ScriptedModel(["none needed"])
-    agent = LightAgent(model=model, tools=tools)
-    result = agent.run("zzz qqq", result_format="object", trace=True)
-    assert result.content == "none needed"
-    assert len(model.requests[0].tools) == 20
-    selection = next(e["data"] for e in result.trace if e["type"] == "tool_selection")
-    assert selection["fallback"] == "all" and len(selection["kept"]) == 20
-    # a query that matches keeps the selection (no fallback)
-    model.add("ok")
-    result = agent.run("alpha beta number 3", result_format="object", trace=True)
-    selection = next(e["data"] for e in result.trace if e["type"] == "tool_selection")
-    assert "fallback" not in selection and len(model.requests[1].tools) <= 8

@@ -3,9 +3,38 @@ unknown tool to the model, exactly as a name that does not exist."""
 
 from __future__ import annotations
 
+import types
+
+import pytest
 from lightagent import LightAgent, Tool
+from lightagent.hookspecs import hookimpl
+from lightagent.plugins import PluginHost, reset_host
 
 RAN: list[str] = []
+
+
+class WeatherOnly:
+    """A tool selector that offers the tools whose name shares a word with the question."""
+
+    def offer(self, registry, query, *, limit, messages):
+        words = set(query.lower().split())
+        return [n for n in registry.names() if words & set(n.split("_"))]
+
+    def select(self, registry, query, *, limit, messages, always):
+        return self.offer(registry, query, limit=limit, messages=messages)[:limit]
+
+    def report(self, registry, kept):
+        return {}
+
+
+@pytest.fixture
+def selector():
+    plugin = types.SimpleNamespace(
+        register_tool_selectors=hookimpl(lambda register: register("words", WeatherOnly))
+    )
+    reset_host(PluginHost(entry_points=False, plugins=[("words-selector", plugin)]))
+    yield
+    reset_host(None)
 
 
 def make(name: str, description: str) -> Tool:
@@ -28,7 +57,7 @@ TOOLS = (
 )
 
 
-def test_a_tool_left_out_of_the_selection_cannot_be_called(loopback_server) -> None:
+def test_a_tool_left_out_of_the_selection_cannot_be_called(loopback_server, selector) -> None:
     RAN.clear()
     offered: list[list[str]] = []
 
@@ -40,7 +69,7 @@ def test_a_tool_left_out_of_the_selection_cannot_be_called(loopback_server) -> N
 
     loopback_server.default = model
     agent = LightAgent(model="gpt-4.1", api_key="k", base_url=loopback_server.base_url, tools=TOOLS)
-    assert agent.run("What is the weather forecast in Rome?") == "ok"
+    assert agent.run("What is the weather in Rome?") == "ok"
     assert "get_weather" in offered[0] and "wipe_disk" not in offered[0]
     assert RAN == []
     result = next(m for m in loopback_server.requests[-1]["messages"] if m["role"] == "tool")
@@ -58,7 +87,7 @@ def test_every_tool_is_callable_when_every_tool_is_offered(loopback_server) -> N
         tools=TOOLS,
         filter_tools=False,
     )
-    assert agent.run("What is the weather forecast in Rome?") == "ok"
+    assert agent.run("What is the weather in Rome?") == "ok"
     assert RAN == ["wipe_disk"]
 
 

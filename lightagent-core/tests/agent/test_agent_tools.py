@@ -153,32 +153,6 @@ def test_idempotency_key_is_passed_to_tools_that_declare_it(scripted_model: Scri
     assert idempotency_key(run_id, 0, "charge", '{ "amount" : 5 }') == expected
 
 
-def test_filter_tools_keeps_a_few_of_many(scripted_model: ScriptedModel) -> None:
-    tools = []
-    for i in range(40):
-        topic = "weather forecast rain" if i == 7 else f"inventory item number{i}"
-
-        def fn(x: str = "") -> str:
-            return "ok"
-
-        fn.tool_info = {
-            "tool_name": f"tool_{i}",
-            "tool_description": f"Look up {topic}.",
-            "tool_params": [
-                {"name": "x", "description": "input", "type": "string", "required": False}
-            ],
-        }
-        tools.append(fn)
-    scripted_model.add("fine")
-    agent = LightAgent(model=scripted_model, tools=tools)
-    result = agent.run("what is the weather forecast, rain?", result_format="object", trace=True)
-    sent = [t["function"]["name"] for t in scripted_model.requests[0].tools]
-    assert "tool_7" in sent and len(sent) <= 8
-    selection = next(e for e in result.trace if e["type"] == "tool_selection")["data"]
-    assert selection["tools_total"] == 40 and selection["tools_kept"] == len(sent)
-    assert selection["schema_tokens_kept"] < selection["schema_tokens_total"]
-
-
 def test_sync_run_works_inside_a_running_event_loop(scripted_model: ScriptedModel) -> None:
     scripted_model.add(call("get_weather", city_name="Oslo"), "cold but sunny")
     agent = LightAgent(model=scripted_model, tools=[get_weather])

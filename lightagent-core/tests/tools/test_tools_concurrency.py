@@ -71,7 +71,6 @@ def test_threads_running_sync_driver_with_overlays():
         [outcome] = dispatcher.run_calls(
             [ToolCall("c", "whoami", '{"delay": 0.01}')], registry=overlay
         )
-        assert overlay.select("which user does this run belong to") == ["whoami"]
         return outcome.output
 
     with ThreadPoolExecutor(8) as pool:

@@ -553,26 +553,29 @@ def _select_tools(
     tools: list[dict[str, Any]] | None = None
     if registry is not None and len(registry):
         names = None
-        ranked = False
-        if spec.filter_tools and len(registry) > spec.filter_threshold:
+        selector = spec.tool_selector if len(registry) > spec.filter_threshold else None
+        if selector is not None:
             if query is None:  # a resumed run: rank by the turn's question
                 query = next(
                     (m.get("content") for m in reversed(messages) if m.get("role") == "user"), None
                 )
             if isinstance(query, str) and query:
-                ranked = True
-                names = registry.offer(query, limit=spec.filter_limit, messages=messages[:-1])
+                names = selector.offer(
+                    registry, query, limit=spec.filter_limit, messages=messages[:-1]
+                )
+            else:
+                selector = None  # nothing to rank by: every tool, no event
         if names is None:
             # a weak match (or no ranking): offer every tool and let the model decide
             tools = registry.schemas()
-            if active and ranked:
+            if active and selector is not None:
                 names = registry.names()
-                report = registry.selection_report(names)
+                report = selector.report(registry, names)
                 ctx.emit("tool_selection", {"kept": names, "fallback": "all", **report})
         else:
             tools = registry.schemas(names)
-            if active:
-                report = registry.selection_report(names)
+            if active and selector is not None:  # (names came from it)
+                report = selector.report(registry, names)
                 ctx.emit("tool_selection", {"kept": list(names), **report})
     tool_choice: Any = None
     response_format = None

@@ -178,7 +178,6 @@ def build_spec(
         result_format=result_format,
         max_retry=max_retry,
         max_tool_iterations=max_iter,
-        filter_tools=agent.filter_tools,
         interceptor=agent._run_interceptor(),
         output=output,
         binding=binding,
@@ -190,6 +189,12 @@ def build_spec(
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
     )
+    # Only a run that may hold more tools than the threshold looks a selector up (toolsets
+    # are listed later, in the loop).
+    if agent.filter_tools and (toolsets is not None or len(registry) > spec.filter_threshold):
+        from lightagent.tools.selector import tool_selector
+
+        spec.tool_selector = tool_selector()
     if parts:
         steps = [step for step in (p.run_step(spec, opts) for p in parts) if step is not None]
         spec.steps = tuple(sorted(steps, key=_order) if len(steps) > 1 else steps)

@@ -33,7 +33,9 @@ class RunSpec:
     result_format: str = "str"
     max_retry: int = 10
     max_tool_iterations: int = 10
-    filter_tools: bool = True
+    #: Chooses the tools of each request when the registry holds more than ``filter_threshold``
+    #: (a ``lightagent.tools.selector.ToolSelector``); None offers every tool.
+    tool_selector: Any = None
     filter_threshold: int = 16
     filter_limit: int = 8
     interceptor: Any = None

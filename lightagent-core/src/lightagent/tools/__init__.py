@@ -1,7 +1,8 @@
 """Tools: ``@tool`` and seeds ``tool_info`` callables, the registry and the dispatcher.
 
 Names load on first use so that ``import lightagent.tools`` stays cheap (pydantic is
-imported only when a schema is first built).
+imported only when a schema is first built). ``ToolIndex``, ``selection_report`` and
+``estimate_tokens`` come from lightagent-selection (``LA-MISSING-EXTRA`` without it).
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ _EXPORTS: dict[str, str] = {
     "ToolRegistry": "lightagent.tools.registry",
     "AsyncToolDispatcher": "lightagent.tools.dispatch",
     "ToolOutcome": "lightagent.tools.dispatch",
-    "ToolIndex": "lightagent.tools.selection",
-    "selection_report": "lightagent.tools.selection",
-    "estimate_tokens": "lightagent.tools.selection",
+    "ToolSelector": "lightagent.tools.selector",
     "validate_tool_info": "lightagent.tools.diagnostics",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_exports(
+    __name__, _EXPORTS, globals(), plugins=("ToolIndex", "selection_report", "estimate_tokens")
+)

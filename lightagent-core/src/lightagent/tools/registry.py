@@ -1,11 +1,10 @@
-"""``ToolRegistry``: the tools an agent offers, their cached schemas, diagnostics and selection."""
+"""``ToolRegistry``: the tools an agent offers, their cached schemas and diagnostics."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from lightagent.errors import ToolError
@@ -13,17 +12,7 @@ from lightagent.keywords import seeds_keywords
 from lightagent.tools.decorator import Tool, as_tool
 from lightagent.tools.diagnostics import diagnose_schema
 from lightagent.tools.diagnostics import validate_tool_info as _validate_tool_info
-from lightagent.tools.selection import (
-    OFFER_ALL_UP_TO,
-    ToolIndex,
-    called_tools,
-    estimate_tokens,
-    layered_scores,
-    query_terms,
-    selection_report,
-    strong_match,
-    top_scores,
-)
+from lightagent.tools.selector import require_selector
 
 __all__ = ["ToolRegistry"]
 
@@ -52,7 +41,7 @@ def _raise_on_errors(diagnostics: list[dict[str, str]], name: str) -> None:
 
 
 class ToolRegistry:
-    """Tools by name, with OpenAI schemas cached per tool and a lexical selection index.
+    """Tools by name, with OpenAI schemas cached per tool.
 
     ``register_tool`` accepts a :class:`Tool`, an ``@tool`` function or a seeds-style
     callable with ``tool_info``; registering a name again replaces the earlier tool (and
@@ -64,10 +53,7 @@ class ToolRegistry:
         self.strict = strict
         self._tools: dict[str, Tool] = {}
         self._funcs: dict[str, list[Any]] = {}
-        self._tokens: dict[str, int] = {}
-        self._tokens_total = 0
         self._schemas: list[dict[str, Any]] | None = None
-        self._index: ToolIndex | None = None
         self._version = 0
         # Registration may race with selection from other threads' runs.
         self._lock = threading.RLock()
@@ -80,20 +66,12 @@ class ToolRegistry:
             self._add_locked(item)
 
     def _add_locked(self, item: Tool) -> None:
-        previous = self._tools.get(item.name)
-        if previous is not None:
-            self._tokens_total -= self._tokens[item.name]
         self._tools[item.name] = item
-        tokens = estimate_tokens(item.openai_schema())
-        self._tokens[item.name] = tokens
-        self._tokens_total += tokens
         funcs = self._funcs.setdefault(item.name, [])
         if not any(f is item.func for f in funcs):
             funcs.append(item.func)
         self._schemas = None
         self._version += 1
-        if self._index is not None:
-            self._index.add(item)
 
     def register_tool(self, obj: Any, *, strict: bool | None = None, infer: bool = False) -> bool:
         """Register one tool; ``False`` (the seeds' answer) for a callable without ``tool_info``.
@@ -140,12 +118,9 @@ class ToolRegistry:
             item = self._tools.pop(name, None)
             if item is None:
                 return False
-            self._tokens_total -= self._tokens.pop(name)
             self._funcs.pop(name, None)
             self._schemas = None
             self._version += 1
-            if self._index is not None:
-                self._index.remove(name)
             return True
 
     # -- lookup ---------------------------------------------------------------------
@@ -230,15 +205,6 @@ class ToolRegistry:
                 names.append(name)
         return self.schemas(names)
 
-    def schema_tokens(self, names: Iterable[str] | None = None) -> int:
-        """Estimated tokens (``len(json)/4``) of all schemas, or of ``names``."""
-        if names is None:
-            return self._tokens_total
-        return sum(self._token_count(n) for n in dict.fromkeys(names))
-
-    def _token_count(self, name: str) -> int:
-        return self._tokens.get(name, 0)
-
     # -- per-run overlay --------------------------------------------------------------
     def with_tools(self, extra: Iterable[Any] | None, *, infer: bool = True) -> ToolRegistry:
         """A registry that adds ``extra`` on top of this one, without copying or mutating it.
@@ -260,16 +226,22 @@ class ToolRegistry:
             overlay.register_tool(obj, infer=infer)
         return overlay
 
-    # -- adaptive selection ----------------------------------------------------------
-    def _ensure_index(self) -> ToolIndex:
-        with self._lock:
-            if self._index is None:
-                index = ToolIndex()
-                for item in self._tools.values():
-                    index.add(item)
-                self._index = index
-            return self._index
+    # -- layers: what a tool selector indexes -----------------------------------------
+    @property
+    def version(self) -> int:
+        """A number that changes whenever a tool of this layer is registered or removed."""
+        return self._version
 
+    def layers(self) -> list[ToolRegistry]:
+        """This registry's layers, bottom first: itself, or an overlay's bases and then it."""
+        return [self]
+
+    def own_tools(self) -> dict[str, Tool]:
+        """The tools registered on this layer itself (a snapshot; an overlay's base not included)."""
+        with self._lock:
+            return dict(self._tools)
+
+    # -- selection: asks the registered tool selector (lightagent-selection) -----------
     def select(
         self,
         query: str,
@@ -278,23 +250,10 @@ class ToolRegistry:
         messages: Sequence[Mapping[str, Any]] | None = None,
         always: Iterable[str] = (),
     ) -> list[str]:
-        """The names of the ``limit`` tools that best match ``query`` (BM25), best first.
-
-        ``messages`` (the last few are used at half weight) help with follow-ups;
-        ``always`` names are put first and do not count against ``limit``. Tools that
-        share no term with the query are not returned.
-        """
-        if not isinstance(limit, int) or limit < 0:
-            from lightagent.errors import ValidationError
-
-            raise ValidationError(
-                "LA-VALIDATION", f"limit must be a non-negative int, got {limit!r}"
-            )
-        pinned = [n for n in dict.fromkeys(always) if self.get(n) is not None]
-        terms = query_terms(query or "", messages)
-        ranked = self._rank(terms, limit + len(pinned))
-        rest = [name for _, name in ranked if name not in pinned][:limit]
-        return pinned + rest
+        """The names of the ``limit`` tools that best match ``query``, best first; ``always``
+        names come first, outside the limit (``LA-MISSING-EXTRA`` with no selector installed)."""
+        selector = require_selector("ToolRegistry.select")
+        return selector.select(self, query, limit=limit, messages=messages, always=always)
 
     def offer(
         self,
@@ -303,51 +262,13 @@ class ToolRegistry:
         limit: int = 8,
         messages: Sequence[Mapping[str, Any]] | None = None,
     ) -> list[str] | None:
-        """The tools to offer for one model request, or None for all of them (the loop's choice).
+        """The tools the loop offers one model request about ``query``, or None for all of them."""
+        selector = require_selector("ToolRegistry.offer")
+        return selector.offer(self, query, limit=limit, messages=messages or ())
 
-        Recall comes first. A weak match (see :func:`~lightagent.tools.selection.strong_match`)
-        offers every tool when there are at most :data:`OFFER_ALL_UP_TO`, else the
-        ``4 * limit`` best. Otherwise the ``limit`` best are offered and every tool scoring at
-        least half the best (``4 * limit`` at most). Tools called earlier in
-        ``messages`` are always offered, so a follow-up keeps what the conversation uses.
-        """
-        history = list(messages or ())
-        used = [n for n in called_tools(history) if self.get(n) is not None]
-        terms = query_terms(query or "", history[-4:])
-        with self._locked():
-            layers = self._layers()
-            ranked = top_scores(layered_scores(layers, terms), 4 * limit)
-            strong = strong_match(layers, query or "", ranked[0][1] if ranked else None)
-        if strong:
-            floor = ranked[0][0] / 2
-            ranked = [pair for i, pair in enumerate(ranked) if i < limit or pair[0] >= floor]
-        elif len(self) <= OFFER_ALL_UP_TO:
-            return None
-        return list(dict.fromkeys(used + [name for _, name in ranked])) or None
-
-    def _layers(self) -> list[tuple[ToolIndex, Collection[str]]]:
-        """The indexes to rank over, bottom first, each with the names shadowed above it."""
-        return [(self._ensure_index(), ())]
-
-    def _locked(self) -> ExitStack:
-        """This registry's lock and its bases' (bottom first, the one order every caller takes)."""
-        stack = ExitStack()
-        chain: list[ToolRegistry] = []
-        registry: ToolRegistry | None = self
-        while registry is not None:
-            chain.append(registry)
-            registry = getattr(registry, "_base", None)
-        for item in reversed(chain):
-            stack.enter_context(item._lock)
-        return stack
-
-    def _rank(self, terms: Mapping[str, float], limit: int) -> list[tuple[float, str]]:
-        with self._locked():
-            return top_scores(layered_scores(self._layers(), terms), limit)
-
-    def selection_report(self, kept: Iterable[str]) -> dict[str, int]:
+    def selection_report(self, kept: Iterable[str]) -> dict[str, Any]:
         """``{"tools_total", "tools_kept", "schema_tokens_total", "schema_tokens_kept"}``."""
-        return selection_report(self, kept)
+        return require_selector("ToolRegistry.selection_report").report(self, kept)
 
     # -- diagnostics -----------------------------------------------------------------
     @staticmethod
@@ -428,21 +349,8 @@ class _Overlay(ToolRegistry):
             self._cache_key = key
         return list(self._schemas)
 
-    def schema_tokens(self, names: Iterable[str] | None = None) -> int:
-        if names is not None:
-            return super().schema_tokens(names)
-        shadowed = sum(self._base._token_count(n) for n in self._tools if n in self._base)
-        return self._base.schema_tokens() - shadowed + self._tokens_total
-
-    def _token_count(self, name: str) -> int:
-        if name in self._tools:
-            return self._tokens[name]
-        return self._base._token_count(name)
-
-    def _layers(self) -> list[tuple[ToolIndex, Collection[str]]]:
-        own = set(self._tools)
-        below = [(index, own.union(hidden)) for index, hidden in self._base._layers()]
-        return [*below, (self._ensure_index(), ())]
+    def layers(self) -> list[ToolRegistry]:
+        return [*self._base.layers(), self]
 
     def validate_tools(self) -> list[dict[str, str]]:
         out = self._base.validate_tools() + super().validate_tools()

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from lightagent.tools import Tool, ToolRegistry
-from lightagent.tools.selection import OFFER_ALL_UP_TO
+from lightagent_selection import OFFER_ALL_UP_TO
 
 FIXTURE = Path(__file__).parent / "data" / "mcp_reference_tools.json"
 

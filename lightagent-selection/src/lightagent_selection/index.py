@@ -1,4 +1,4 @@
-"""Adaptive tool selection: a local BM25 ranker over tool names, titles and descriptions.
+"""A local BM25 ranker over tool names, titles and descriptions.
 
 With hundreds or thousands of registered tools, sending every schema costs tokens and
 confuses models. :class:`ToolIndex` keeps an inverted index (built once, updated on each
@@ -9,7 +9,6 @@ query's terms, not to the number of tools. No model call, no network, no depende
 from __future__ import annotations
 
 import heapq
-import json
 import math
 import re
 from collections import Counter
@@ -17,16 +16,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lightagent.tools.decorator import Tool
+    from lightagent.tools import Tool
 
 __all__ = [
     "OFFER_ALL_UP_TO",
     "ToolIndex",
     "called_tools",
-    "estimate_tokens",
     "layered_scores",
     "query_terms",
-    "selection_report",
     "strong_match",
     "tokenize",
     "top_scores",
@@ -246,19 +243,3 @@ def top_scores(
     # Ties are broken by name so that the order is deterministic.
     best = heapq.nsmallest(limit, ((-s, n) for n, s in scores.items() if s > 0 and n not in skip))
     return [(-negative, name) for negative, name in best]
-
-
-def estimate_tokens(schema: Any) -> int:
-    """A provider-neutral token estimate of a schema: ``len(json) / 4``."""
-    return max(1, len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False)) // 4)
-
-
-def selection_report(registry: Any, kept: Iterable[str]) -> dict[str, int]:
-    """``{"tools_total", "tools_kept", "schema_tokens_total", "schema_tokens_kept"}`` for a trace."""
-    kept_names = [name for name in dict.fromkeys(kept) if registry.get(name) is not None]
-    return {
-        "tools_total": len(registry),
-        "tools_kept": len(kept_names),
-        "schema_tokens_total": registry.schema_tokens(),
-        "schema_tokens_kept": registry.schema_tokens(kept_names),
-    }

@@ -1,4 +1,4 @@
-"""Adaptive tool selection: BM25 over thousands of tools picks the right one for real queries."""
+"""BM25 over thousands of tools picks the right one for real queries."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 import pytest
 from lightagent.tools import Tool, ToolRegistry, tool
-from lightagent.tools.selection import ToolIndex, estimate_tokens, query_terms, tokenize
+from lightagent_selection import SELECTOR, ToolIndex, estimate_tokens, query_terms, tokenize
 
 VERBS = [
     "get",
@@ -193,9 +193,9 @@ def test_selection_report_counts_schemas_and_tokens(big_registry):
 def test_index_is_incremental():
     reg = ToolRegistry([info_tool("alpha_tool", "Handles alpha things.", ["x"])])
     assert reg.select("alpha") == ["alpha_tool"]
-    index = reg._index
+    index = SELECTOR.index(reg)
     reg.register_tool(info_tool("beta_tool", "Handles beta things.", ["x"]))
-    assert reg._index is index  # updated in place, not rebuilt
+    assert SELECTOR.index(reg) is index  # updated in place, not rebuilt
     assert reg.select("beta") == ["beta_tool"]
     reg.register_tool(info_tool("alpha_tool", "Now about gamma.", ["x"]))  # replaced
     assert reg.select("gamma") == ["alpha_tool"] and reg.select("alpha") == ["alpha_tool"]
