@@ -3,8 +3,9 @@ that holds only the core wheel.
 
 An agent with a tool records its run in a SQLite session; the process dies after the tool
 ran and before the next model request; a new process resumes the run from the session and
-finishes it without running the tool again. Every seeds name a capability distribution
-provides fails, at the line that uses it, with ``LA-MISSING-EXTRA`` and its install line.
+finishes it without running the tool again. An agent with many tools offers every one of
+them (no tool selector is installed). Every seeds name a capability distribution provides
+fails, at the line that uses it, with ``LA-MISSING-EXTRA`` and its install line.
 """
 
 from __future__ import annotations
@@ -89,6 +90,30 @@ def _check_missing_names() -> int:
     return checked
 
 
+def _check_no_selection() -> int:
+    import lightagent.tools
+    from lightagent.errors import MissingExtraError
+
+    tools = [tool(name=f"t{i}", description=f"Item number {i}.")(lambda: "ok") for i in range(20)]
+    model = ScriptedModel(["ok"])
+    LightAgent(model=model, tools=tools).run("item number 3")  # filter_tools=True
+    if len(model.requests[0].tools or ()) != 20:
+        raise SystemExit("core-alone: an agent without a tool selector did not offer every tool")
+    checked = 0
+    for use in (
+        lambda: lightagent.tools.ToolRegistry(tools).select("item"),
+        lambda: lightagent.tools.ToolIndex,
+    ):
+        try:
+            use()
+        except MissingExtraError as exc:
+            assert exc.details["install"] == "pip install 'lightagent-core[selection]'", exc
+            checked += 1
+        else:
+            raise SystemExit("core-alone: tool selection worked without lightagent-selection")
+    return checked
+
+
 def main() -> int:
     if len(sys.argv) > 2 and sys.argv[1] == "crash":
         _agent(Path(sys.argv[2]), crash=True).run("stamp it", session_id="s-1")
@@ -106,7 +131,7 @@ def main() -> int:
         ledger = (folder / "ledger.txt").read_text(encoding="utf-8").split()
         if ledger != ["once"]:
             raise SystemExit(f"core-alone: the tool ran {len(ledger)} times: {ledger}")
-    checked = _check_missing_names()
+    checked = _check_missing_names() + _check_no_selection()
     print(
         f"core-alone: tools, a SQLite session and resume work; {checked} seeds names say their extra"
     )
