@@ -48,7 +48,8 @@ _cache: tuple[Any, Any] | None = None
 
 
 def tool_selector() -> ToolSelector | None:
-    """The highest-priority registered selector, or None (the plugins load on the first call)."""
+    """The highest-priority registered selector, or None; looked up once per plugin registry
+    (as the agent extensions are): register one through the hook, or before the first run."""
     global _cache
     from lightagent.plugins import get_registry
 
