@@ -46,7 +46,8 @@ class _Layer:
         self.version = -1
         self.tools: dict[str, Tool] = {}
         self.index = ToolIndex()
-        self.tokens: dict[str, int] = {}
+        # Counted at the first report: a run that records no events serializes no schema.
+        self.tokens: dict[str, int] | None = None
         self.tokens_total = 0
 
     def sync(self, registry: Any) -> None:
@@ -56,16 +57,29 @@ class _Layer:
         current = registry.own_tools()
         for name in [n for n in self.tools if n not in current]:
             self.index.remove(name)
-            self.tokens_total -= self.tokens.pop(name)
+            if self.tokens is not None:
+                self.tokens_total -= self.tokens.pop(name)
             del self.tools[name]
         for name, item in current.items():
             if self.tools.get(name) is not item:
                 self.index.add(item)
-                tokens = estimate_tokens(item.openai_schema())
-                self.tokens_total += tokens - self.tokens.get(name, 0)
-                self.tokens[name] = tokens
                 self.tools[name] = item
+                if self.tokens is not None:
+                    self._count(self.tokens, name, item)
         self.version = version
+
+    def counted(self) -> dict[str, int]:
+        """Schema tokens by tool name (counted on first use, then kept in step)."""
+        if self.tokens is None:
+            self.tokens = {}
+            for name, item in self.tools.items():
+                self._count(self.tokens, name, item)
+        return self.tokens
+
+    def _count(self, tokens: dict[str, int], name: str, item: Tool) -> None:
+        count = estimate_tokens(item.openai_schema())
+        self.tokens_total += count - tokens.get(name, 0)
+        tokens[name] = count
 
 
 class BM25Selector:
@@ -105,10 +119,16 @@ class BM25Selector:
         with self._lock:
             return self._synced(registry)[-1][0].index
 
-    def _ranked(self, registry: Any, query: str, terms: Mapping[str, float], limit: int) -> Any:
+    def _ranked(
+        self, registry: Any, terms: Mapping[str, float], limit: int, query: str | None = None
+    ) -> tuple[list[tuple[float, str]], bool]:
+        """The ``limit`` best ``(score, name)`` pairs, and (given ``query``) whether the
+        match is strong."""
         with self._lock:
             layers = [(layer.index, hidden) for layer, hidden in self._synced(registry)]
             ranked = top_scores(layered_scores(layers, terms), limit)
+            if query is None:
+                return ranked, False
             return ranked, strong_match(layers, query, ranked[0][1] if ranked else None)
 
     def select(
@@ -132,7 +152,7 @@ class BM25Selector:
             )
         pinned = [n for n in dict.fromkeys(always) if registry.get(n) is not None]
         terms = query_terms(query or "", messages)
-        ranked, _ = self._ranked(registry, query or "", terms, limit + len(pinned))
+        ranked, _ = self._ranked(registry, terms, limit + len(pinned))
         rest = [name for _, name in ranked if name not in pinned][:limit]
         return pinned + rest
 
@@ -155,7 +175,7 @@ class BM25Selector:
         history = list(messages)
         used = [n for n in called_tools(history) if registry.get(n) is not None]
         terms = query_terms(query or "", history[-4:])
-        ranked, strong = self._ranked(registry, query or "", terms, 4 * limit)
+        ranked, strong = self._ranked(registry, terms, 4 * limit, query or "")
         if strong:
             floor = ranked[0][0] / 2
             ranked = [pair for i, pair in enumerate(ranked) if i < limit or pair[0] >= floor]
@@ -166,16 +186,15 @@ class BM25Selector:
     def schema_tokens(self, registry: Any, names: Iterable[str] | None = None) -> int:
         """Estimated tokens (``len(json)/4``) of all of ``registry``'s schemas, or of ``names``."""
         with self._lock:
-            layers = self._synced(registry)
+            layers = [(layer.counted(), layer, hidden) for layer, hidden in self._synced(registry)]
             if names is None:
                 shadowed = sum(
-                    layer.tokens[n] for layer, hidden in layers for n in hidden & layer.tools.keys()
+                    tokens[n] for tokens, _, hidden in layers for n in hidden & tokens.keys()
                 )
-                return sum(layer.tokens_total for layer, _ in layers) - shadowed
+                return sum(layer.tokens_total for _, layer, _ in layers) - shadowed
             total = 0
             for name in dict.fromkeys(names):  # the topmost layer holding a name is its tool
-                owner = next((lay for lay, _ in reversed(layers) if name in lay.tokens), None)
-                total += owner.tokens[name] if owner is not None else 0
+                total += next((t[name] for t, _, _ in reversed(layers) if name in t), 0)
             return total
 
     def report(self, registry: Any, kept: Iterable[str]) -> dict[str, int]:
