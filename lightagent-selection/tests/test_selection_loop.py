@@ -10,7 +10,7 @@ import pytest
 from lightagent import LightAgent, ScriptedModel, tool
 from lightagent.errors import ValidationError
 from lightagent.plugins import get_registry
-from lightagent.tools import ToolRegistry, default_registry, selection_report
+from lightagent.tools import ToolRegistry, selection_report
 from lightagent.tools.selector import tool_selector
 from lightagent_selection import SELECTOR, schema_tokens
 
@@ -120,7 +120,12 @@ def make_sync_user_tool(user: int):
 
 
 def test_threads_rank_their_own_overlays() -> None:
-    base = default_registry()
+    @tool
+    def lookup(city: str) -> str:
+        """Look up the weather of a city."""
+        return city
+
+    base = ToolRegistry([lookup])
 
     def run(user: int) -> list[str]:
         overlay = base.with_tools([make_sync_user_tool(user)])
