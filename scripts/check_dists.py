@@ -59,6 +59,7 @@ def main(wheelhouse: str) -> int:
         "lightagent_review",
         "lightagent_control",
         "lightagent_dbos",
+        "lightagent_postgres",
         "lightagent_contracts",
     }
     if missing := expected - names:

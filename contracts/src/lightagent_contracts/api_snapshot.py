@@ -50,6 +50,7 @@ DISTRIBUTIONS: dict[str, str] = {
     "lightagent-review": "lightagent_review",
     "lightagent-control": "lightagent_control",
     "lightagent-dbos": "lightagent_dbos",
+    "lightagent-postgres": "lightagent_postgres",
     "lightagent-contracts": "lightagent_contracts",
 }
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"

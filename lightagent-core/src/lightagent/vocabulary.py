@@ -33,6 +33,7 @@ DISTRIBUTIONS: dict[str, str] = {
     "skills": "lightagent-skills",
     "review": "lightagent-review",
     "control": "lightagent-control",
+    "postgres": "lightagent-postgres",
 }
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left
