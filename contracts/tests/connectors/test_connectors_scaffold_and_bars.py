@@ -22,6 +22,7 @@ FIRST_PARTY = [
     "lightagent-memory-mem0",
     "lightagent-guardrails",
     "lightagent-dbos",
+    "lightagent-postgres",
     "contracts",
 ]
 

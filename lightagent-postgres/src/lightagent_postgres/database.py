@@ -17,7 +17,7 @@ from lightagent.sql_conn import Database
 __all__ = ["SCHEMES", "PostgresDatabase"]
 
 #: The URL schemes this dialect opens (``+psycopg`` names the one driver it runs on).
-SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
+SCHEMES = ("postgresql", "postgres", "postgresql+psycopg", "postgres+psycopg")
 
 #: One event row of :meth:`PostgresDatabase.append_guarded`, cast so ``VALUES`` types its columns.
 _ROW = "(%s::varchar, %s::integer, %s::varchar, %s::varchar, %s::float8, %s::text)"

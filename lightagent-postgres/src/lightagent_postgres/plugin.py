@@ -34,4 +34,5 @@ def lightagent_manifest() -> dict[str, Any]:
         "version": __version__,
         "description": "PostgreSQL for the SQL stores: the session store's dialect and pooled connections.",
         "docs": "docs/sessions.md",
+        "providers": {"session_store": ("postgresql://", "postgres://", "postgres")},
     }
