@@ -227,13 +227,15 @@ def open_database(
             busy_timeout_ms=busy_timeout_ms,
         )
     from lightagent.errors import ConfigurationError, MissingExtraError
+    from lightagent.extras import missing_extra
     from lightagent.plugins import get_registry
     from lightagent.providers import find_provider
 
     try:
         _, store = find_provider(get_registry(), "session_store", f"{scheme}://", needed_by)
-    except MissingExtraError:
-        raise
+    except MissingExtraError as exc:  # say what needed it: a memory pool, a flow store …
+        what, details = f"{needed_by} on {scheme}://", exc.details
+        raise missing_extra(what, details["distribution"], details["extra"]) from None
     except ConfigurationError:
         store = None
     opener = getattr(store, "open_database", None)
@@ -244,8 +246,7 @@ def open_database(
             hint="Use 'sqlite:///path/to/sessions.db', or 'postgresql+psycopg://user@host/db' "
             "with pip install 'lightagent-core[postgres]'.",
         )
-    database: Database = opener(url, busy_timeout_ms=busy_timeout_ms, needed_by=needed_by)
-    return database
+    return opener(url, busy_timeout_ms=busy_timeout_ms, needed_by=needed_by)
 
 
 def _sqlite_target(url: str) -> str:

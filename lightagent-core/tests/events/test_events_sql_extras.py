@@ -29,6 +29,7 @@ def test_sessions_need_no_sqlalchemy_and_postgres_names_its_extra(tmp_path: Path
         sys.modules["psycopg"] = None
         from lightagent import LightAgent, LightAgentError, ScriptedModel
         from lightagent import SqliteSessionStore, SqlSessionStore
+        from lightagent.sql_conn import open_database
 
         store = SqliteSessionStore("s.db")
         store.append("s", [{"type": "n.e"}], expected_sequence=0)
@@ -37,22 +38,28 @@ def test_sessions_need_no_sqlalchemy_and_postgres_names_its_extra(tmp_path: Path
         builds = (
             lambda: SqlSessionStore(url),
             lambda: LightAgent(model=ScriptedModel(["x"]), session_store=url).run("q", session_id="s"),
+            lambda: open_database(url, needed_by="SqlLightFlowStore"),
         )
         for build in builds:
             try:
                 build()
             except LightAgentError as error:
                 print(error.code, error.details["install"], "|", error.hint)
+                print(error.message)
         """,
         tmp_path,
     )
     assert lines[0] == "1 1"
     # SqlReviewStore and SqlTokenLedger (the `sql` extra): lightagent-review's tests.
     install = "pip install 'lightagent-core[postgres]'"
-    for line in lines[1:3]:
+    for line in lines[1:7:2]:
         code, rest = line.split(" ", 1)
         assert code == "LA-MISSING-EXTRA" and rest.startswith(f"{install} | {install}"), line
         assert "lightagent-postgres" in rest
+    # each names what needed PostgreSQL
+    assert lines[2].startswith("SqlSessionStore on postgresql+psycopg://")
+    assert lines[4].startswith("a session store for postgresql+psycopg:// URLs")
+    assert lines[6].startswith("SqlLightFlowStore on postgresql+psycopg://")
 
 
 def test_an_unsupported_database_url_is_typed(tmp_path: Path) -> None:

@@ -47,8 +47,7 @@ _ONE_STATEMENT_MAX = 200
 
 
 class SqlSessionStore(SessionStoreBase):
-    """Sessions in SQLite (``sqlite:///path``) or PostgreSQL (``postgresql+psycopg://…``,
-    with lightagent-postgres installed).
+    """Sessions in ``sqlite:///path`` or (with lightagent-postgres) ``postgresql+psycopg://…``.
 
     The database file and tables are created on the first write, never by a read (a read
     of a store that does not exist finds nothing). A SQLite file's folder must exist:
