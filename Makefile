@@ -6,7 +6,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.setup-stamp
 DISTS := lightagent-core lightagent-flow lightagent-dag lightagent-mcp lightagent-rag-fts \
          lightagent-memory-mem0 lightagent-guardrails lightagent-otel lightagent-serve \
-         lightagent-thought lightagent-devtools lightagent-swarm lightagent-runtime lightagent-memory lightagent-skills lightagent-review lightagent-control lightagent-dbos lightagent-selection contracts
+         lightagent-thought lightagent-devtools lightagent-swarm lightagent-runtime lightagent-memory lightagent-skills lightagent-review lightagent-control lightagent-dbos lightagent-selection lightagent-postgres contracts
 PYPROJECTS := $(foreach d,$(DISTS),$(d)/pyproject.toml)
 PYTEST := $(PY) -m pytest
 
@@ -49,7 +49,7 @@ lint: $(STAMP) ## ruff check, format check, import contracts (circles, layers, p
 
 MYPY_PACKAGES := lightagent lightagent_flow lightagent_dag lightagent_mcp lightagent_rag_fts \
                  lightagent_memory_mem0 lightagent_guardrails lightagent_contracts \
-                 lightagent_thought lightagent_devtools lightagent_swarm lightagent_runtime lightagent_memory lightagent_skills lightagent_review lightagent_control lightagent_dbos lightagent_selection
+                 lightagent_thought lightagent_devtools lightagent_swarm lightagent_runtime lightagent_memory lightagent_skills lightagent_review lightagent_control lightagent_dbos lightagent_selection lightagent_postgres
 typecheck: $(STAMP) ## mypy over the public packages, then examples/ against the installed ones
 	$(PY) -m mypy $(foreach p,$(MYPY_PACKAGES),-p $(p))
 	$(PY) -m mypy examples

@@ -1,5 +1,6 @@
 """Install ``lightagent-core[flow,dag]`` from the built wheels into a fresh venv and check it;
-then ``lightagent-core`` alone in another (``scripts/core_alone.py``).
+then ``lightagent-core`` alone in another (``scripts/core_alone.py``), and its ``postgres``
+extra on top.
 
 The workspace installs every distribution editable, which hides version-range mistakes
 between them; only wheels installed the way users install them reveal those. Every wheel
@@ -60,6 +61,7 @@ def main(wheelhouse: str) -> int:
         "lightagent_control",
         "lightagent_dbos",
         "lightagent_selection",
+        "lightagent_postgres",
         "lightagent_contracts",
     }
     if missing := expected - names:
@@ -127,10 +129,29 @@ def main(wheelhouse: str) -> int:
         if {p["name"] for p in listing} - {"lightagent-core"}:
             raise SystemExit(f"check-dists: lightagent-core alone lists {listing}")
         print(_run(py, str(ROOT / "scripts" / "core_alone.py")).strip())
+        # then the `postgres` extra: the dialect arrives as a plugin, found by URL scheme
+        _run(
+            py,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--find-links",
+            str(Path(wheelhouse).resolve()),
+            f"lightagent-core[postgres]=={version}",
+        )
+        opened = _run(
+            py,
+            "-c",
+            "from lightagent import SqlSessionStore; "
+            "print(type(SqlSessionStore('postgresql+psycopg://u@127.0.0.1:1/db')._db).__name__)",
+        )
+        if opened.strip() != "PostgresDatabase":
+            raise SystemExit(f"check-dists: lightagent-core[postgres] opened {opened!r}")
     print(
         f"check-dists: lightagent-core[flow,dag]=={version} installs from wheels; "
         "`lightagent plugins` lists flow and dag; every wheel ships py.typed; "
-        "the examples type-check against the wheels"
+        "the examples type-check against the wheels; the core alone, then with [postgres], works"
     )
     return 0
 

@@ -4,8 +4,9 @@ that holds only the core wheel.
 An agent with a tool records its run in a SQLite session; the process dies after the tool
 ran and before the next model request; a new process resumes the run from the session and
 finishes it without running the tool again. An agent with many tools offers every one of
-them (no tool selector is installed). Every seeds name a capability distribution provides
-fails, at the line that uses it, with ``LA-MISSING-EXTRA`` and its install line.
+them (no tool selector is installed). Every seeds name a capability distribution provides,
+and a PostgreSQL session store, fails at the line that uses it with ``LA-MISSING-EXTRA``
+and its install line.
 """
 
 from __future__ import annotations
@@ -79,6 +80,18 @@ def _check_missing_names() -> int:
             checked += 1
         else:
             raise SystemExit(f"core-alone: run({option}=...) accepted without its extra")
+    url = "postgresql+psycopg://app@127.0.0.1/sessions"  # lightagent-postgres: not installed
+    for build in (
+        lambda: lightagent.SqlSessionStore(url),
+        lambda: LightAgent(model=ScriptedModel(["x"]), session_store=url).run("q", session_id="s"),
+    ):
+        try:
+            build()
+        except MissingExtraError as exc:
+            assert exc.details["install"] == "pip install 'lightagent-core[postgres]'", exc
+            checked += 1
+        else:
+            raise SystemExit("core-alone: a PostgreSQL session store built without its extra")
     for attribute, extra in vocabulary.ATTRIBUTES.items():
         try:
             getattr(agent, attribute)

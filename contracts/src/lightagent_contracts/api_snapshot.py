@@ -51,6 +51,7 @@ DISTRIBUTIONS: dict[str, str] = {
     "lightagent-control": "lightagent_control",
     "lightagent-dbos": "lightagent_dbos",
     "lightagent-selection": "lightagent_selection",
+    "lightagent-postgres": "lightagent_postgres",
     "lightagent-contracts": "lightagent_contracts",
 }
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"

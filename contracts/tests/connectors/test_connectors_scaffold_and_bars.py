@@ -23,6 +23,7 @@ FIRST_PARTY = [
     "lightagent-guardrails",
     "lightagent-dbos",
     "lightagent-selection",
+    "lightagent-postgres",
     "contracts",
 ]
 

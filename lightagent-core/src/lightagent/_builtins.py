@@ -22,9 +22,8 @@ def register_session_stores(register: Register) -> None:
     register("jsonl", "lightagent.events.jsonl_store:JsonlSessionStore")
     register("sqlite", "lightagent.events.sql_store:SqliteSessionStore")
     register("sql", "lightagent.events.sql_store:SqlSessionStore")
-    # URL forms: session_store="sqlite:///x.db" or "postgresql+psycopg://..."
+    # URL form session_store="sqlite:///x.db"; lightagent-postgres registers postgresql://
     register("sqlite://", "lightagent.events.sql_store:SqlSessionStore")
-    register("postgresql://", "lightagent.events.sql_store:SqlSessionStore")
 
 
 @hookimpl

@@ -25,9 +25,14 @@ from typing import Any
 
 from lightagent.errors import ConfigurationError, LightAgentError, PluginError
 
-__all__ = ["build_provider", "provider_reference", "resolve_provider"]
+__all__ = ["build_provider", "find_provider", "provider_reference", "resolve_provider"]
 
 _LABELS = {"session_store": "session store", "toolset": "toolset", "tool": "tool"}
+#: (kind, URL scheme without its +driver) -> the extra whose distribution registers it.
+_URL_EXTRAS = {
+    ("session_store", "postgresql"): "postgres",
+    ("session_store", "postgres"): "postgres",
+}
 
 
 def _label(kind: str) -> str:
@@ -59,7 +64,9 @@ def _registry() -> Any:
     return get_registry()
 
 
-def _lookup(registry: Any, kind: str, name: str, param: str) -> tuple[str, Any]:
+def find_provider(registry: Any, kind: str, name: str, param: str) -> tuple[str, Any]:
+    """The registered name and loaded provider for ``name`` (a URL scheme falls back from
+    ``scheme+driver://`` to ``scheme://``); ``LA-CONFIG`` or ``LA-MISSING-EXTRA`` if none."""
     candidates = [name]
     if name.endswith("://") and "+" in name:
         candidates.append(name.split("+", 1)[0] + "://")  # postgresql+psycopg -> postgresql
@@ -68,6 +75,12 @@ def _lookup(registry: Any, kind: str, name: str, param: str) -> tuple[str, Any]:
             return candidate, registry.get(kind, candidate).load()
     names = registry.names(kind)
     if name.endswith("://"):
+        extra = _URL_EXTRAS.get((kind, name.split("+", 1)[0].removesuffix("://")))
+        if extra is not None:
+            from lightagent.extras import missing_extra
+            from lightagent.vocabulary import distribution
+
+            raise missing_extra(f"a {_label(kind)} for {name} URLs", distribution(extra), extra)
         schemes = [n for n in names if n.endswith("://")]
         raise ConfigurationError(
             "LA-CONFIG",
@@ -168,7 +181,7 @@ def resolve_provider(
             "LA-CONFIG", f"{param or kind}={name!r} needs the plugin registry: {exc}"
         ) from exc
     try:
-        found, factory = _lookup(registry, kind, name, param or kind)
+        found, factory = find_provider(registry, kind, name, param or kind)
     except PluginError as exc:  # a lazy reference that cannot be imported
         raise ConfigurationError(
             "LA-CONFIG",

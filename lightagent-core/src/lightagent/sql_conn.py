@@ -1,16 +1,10 @@
-"""Connections for the SQL session store, on the database drivers themselves.
+"""Pooled connections for the SQL stores, on the database drivers themselves.
 
-SQLite goes through the standard library's ``sqlite3``; PostgreSQL through ``psycopg``
-3 (the ``postgres`` extra). Both sit behind one small pool of open connections, so an
-append costs its statements and its commit, nothing more. Writes begin with ``BEGIN
-IMMEDIATE`` on SQLite (the write lock up front: a deferred transaction that reads then
-writes gets ``SQLITE_BUSY`` in WAL mode despite the busy timeout) and ``BEGIN`` on
-PostgreSQL, where the session row is then read ``FOR UPDATE``.
-
-A pooled PostgreSQL connection may have died while it sat idle (a server restart); one
-that fails on the first statement of a transaction has written nothing, so it is
-dropped and the statement is tried again on the next connection, as a pre-ping would
-do without paying a round trip per checkout.
+SQLite runs here on the standard library's ``sqlite3``; another database on the plugin of
+its dialect (PostgreSQL: lightagent-postgres), whose session store registered for the URL
+scheme has ``open_database(url, *, busy_timeout_ms, needed_by)``. A :class:`Database` is
+a small pool of open connections (an append costs its statements and its commit) that
+also answers what dialects differ on, so the stores on it write their logic once.
 """
 
 from __future__ import annotations
@@ -21,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Database", "PostgresDatabase", "SqliteDatabase", "open_database"]
+__all__ = ["Database", "SqliteDatabase", "open_database"]
 
 
 class Database:
@@ -51,6 +45,30 @@ class Database:
         return text
 
     begin_write = "BEGIN"
+    #: Appended to a ``SELECT`` of a row the transaction then updates, where rows lock.
+    lock_rows = ""
+    #: Whether :meth:`append_guarded` works on this database.
+    guarded_appends = False
+
+    def has_table(self, cur: Any, name: str) -> bool:
+        """Whether ``name`` exists (inside a transaction of this database)."""
+        raise NotImplementedError
+
+    def columns(self, cur: Any, table: str) -> set[str]:
+        """The column names of ``table``."""
+        raise NotImplementedError
+
+    def json_text(self, column: str, *path: str) -> str:
+        """The SQL text of the string at ``path`` of the JSON in ``column``."""
+        raise NotImplementedError
+
+    def append_guarded(
+        self, tables: tuple[str, str], head: tuple[Any, ...], rows: list[Any]
+    ) -> int:
+        """One statement, its own transaction: bump a session row (``head``: new last, time,
+        id, expected last) and insert ``rows`` only if it still ended at the expected one.
+        The rows inserted; 0 when the connection failed (a transaction then decides)."""
+        raise NotImplementedError
 
     # -- pool --------------------------------------------------------------------------
     def _take(self) -> tuple[Any, int, bool]:
@@ -78,27 +96,6 @@ class Database:
             return
         with self._single, self._transaction(write) as cur:
             yield cur
-
-    def has_table(self, cur: Any, name: str) -> bool:
-        """Whether ``name`` exists (inside a transaction of this database)."""
-        if self.dialect == "sqlite":
-            cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
-        else:
-            cur.execute("SELECT to_regclass(%s) IS NOT NULL", (name,))
-        row = cur.fetchone()
-        return bool(row and row[0])
-
-    def columns(self, cur: Any, table: str) -> set[str]:
-        """The column names of ``table``."""
-        if self.dialect == "sqlite":
-            cur.execute(f"PRAGMA table_info({table})")
-            return {row[1] for row in cur.fetchall()}
-        cur.execute(
-            "SELECT column_name FROM information_schema.columns "
-            "WHERE table_name = %s AND table_schema = current_schema()",
-            (table,),
-        )
-        return {row[0] for row in cur.fetchall()}
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Any]:
@@ -164,6 +161,8 @@ class SqliteDatabase(Database):
     """``sqlite3`` connections in autocommit mode (transactions are ours), WAL, a busy timeout."""
 
     dialect = "sqlite"
+    # The write lock up front: a deferred transaction that reads then writes gets
+    # SQLITE_BUSY in WAL mode despite the busy timeout.
     begin_write = "BEGIN IMMEDIATE"
 
     def __init__(self, path: str, *, synchronous: str, busy_timeout_ms: int) -> None:
@@ -176,6 +175,20 @@ class SqliteDatabase(Database):
         self.unavailable = (sqlite3.OperationalError,)
         self.integrity = sqlite3.IntegrityError
         self.database_error = sqlite3.DatabaseError
+
+    def has_table(self, cur: Any, name: str) -> bool:
+        """Whether ``name`` exists (inside a transaction of this database)."""
+        cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        return cur.fetchone() is not None
+
+    def columns(self, cur: Any, table: str) -> set[str]:
+        """The column names of ``table``."""
+        cur.execute(f"PRAGMA table_info({table})")
+        return {row[1] for row in cur.fetchall()}
+
+    def json_text(self, column: str, *path: str) -> str:
+        """``json_extract`` of ``path`` (plain names: no caller text reaches the statement)."""
+        return f"json_extract({column}, '$.{'.'.join(path)}')"
 
     def _connect(self) -> Any:
         import sqlite3
@@ -196,62 +209,44 @@ class SqliteDatabase(Database):
         return conn
 
 
-class PostgresDatabase(Database):
-    """``psycopg`` 3 connections in autocommit mode (transactions are ours)."""
-
-    dialect = "postgresql"
-
-    def __init__(self, conninfo: str, connect_timeout: float) -> None:
-        import psycopg
-
-        super().__init__()
-        self.conninfo = conninfo
-        self.connect_timeout = connect_timeout
-        self.unavailable = (psycopg.OperationalError, psycopg.InterfaceError)
-        self.integrity = psycopg.IntegrityError
-        self.database_error = psycopg.DatabaseError
-
-    def sql(self, text: str) -> str:
-        return text.replace("?", "%s")
-
-    def _connect(self) -> Any:
-        import psycopg
-
-        try:
-            return psycopg.connect(
-                self.conninfo, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
-            )
-        except psycopg.InterfaceError as exc:  # a malformed URL or option
-            raise psycopg.OperationalError(str(exc)) from exc
-
-
 def open_database(
-    url: str, *, sqlite_file: str | None, synchronous: str, busy_timeout_ms: int
+    url: str,
+    *,
+    sqlite_file: str | None = None,
+    synchronous: str = "FULL",
+    busy_timeout_ms: int = 30000,
+    needed_by: str = "SqlSessionStore",
 ) -> Database:
-    """The pool for a ``sqlite:///…`` or ``postgresql[+psycopg]://…`` URL."""
-    if url.startswith("sqlite"):
+    """The pool for a ``sqlite:///…`` URL, or another scheme's from its dialect's plugin
+    (PostgreSQL without lightagent-postgres: ``LA-MISSING-EXTRA``)."""
+    scheme = url.partition("://")[0].lower()
+    if scheme.startswith("sqlite"):
         return SqliteDatabase(
             sqlite_file if sqlite_file is not None else _sqlite_target(url),
             synchronous=synchronous,
             busy_timeout_ms=busy_timeout_ms,
         )
-    scheme, _, rest = url.partition("://")
-    if scheme.split("+", 1)[0] in ("postgresql", "postgres") and scheme in (
-        "postgresql",
-        "postgres",
-        "postgresql+psycopg",
-    ):
-        from lightagent.extras import require
+    from lightagent.errors import ConfigurationError, MissingExtraError
+    from lightagent.extras import missing_extra
+    from lightagent.plugins import get_registry
+    from lightagent.providers import find_provider
 
-        require("psycopg", "postgres", "SqlSessionStore on PostgreSQL")
-        return PostgresDatabase(f"postgresql://{rest}", busy_timeout_ms / 1000)
-    from lightagent.errors import ConfigurationError
-
-    raise ConfigurationError(
-        "LA-CONFIG",
-        f"SqlSessionStore supports SQLite and PostgreSQL URLs, not {scheme}://.",
-        hint="Use 'sqlite:///path/to/sessions.db' or 'postgresql+psycopg://user@host/db'.",
-    )
+    try:
+        _, store = find_provider(get_registry(), "session_store", f"{scheme}://", needed_by)
+    except MissingExtraError as exc:  # say what needed it: a memory pool, a flow store …
+        what, details = f"{needed_by} on {scheme}://", exc.details
+        raise missing_extra(what, details["distribution"], details["extra"]) from None
+    except ConfigurationError:
+        store = None
+    opener = getattr(store, "open_database", None)
+    if not callable(opener):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"{needed_by} cannot open {scheme}:// URLs: no installed plugin handles them.",
+            hint="Use 'sqlite:///path/to/sessions.db', or 'postgresql+psycopg://user@host/db' "
+            "with pip install 'lightagent-core[postgres]'.",
+        )
+    return opener(url, busy_timeout_ms=busy_timeout_ms, needed_by=needed_by)
 
 
 def _sqlite_target(url: str) -> str:

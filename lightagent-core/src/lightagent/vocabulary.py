@@ -34,6 +34,7 @@ DISTRIBUTIONS: dict[str, str] = {
     "review": "lightagent-review",
     "control": "lightagent-control",
     "selection": "lightagent-selection",
+    "postgres": "lightagent-postgres",
 }
 
 #: ``LightAgent(...)`` keyword -> (extra, the value that means "not used"). A keyword left

@@ -5,10 +5,9 @@ valid UTF-8."""
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
-from lightagent import JsonlSessionStore, LightAgent, SqliteSessionStore, SqlSessionStore, tool
+from lightagent import JsonlSessionStore, LightAgent, SqliteSessionStore, tool
 from lightagent.digest import canonical_digest
 from lightagent.errors import ValidationError
 from lightagent.models.arguments import load_arguments, normalize_arguments
@@ -69,15 +68,12 @@ def test_a_tool_call_with_a_lone_surrogate_runs(loopback_server, stream) -> None
     assert tool_message["content"] == "found \ufffdx"
 
 
-@pytest.fixture(params=["jsonl", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=["jsonl", "sqlite"])
 def session_store(request, tmp_path):
     if request.param == "jsonl":
         store = JsonlSessionStore(tmp_path / "jsonl")
-    elif request.param == "sqlite":
-        store = SqliteSessionStore(tmp_path / "s.sqlite3")
     else:
-        url = request.getfixturevalue("postgres_url")
-        store = SqlSessionStore(url, table_prefix=f"t{uuid.uuid4().hex[:8]}_")
+        store = SqliteSessionStore(tmp_path / "s.sqlite3")
     yield store
     store.close()
 

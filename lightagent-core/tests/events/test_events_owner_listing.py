@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
@@ -10,24 +9,19 @@ from lightagent.errors import ValidationError
 from lightagent.events.jsonl_store import JsonlSessionStore
 from lightagent.events.manager import SessionManager
 from lightagent.events.memory_store import InMemorySessionStore
-from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
+from lightagent.events.sql_store import SqliteSessionStore
 
 ALICE = {"user_id": "alice", "tenant_id": "acme", "project_id": "p1"}
 
 
-@pytest.fixture(
-    params=["memory", "sqlite", "jsonl", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(params=["memory", "sqlite", "jsonl"])
 def store(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
     if request.param == "memory":
         made: Any = InMemorySessionStore()
     elif request.param == "sqlite":
         made = SqliteSessionStore(tmp_path / "s.db")
-    elif request.param == "jsonl":
-        made = JsonlSessionStore(tmp_path / "sessions")
     else:
-        url = request.getfixturevalue("postgres_url")
-        made = SqlSessionStore(url, table_prefix=f"o{uuid.uuid4().hex[:8]}_")
+        made = JsonlSessionStore(tmp_path / "sessions")
     yield made
     made.close()
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -19,22 +18,18 @@ import pytest
 from lightagent import LightAgent
 from lightagent.events.jsonl_store import JsonlSessionStore
 from lightagent.events.manager import SessionManager
-from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
+from lightagent.events.sql_store import SqliteSessionStore
 from lightagent_contracts.loopback import LoopbackServer
 
 ROUNDS = 10
 
 
-@pytest.fixture(params=["sqlite", "jsonl", "postgres"])
+@pytest.fixture(params=["sqlite", "jsonl"])
 def open_store(request, tmp_path) -> Callable[[], Any]:
     """Opens a new store object on one shared storage (call it once per user)."""
     if request.param == "sqlite":
         return lambda: SqliteSessionStore(tmp_path / "s.db")
-    if request.param == "jsonl":
-        return lambda: JsonlSessionStore(tmp_path / "sessions")
-    url = request.getfixturevalue("postgres_url")
-    prefix = f"r{uuid.uuid4().hex[:8]}_"
-    return lambda: SqlSessionStore(url, table_prefix=prefix)
+    return lambda: JsonlSessionStore(tmp_path / "sessions")
 
 
 def _agent(server: LoopbackServer, store: Any) -> LightAgent:

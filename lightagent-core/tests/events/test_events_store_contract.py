@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from lightagent.events.jsonl_store import JsonlSessionStore
 from lightagent.events.memory_store import InMemorySessionStore
-from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
+from lightagent.events.sql_store import SqliteSessionStore
 from lightagent_contracts.suites.session_store import SessionStoreContract
 
 
@@ -28,11 +26,3 @@ class TestSqliteStoreContract(SessionStoreContract):
     @pytest.fixture
     def make_store(self, tmp_path):
         return lambda: SqliteSessionStore(tmp_path / "sessions.db")
-
-
-@pytest.mark.postgres
-class TestPostgresStoreContract(SessionStoreContract):
-    @pytest.fixture
-    def make_store(self, postgres_url):
-        prefix = f"t{uuid.uuid4().hex[:8]}_"
-        return lambda: SqlSessionStore(postgres_url, table_prefix=prefix)

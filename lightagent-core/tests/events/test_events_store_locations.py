@@ -119,16 +119,6 @@ def test_a_run_names_a_file_in_the_way(tmp_path, kind):
     assert blocker.read_text() == "not a folder"
 
 
-def test_a_run_names_a_refused_connection():
-    # Nothing listens on port 1 of the loopback address: the connection is refused.
-    store = SqlSessionStore("postgresql+psycopg://postgres@127.0.0.1:1/none")
-    error = _failing_run(store)
-    assert error["code"] == "LA-SESSION"
-    assert "LA-STORAGE-UNAVAILABLE" in error["message"]
-    assert "refused" in error["message"].lower()
-    assert error["hint"] and "path or URL and its permissions" not in error["hint"]
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_run_names_a_refused_permission(kind):
     # /sys refuses new entries even to root (mode bits do not stop root elsewhere).

@@ -105,17 +105,9 @@ def test_every_cut_inside_the_last_record_is_a_torn_tail(tmp_path):
         assert [e.data["i"] for e in JsonlSessionStore(folder).events("s")] == [0, 1, 9], cut
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def sql_store(request, tmp_path):
-    if request.param == "sqlite":
-        store = SqliteSessionStore(tmp_path / "s.db")
-    else:
-        import uuid
-
-        from lightagent.events.sql_store import SqlSessionStore
-
-        url = request.getfixturevalue("postgres_url")
-        store = SqlSessionStore(url, table_prefix=f"c{uuid.uuid4().hex[:8]}_")
+@pytest.fixture
+def sql_store(tmp_path):
+    store = SqliteSessionStore(tmp_path / "s.db")
     try:
         yield store
     finally:
@@ -132,7 +124,7 @@ def test_sql_store_never_skips_a_damaged_row(sql_store, damage):
     table = sql_store._tables[1]
     sql = sql_store._db.sql
     where = "WHERE session_id = 's' AND sequence = 5"
-    with sql_store._write() as cur:  # the store's own connection: SQLite or PostgreSQL
+    with sql_store._write() as cur:  # the store's own connection
         if damage == "delete":
             cur.execute(f"DELETE FROM {table} {where}")
         elif damage == "garbage":

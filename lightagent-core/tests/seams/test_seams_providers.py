@@ -43,11 +43,6 @@ def test_each_configuration_form_builds_the_store(tmp_path, form):
     assert [e.type for e in agent.get_session("s1")][:2] == ["session.started", "turn.started"]
     store.close()
 
-
-def test_postgres_url_form_picks_the_sql_store(postgres_url):
-    agent, answer = _run_with_store(postgres_url)
-    store = agent.session_binding.store
-    assert answer == "ok" and isinstance(store, SqlSessionStore)
     store.close()
 
 

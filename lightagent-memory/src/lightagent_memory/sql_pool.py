@@ -1,5 +1,5 @@
-"""The durable store of ``SharedMemoryPool``: SQLite (stdlib ``sqlite3``) or PostgreSQL (psycopg 3),
-on the pooled connections the session store uses.
+"""The durable store of ``SharedMemoryPool``: SQLite (stdlib ``sqlite3``) or PostgreSQL
+(lightagent-postgres), on the pooled connections the session store uses.
 
 Two tables: the records (with their tenant; a table made before tenants gains the column
 when first opened), and a word index (``user_key, term_key, memory_id``) so a search
@@ -100,7 +100,7 @@ class SqlRecords:
         with self._lock:
             if self._db is not None:
                 return self._db
-            from lightagent.sql_conn import PostgresDatabase, SqliteDatabase
+            from lightagent.sql_conn import SqliteDatabase, open_database
 
             if self.dialect == "sqlite":
                 if self.target != ":memory:" and not Path(self.target).parent.exists():
@@ -110,11 +110,8 @@ class SqlRecords:
                         hint="Create the folder first, or point the URL at an existing one.",
                     )
                 db: Any = SqliteDatabase(self.target, synchronous="FULL", busy_timeout_ms=30000)
-            else:
-                from lightagent.extras import require
-
-                require("psycopg", "postgres", "SharedMemoryPool on PostgreSQL")
-                db = PostgresDatabase(self.target, connect_timeout=10)
+            else:  # lightagent-postgres's dialect (the ``postgres`` extra)
+                db = open_database(self.target, busy_timeout_ms=10000, needed_by="SharedMemoryPool")
             try:
                 with db.transaction(write=True) as cur:
                     self._schema(cur)

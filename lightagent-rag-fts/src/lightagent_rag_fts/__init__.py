@@ -1,7 +1,7 @@
 """lightagent-rag-fts: Full-text retrieval for lightagent on SQLite FTS5 or PostgreSQL.
 
 ``SqliteFTSRetrievalProvider(path)`` needs nothing beyond the standard library;
-``PostgresFTSRetrievalProvider(url)`` needs ``psycopg`` (``lightagent-core[postgres]``).
+``PostgresFTSRetrievalProvider(url)`` needs lightagent-postgres (``lightagent-core[postgres]``).
 ``SessionSearchProvider(store)`` searches a session store's events. Each one is a
 retrieval provider for ``LightAgent(retrieval=...)``.
 """

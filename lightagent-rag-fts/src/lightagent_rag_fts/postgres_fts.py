@@ -58,6 +58,7 @@ class PostgresFTSRetrievalProvider(SqlRetrievalBase):
             sqlite_file=None,
             synchronous="NORMAL",
             busy_timeout_ms=int(connect_timeout * 1000),
+            needed_by="PostgresFTSRetrievalProvider",
         )
         super().__init__(
             db,

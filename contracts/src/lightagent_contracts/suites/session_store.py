@@ -45,6 +45,10 @@ class SessionStoreContract(ContractSuite):
     #: Writers racing in :meth:`test_racing_instances_never_interleave`.
     race_writers: int = 4
     race_events_per_writer: int = 15
+    #: Examples and steps of :meth:`test_random_operations_match_a_model` (a store on a
+    #: server may take fewer).
+    model_examples: int = 25
+    model_steps: int = 12
 
     @pytest.fixture
     def store(self, make_store: Any) -> Any:
@@ -283,6 +287,15 @@ class SessionStoreContract(ContractSuite):
             assert mine == list(range(self.race_events_per_writer))
         for store in stores:
             store.close()
+
+    # -- the model -------------------------------------------------------------------
+
+    def test_random_operations_match_a_model(self, make_store: Any) -> None:
+        """Random appends, stale appends, forks and checkpoints: the same log and replay as
+        a plain list per session (hypothesis shrinks a mismatch to its fewest steps)."""
+        from lightagent_contracts.suites._session_model import check_against_model
+
+        check_against_model(make_store, examples=self.model_examples, steps=self.model_steps)
 
     # -- async -----------------------------------------------------------------------
 

@@ -1,16 +1,15 @@
-"""``SqlSessionStore``: session logs in SQL, on the drivers themselves (SQLite or PostgreSQL).
+"""``SqlSessionStore``: session logs in SQL, on the drivers themselves.
 
 Two tables: ``sessions`` (one row per session with its last sequence, the optimistic
 concurrency guard) and ``session_events`` (primary key ``(session_id, sequence)``, a
 second guard). An append reads and bumps the session row in one write transaction —
-``BEGIN IMMEDIATE`` on SQLite, ``SELECT … FOR UPDATE`` on PostgreSQL — so a stale
+``BEGIN IMMEDIATE`` on SQLite, a row lock where the database has them — so a stale
 ``expected_sequence`` gets ``LA-STORAGE-CONFLICT`` and two writers never interleave.
-On PostgreSQL an append that names its ``expected_sequence`` (as a run's do) is one
-statement instead: the bump of the session row guarded by that sequence and the insert
-in a data-modifying CTE, its own transaction, one round trip.
-SQLite runs on the standard library's ``sqlite3``, PostgreSQL on ``psycopg`` 3 (the
-``postgres`` extra), imported when a store is built; the tables are the ones earlier
-versions created through SQLAlchemy, so existing databases carry on.
+Where the dialect can, an append that names its ``expected_sequence`` (as a run's do)
+is one guarded statement instead. SQLite runs on the standard library's ``sqlite3``;
+PostgreSQL is lightagent-postgres's dialect (the ``postgres`` extra), reached through
+:func:`lightagent.sql_conn.open_database`. The tables are the ones earlier versions
+created through SQLAlchemy, so existing databases carry on.
 """
 
 from __future__ import annotations
@@ -43,13 +42,12 @@ __all__ = ["DEFAULT_PATH", "SqlSessionStore", "SqliteSessionStore"]
 DEFAULT_PATH = ".lightagent/sessions.sqlite3"
 
 _INFO = "session_id, last_sequence, created_at, updated_at, metadata"
-#: The most events one PostgreSQL statement appends; larger batches take the transaction.
+#: The most events one guarded statement appends; larger batches take the transaction.
 _ONE_STATEMENT_MAX = 200
-_PG_ROW = "(%s::varchar, %s::integer, %s::varchar, %s::varchar, %s::float8, %s::text)"
 
 
 class SqlSessionStore(SessionStoreBase):
-    """Sessions in SQLite (``sqlite:///path``) or PostgreSQL (``postgresql+psycopg://…``).
+    """Sessions in ``sqlite:///path`` or (with lightagent-postgres) ``postgresql+psycopg://…``.
 
     The database file and tables are created on the first write, never by a read (a read
     of a store that does not exist finds nothing). A SQLite file's folder must exist:
@@ -114,7 +112,6 @@ class SqlSessionStore(SessionStoreBase):
         db = self._db
         s, e = f"{prefix}sessions", f"{prefix}session_events"
         self._tables = (s, e)
-        lock = " FOR UPDATE" if db.dialect == "postgresql" else ""
         # The same tables (and index name) as the SQLAlchemy schema of earlier versions.
         self._ddl = [
             f"CREATE TABLE IF NOT EXISTS {s} (session_id VARCHAR(200) NOT NULL, "
@@ -128,10 +125,12 @@ class SqlSessionStore(SessionStoreBase):
             # The owner's user in each first event: a scoped listing reads only its sessions.
             f"DROP INDEX IF EXISTS ix_{e}_owner",  # its jsonb cast refused a \u0000
             f"CREATE INDEX IF NOT EXISTS ix_{e}_owner_user ON {e} "
-            f"(({_owner_field(db.dialect, 'user_id', 'payload')})) WHERE sequence = 1",
+            f"(({db.json_text('payload', 'data', 'owner', 'user_id')})) WHERE sequence = 1",
         ]
         sql = db.sql
-        self._q_last_locked = sql(f"SELECT last_sequence FROM {s} WHERE session_id = ?{lock}")
+        self._q_last_locked = sql(
+            f"SELECT last_sequence FROM {s} WHERE session_id = ?{db.lock_rows}"
+        )
         self._q_last = sql(f"SELECT last_sequence FROM {s} WHERE session_id = ?")
         self._q_new_session = sql(
             f"INSERT INTO {s} (session_id, last_sequence, created_at, updated_at, metadata) "
@@ -140,16 +139,6 @@ class SqlSessionStore(SessionStoreBase):
         self._q_bump = sql(
             f"UPDATE {s} SET last_sequence = ?, updated_at = ? "
             "WHERE session_id = ? AND last_sequence = ?"
-        )
-        # PostgreSQL only: a data-modifying CTE bumps the row, the insert runs only if it did.
-        self._q_bump_insert: str | None = (
-            f"WITH bump AS (UPDATE {s} SET last_sequence = %s, updated_at = %s "
-            "WHERE session_id = %s AND last_sequence = %s RETURNING 1) "
-            f"INSERT INTO {e} (session_id, sequence, event_id, type, timestamp, payload) "
-            "SELECT v.* FROM (VALUES {values}) AS v(session_id, sequence, event_id, type, "
-            "timestamp, payload), bump"
-            if db.dialect == "postgresql"
-            else None
         )
         self._q_insert = sql(
             f"INSERT INTO {e} (session_id, sequence, event_id, type, timestamp, payload) "
@@ -299,18 +288,23 @@ class SqlSessionStore(SessionStoreBase):
     def _append_once(
         self, session_id: str, items: list[EventInput], expected: int | None
     ) -> list[SessionEvent]:
-        # expected 0 opens a session (no row to bump): the transactional path, prepared once
+        # expected 0 opens a session (no row to bump): the transactional path, prepared once.
+        # Else, where the dialect can, one statement bumps the row still at ``expected`` and
+        # inserts: a whole transaction in one round trip. When it inserts nothing (a new
+        # session, a conflict) or cannot run, the transaction below decides.
         if (
-            self._q_bump_insert is not None
+            self._db.guarded_appends
             and self._ready
             and isinstance(expected, int)
             and not isinstance(expected, bool)
             and expected > 0
             and 0 < len(items) <= _ONE_STATEMENT_MAX
         ):
-            stored = self._append_in_one_statement(session_id, items, expected)
-            if stored is not None:
-                return stored
+            prepared = self._prepare(session_id, items, expected)
+            head = (prepared[-1].sequence, time.time(), session_id, expected)
+            rows = _rows(session_id, prepared)
+            if self._db.append_guarded(self._tables, head, rows) == len(rows):
+                return prepared
         with self._write() as cur:
             cur.execute(self._q_last_locked, (session_id,))
             row = cur.fetchone()
@@ -338,41 +332,12 @@ class SqlSessionStore(SessionStoreBase):
                 cur.execute(self._q_bump, (new_last, now, session_id, last))
                 if cur.rowcount != 1:
                     raise conflict_error(session_id, expected, self.last_sequence(session_id))
-            rows = [
-                (session_id, ev.sequence, ev.event_id[:64], ev.type, ev.timestamp, dumps_event(ev))
-                for ev in prepared
-            ]
+            rows = _rows(session_id, prepared)
             if len(rows) == 1:
                 cur.execute(self._q_insert, rows[0])
             else:
                 cur.executemany(self._q_insert, rows)
         return prepared
-
-    def _append_in_one_statement(
-        self, session_id: str, items: list[EventInput], expected: int
-    ) -> list[SessionEvent] | None:
-        """PostgreSQL, ``expected_sequence`` known: bump and insert in one statement.
-
-        The statement inserts only if the session row still ends at ``expected``, and
-        on its own it is a whole transaction: one round trip where the locked read,
-        bump, insert and commit take five. ``None`` when it inserted nothing (a new
-        session, a conflict): the transactional path decides then.
-        """
-        query = self._q_bump_insert
-        assert query is not None  # PostgreSQL only: the caller checked
-        prepared = self._prepare(session_id, items, expected)
-        args: list[object] = [prepared[-1].sequence, time.time(), session_id, expected]
-        for ev in prepared:
-            args += (session_id, ev.sequence, ev.event_id[:64], ev.type, ev.timestamp)
-            args.append(dumps_event(ev))
-        values = ", ".join([_PG_ROW] * len(prepared))
-        try:
-            with self._db.autocommit() as cur:
-                cur.execute(query.format(values=values), args)
-                inserted = cur.rowcount
-        except self._db.unavailable:
-            return None  # the transactional path takes a fresh connection and decides
-        return prepared if inserted == len(prepared) else None
 
     # -- read ------------------------------------------------------------------
 
@@ -447,7 +412,7 @@ class SqlSessionStore(SessionStoreBase):
         where = ["e.sequence = 1", "e.type = 'session.started'"]
         args: list[str] = []
         for key in OWNER_FIELDS:  # constant names: no caller text reaches the statement
-            value = _owner_field(self._db.dialect, key, "e.payload")
+            value = self._db.json_text("e.payload", "data", "owner", key)
             if key in scope:
                 where.append(f"{value} = ?")
                 args.append(scope[key])
@@ -484,6 +449,13 @@ class SqliteSessionStore(SqlSessionStore):
         super().__init__(f"sqlite:///{self.path}", **options)
 
 
+def _rows(session_id: str, events: list[SessionEvent]) -> list[tuple[Any, ...]]:
+    return [
+        (session_id, ev.sequence, ev.event_id[:64], ev.type, ev.timestamp, dumps_event(ev))
+        for ev in events
+    ]
+
+
 def _info(row: Any) -> SessionInfo:
     session_id, last_sequence, created_at, updated_at, metadata = row
     try:
@@ -497,18 +469,6 @@ def _info(row: Any) -> SessionInfo:
         updated_at=updated_at,
         metadata=meta if isinstance(meta, dict) else {},
     )
-
-
-def _owner_field(dialect: str, key: str, payload: str) -> str:
-    """The SQL text of field ``key`` of the owner in an event's JSON ``payload``."""
-    if dialect == "postgresql":
-        # jsonb holds no NUL, and a cast that fails inside an index fails the insert: a first
-        # event with an escaped NUL has no indexed owner (so no scoped listing finds it).
-        return (
-            f"(CASE WHEN strpos({payload}, E'\\\\u0000') = 0 "
-            f"THEN {payload}::jsonb #>> '{{data,owner,{key}}}' END)"
-        )
-    return f"json_extract({payload}, '$.data.owner.{key}')"
 
 
 def _corrupt(session_id: str, seq: int, reason: str) -> StorageError:

@@ -3,7 +3,7 @@
 ``SqlLightFlowStore("sqlite:///runs.db")`` (or a bare path) keeps runs in one SQLite
 file in WAL mode with ``synchronous=FULL`` and ``BEGIN IMMEDIATE`` writes, through the
 standard library's ``sqlite3``; ``SqlLightFlowStore("postgresql+psycopg://…")`` moves
-them to PostgreSQL (``psycopg`` 3) so several hosts share them. Both use the pooled
+them to PostgreSQL (lightagent-postgres, on ``psycopg`` 3) so several hosts share them. Both use the pooled
 connections of ``lightagent``'s SQL session store. A step commit is one statement that
 is its own transaction (one WAL sync on SQLite, one round trip on PostgreSQL): the step
 upserted only while the run's fencing epoch is the caller's, the run's cancel flag read
@@ -105,8 +105,9 @@ class SqlLightFlowStore:
             sqlite_file=path,
             synchronous="FULL",
             busy_timeout_ms=30000,
+            needed_by="SqlLightFlowStore",
         )
-        lock = "" if self._sqlite else " FOR UPDATE"
+        lock = self._db.lock_rows
         sql = self._db.sql
         self._q_run_locked = sql(
             f"SELECT epoch, cancel_requested FROM lightflow_runs WHERE run_id = ?{lock}"

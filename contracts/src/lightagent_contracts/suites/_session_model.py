@@ -1,22 +1,24 @@
-"""Property: random appends, conflicts, forks and checkpoints give every store the same
-log and the same replay as a plain in-memory model."""
+"""The model a session store is checked against: random appends, stale appends, forks and
+checkpoints give the store the same log and the same replay as a plain list per session.
+
+Used by :meth:`SessionStoreContract.test_random_operations_match_a_model`. Each example
+names its sessions with a fresh prefix, so stores that keep their data across examples (a
+shared instance, a database) start every example empty all the same.
+"""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from lightagent.errors import StorageError
-from lightagent.events.jsonl_store import JsonlSessionStore
 from lightagent.events.manager import SessionManager
-from lightagent.events.memory_store import InMemorySessionStore
 from lightagent.events.model import SessionEvent
-from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
 
 RUNS = ["r1", "r2", "r3"]
 KINDS = [
@@ -30,7 +32,7 @@ KINDS = [
     "note.added",
 ]
 
-event_strategy = st.builds(
+_events = st.builds(
     lambda kind, run, n, text: (kind, run, {"n": n, "text": text}),
     st.sampled_from(KINDS),
     st.sampled_from(RUNS),
@@ -38,10 +40,12 @@ event_strategy = st.builds(
     st.text(max_size=12),
 )
 
+Log = list[tuple[str, "str | None", dict[str, Any]]]
 
-def _model_replay(log):
-    """The reference: replay's turn lists from the model's list, computed independently."""
-    status = {}
+
+def _model_replay(log: Log) -> tuple[int, list[str], list[str], list[str]]:
+    """What replay must report, computed from the model's list alone."""
+    status: dict[str, str] = {}
     for kind, run, _ in log:
         if run is None:
             continue
@@ -51,39 +55,28 @@ def _model_replay(log):
         elif kind == "run.failed":
             status[run] = "failed"
 
-    def runs(state):
+    def runs(state: str) -> list[str]:
         return [run for run, got in status.items() if got == state]
 
     return (len(log), runs("completed"), runs("incomplete"), runs("failed"))
 
 
-class StoreMachine(RuleBasedStateMachine):
-    backend = "memory"
-    postgres_url: str | None = None
+class _StoreModel(RuleBasedStateMachine):
+    make_store: Callable[[], Any]
 
     @initialize()
-    def setup(self):
-        self.tmp = tempfile.mkdtemp(prefix="la-prop-")
-        if self.backend == "memory":
-            self.store = InMemorySessionStore()
-        elif self.backend == "jsonl":
-            self.store = JsonlSessionStore(self.tmp)
-        elif self.backend == "sqlite":
-            self.store = SqliteSessionStore(f"{self.tmp}/s.db", synchronous="OFF")
-        else:
-            self.store = SqlSessionStore(
-                self.postgres_url, table_prefix=f"p{uuid.uuid4().hex[:8]}_"
-            )
+    def setup(self) -> None:
+        self.store = type(self).make_store()
+        self.prefix = f"model-{uuid.uuid4().hex[:8]}"
         self.manager = SessionManager(self.store)
-        self.model: dict[str, list[tuple[str, str | None, dict]]] = {"s0": []}
+        self.model: dict[str, Log] = {f"{self.prefix}-0": []}
 
-    def teardown(self):
+    def teardown(self) -> None:
         if hasattr(self, "store"):
             self.store.close()
-            shutil.rmtree(self.tmp, ignore_errors=True)
 
-    @rule(data=st.data(), batch=st.lists(event_strategy, min_size=1, max_size=4))
-    def append(self, data, batch):
+    @rule(data=st.data(), batch=st.lists(_events, min_size=1, max_size=4))
+    def append(self, data: Any, batch: Log) -> None:
         sid = data.draw(st.sampled_from(sorted(self.model)))
         log = self.model[sid]
         events = [SessionEvent(k, data=d, run_id=r, turn_id=r) for k, r, d in batch]
@@ -92,10 +85,10 @@ class StoreMachine(RuleBasedStateMachine):
 
     @rule(
         data=st.data(),
-        batch=st.lists(event_strategy, min_size=1, max_size=2),
+        batch=st.lists(_events, min_size=1, max_size=2),
         lag=st.integers(1, 3),
     )
-    def stale_append_conflicts(self, data, batch, lag):
+    def stale_append_conflicts(self, data: Any, batch: Log, lag: int) -> None:
         sid = data.draw(st.sampled_from(sorted(self.model)))
         log = self.model[sid]
         stale = max(0, len(log) - lag) if log else len(log) + lag
@@ -107,7 +100,7 @@ class StoreMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: any(self.model.values()))
     @rule(data=st.data())
-    def checkpoint(self, data):
+    def checkpoint(self, data: Any) -> None:
         sid = data.draw(st.sampled_from(sorted(s for s, log in self.model.items() if log)))
         cp = self.manager.checkpoint(sid, "cp")
         assert cp.sequence == len(self.model[sid])
@@ -115,16 +108,16 @@ class StoreMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: any(self.model.values()) and len(self.model) < 6)
     @rule(data=st.data())
-    def fork(self, data):
+    def fork(self, data: Any) -> None:
         sid = data.draw(st.sampled_from(sorted(s for s, log in self.model.items() if log)))
         through = data.draw(st.integers(1, len(self.model[sid])))
         new_id = self.manager.fork(
-            sid, through_sequence=through, new_session_id=f"s{len(self.model)}"
+            sid, through_sequence=through, new_session_id=f"{self.prefix}-{len(self.model)}"
         )
         self.model[new_id] = [*self.model[sid][:through], ("session.forked", None, {})]
 
     @invariant()
-    def same_as_model(self):
+    def same_as_model(self) -> None:
         if not hasattr(self, "store"):
             return
         for sid, log in self.model.items():
@@ -152,40 +145,17 @@ class StoreMachine(RuleBasedStateMachine):
             assert self.store.last_sequence(sid) == len(log)
 
 
-SETTINGS = settings(
-    max_examples=25,
-    stateful_step_count=12,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+def check_against_model(make_store: Callable[[], Any], *, examples: int, steps: int) -> None:
+    """Run the model machine on stores from ``make_store``; a mismatch fails with its steps."""
 
+    class Machine(_StoreModel):
+        pass
 
-class MemoryMachine(StoreMachine):
-    backend = "memory"
-
-
-class JsonlMachine(StoreMachine):
-    backend = "jsonl"
-
-
-class SqliteMachine(StoreMachine):
-    backend = "sqlite"
-
-
-TestMemoryStoreMatchesModel = SETTINGS(MemoryMachine).TestCase
-TestJsonlStoreMatchesModel = SETTINGS(JsonlMachine).TestCase
-TestSqliteStoreMatchesModel = SETTINGS(SqliteMachine).TestCase
-
-
-@pytest.mark.postgres
-def test_postgres_store_matches_model(postgres_url):
-    class PostgresMachine(StoreMachine):
-        backend = "postgres"
-
-    PostgresMachine.postgres_url = postgres_url
+    Machine.make_store = staticmethod(make_store)
     settings(
-        max_examples=8,
-        stateful_step_count=10,
+        max_examples=examples,
+        stateful_step_count=steps,
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],
-    )(PostgresMachine).TestCase("runTest").runTest()
+    )(Machine)
+    Machine.TestCase("runTest").runTest()
