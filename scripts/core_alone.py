@@ -4,7 +4,8 @@ that holds only the core wheel.
 An agent with a tool records its run in a SQLite session; the process dies after the tool
 ran and before the next model request; a new process resumes the run from the session and
 finishes it without running the tool again. An agent with many tools offers every one of
-them (no tool selector is installed). Every seeds name a capability distribution provides,
+them (no tool selector is installed). Every seeds name a capability distribution provides
+(``memory=`` among them, even with the kernel's ``InMemoryMemory``),
 and a PostgreSQL session store, fails at the line that uses it with ``LA-MISSING-EXTRA``
 and its install line.
 """
@@ -70,6 +71,15 @@ def _check_missing_names() -> int:
             checked += 1
         else:
             raise SystemExit(f"core-alone: LightAgent({keyword}=...) accepted without its extra")
+    try:  # the kernel's own reference backend too: memory= is lightagent-memory's
+        LightAgent(model=ScriptedModel(["x"]), memory=lightagent.InMemoryMemory())
+    except MissingExtraError as exc:
+        assert exc.details["install"] == "pip install 'lightagent-core[memory]'", exc
+        checked += 1
+    else:
+        raise SystemExit(
+            "core-alone: LightAgent(memory=InMemoryMemory()) accepted without its extra"
+        )
     agent = LightAgent(model=ScriptedModel(lambda request: "x"))
     for option, (extra, unused) in vocabulary.RUN_OPTIONS.items():
         agent.run("q", **{option: unused})

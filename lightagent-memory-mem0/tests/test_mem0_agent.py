@@ -164,12 +164,20 @@ def test_memory_mem0_works_once_the_plugin_is_installed(server, mem0_options):
     bare = PluginHost(entry_points=False)
     reset_host(bare)
     try:
+        # memory= itself is lightagent-memory's
+        with pytest.raises(LightAgentError) as info:
+            LightAgent(model="m", api_key="k", base_url=server.base_url, memory="mem0")
+        assert info.value.code == "LA-MISSING-EXTRA" and "[memory]" in info.value.hint
+        reset_host(PluginHost(environ={"LIGHTAGENT_LOAD_PLUGINS": "lightagent-memory"}))
         with pytest.raises(LightAgentError) as info:
             LightAgent(model="m", api_key="k", base_url=server.base_url, memory="mem0").run("x")
         assert info.value.code == "LA-CONFIG" and "mem0" in info.value.message
-        reset_host(PluginHost(environ={"LIGHTAGENT_LOAD_PLUGINS": "lightagent-memory-mem0"}))
+        reset_host(
+            PluginHost(
+                environ={"LIGHTAGENT_LOAD_PLUGINS": "lightagent-memory,lightagent-memory-mem0"}
+            )
+        )
         config = {"base_url": server.base_url, "infer": False, **mem0_options}
-        # mem0 alone: the kernel's default filter (MemoryPolicy is lightagent-memory's)
         agent = _agent(server, ("mem0", config))
         server.reply("Noted.")
         agent.run("I live in Lisbon.", user_id="dora")

@@ -17,7 +17,11 @@ class TestJsonlMemoryContract(MemoryContract):
 
 @pytest.fixture
 def host():
-    reset_host(PluginHost(entry_points=False, plugins=[("lightagent-plugin-memory-jsonl", plugin)]))
+    # the backend is this plugin's; memory= itself is lightagent-memory's
+    from lightagent_memory import plugin as memory
+
+    plugins = [("lightagent-plugin-memory-jsonl", plugin), ("lightagent-memory", memory)]
+    reset_host(PluginHost(entry_points=False, plugins=plugins))
     yield
     reset_host(None)
 

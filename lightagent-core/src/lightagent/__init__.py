@@ -85,10 +85,7 @@ _EXPORTS: dict[str, str] = {
     "ToolsetConflict": "lightagent.toolsets.router",
     # memory and retrieval seams
     "MemoryProtocol": "lightagent.memory.protocol",
-    "MemoryFilter": "lightagent.memory.filtering",
-    "DefaultMemoryFilter": "lightagent.memory.filtering",
     "InMemoryMemory": "lightagent.memory.reference",
-    "MemoryAdmissionDecision": "lightagent.memory.filtering",
     "RetrievalProtocol": "lightagent.retrieval.protocol",
     "SearchHit": "lightagent.retrieval.protocol",
     "SearchToolset": "lightagent.retrieval.toolset",

@@ -51,10 +51,11 @@ class LightAgent(
     is made from it, through the plugin registry's ``"openai"`` model provider, or the
     one named by ``provider=``), ``("provider", {configuration})``, or any object
     following the ``Model`` protocol (e.g. ``ScriptedModel``). ``tools`` takes functions
-    and toolsets; ``memory`` a ``MemoryProtocol`` backend; ``retrieval`` a search
-    provider offered to the model as a search tool (``retrieval_inject=N`` also puts the
-    N best passages in the prompt). Construction has no side effects: no files, no
-    network, no plugin scan; providers are resolved on first use.
+    and toolsets; ``retrieval`` a search provider offered to the model as a search tool
+    (``retrieval_inject=N`` also puts the N best passages in the prompt). A capability's
+    keywords (``memory=`` …) are its distribution's. Construction has no side effects: no
+    files, no network, no plugin scan for the kernel's own keywords; providers are resolved
+    on first use.
     """
 
     def __init__(
@@ -77,7 +78,6 @@ class LightAgent(
         log_level: str = "INFO",
         log_file: str | None = None,
         tracetools: Any = None,
-        memory: Any = None,
         retrieval: Any = None,
         retrieval_inject: int | bool = False,
         **unknown: Any,
@@ -138,14 +138,6 @@ class LightAgent(
                     functions.append(item)
             self.tools.register_tools(functions, infer=True)
         self._dispatcher: Any = None
-        self._memory_spec = memory
-        self._memory: Any = None
-        if memory is not None and provider_reference(memory) is None:
-            from lightagent.agent_toolsets import _resolve_memory
-
-            self._memory = _resolve_memory(memory)
-        #: What retrieved memories and memory writes pass (a ``MemoryFilter``; None: the default).
-        self.memory_filter: Any = None
         self._retrieval_spec = retrieval
         self._retrieval: Any = None
         if isinstance(retrieval_inject, bool):

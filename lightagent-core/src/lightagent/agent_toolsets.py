@@ -1,4 +1,4 @@
-"""``LightAgent``'s toolsets, memory and retrieval, and its lifecycle (``with agent:``)."""
+"""``LightAgent``'s toolsets and retrieval, and its lifecycle (``with agent:``)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ class ToolsetMethods:
     """
 
     _toolsets: Any
-    _memory_spec: Any
-    _memory: Any
     _retrieval_spec: Any
     _retrieval: Any
     _lock: Any
@@ -72,16 +70,7 @@ class ToolsetMethods:
         """Async :meth:`remove_toolset`."""
         await self._detach(toolset).aclose()
 
-    # -- memory and retrieval --------------------------------------------------------
-    @property
-    def memory(self) -> Any:
-        """The memory backend (resolved from ``memory=`` on first use), or None."""
-        if self._memory is None and self._memory_spec is not None:
-            with self._lock:
-                if self._memory is None:
-                    self._memory = _resolve_memory(self._memory_spec)
-        return self._memory
-
+    # -- retrieval -------------------------------------------------------------------
     @property
     def retrieval(self) -> Any:
         """The retrieval provider (resolved from ``retrieval=`` on first use), or None."""
@@ -146,22 +135,6 @@ class ToolsetMethods:
 
     async def __aexit__(self, *exc_info: Any) -> None:
         await asyncio.shield(self.aclose())
-
-
-def _resolve_memory(spec: Any) -> Any:
-    from lightagent.providers import resolve_provider
-
-    memory = resolve_provider("memory", spec, param="memory")
-    if not (
-        callable(getattr(memory, "store", None)) and callable(getattr(memory, "retrieve", None))
-    ):
-        raise ConfigurationError(
-            "LA-CONFIG",
-            f"memory= needs an object with store(data, user_id) and retrieve(query, user_id), "
-            f"got {type(memory).__name__}",
-            hint="See docs/memory.md for MemoryProtocol.",
-        )
-    return memory
 
 
 def _resolve_retrieval(spec: Any) -> Any:

@@ -4,7 +4,7 @@ A distribution registers an :class:`AgentExtension` through the ``register_agent
 hook. The extension claims ``LightAgent(...)`` keywords, ``run(...)`` options and agent
 attributes (methods and properties such as ``agent.start_job``); when an agent is built
 with one of its keywords, or one of its attributes is first used (or at the first run of
-an agent using what the extension ``follows``: ``memory=``, a session), the extension is given
+an agent using what the extension ``follows``: a session), the extension is given
 the agent and returns the agent's *part*. For each run the part may add to the system
 prompt, stack toolsets over the agent's, and contribute a :class:`RunStep`, which the loop
 calls at fixed moments (before each model request, after each tool round …). The loop and
@@ -53,6 +53,13 @@ class RunStep:
     def begin(self, spec: Any, st: Any, start: dict[str, Any]) -> None:
         """First, when the run records events: what is put in ``start`` is added to the
         ``run_start`` event's data."""
+
+    def recall(self, spec: Any, st: Any, query: str, messages: list[dict[str, Any]]) -> Steps:
+        """Once, when the run's ``query`` has joined ``messages`` (not on a resume without a
+        new query), before the tools are listed: what the capability recalls for it (its
+        memories, say) may be added to ``messages`` in place."""
+        return
+        yield
 
     def start(
         self,
@@ -149,9 +156,8 @@ class AgentExtension:
     keywords: Mapping[str, Any] = {}
     run_options: Mapping[str, Any] = {}
     attributes: Collection[str] = ()
-    #: What makes an agent use the extension without naming it: kernel keywords such as
-    #: ``"memory"`` (given to ``LightAgent``), or ``"session"`` (a run with a session). Its
-    #: part is configured at the agent's first such run.
+    #: What makes an agent use the extension without naming it: ``"session"`` (a run with a
+    #: session). Its part is configured at the agent's first such run.
     follows: Collection[str] = ()
     #: Parts of one agent are configured in rising ``order``: an extension whose part others
     #: read at configuration (the interceptor, say) goes first.
@@ -261,8 +267,7 @@ def attribute_owner(name: str) -> AgentExtension | None:
 
 
 def follow(agent: Any, keyword: str) -> None:
-    """Give ``agent`` (built with kernel keyword ``keyword``) the part of each extension
-    that follows that keyword."""
+    """Give ``agent`` the part of each extension that follows ``keyword`` (``"session"``)."""
     for extension in agent_extensions().values():
         if keyword in extension.follows:
             agent.extension_part(extension.name)

@@ -1,5 +1,5 @@
-"""The kernel's memory without lightagent-memory: ``memory=`` works through the default
-filter; the policy's keywords, attributes and names are ``LA-MISSING-EXTRA``."""
+"""The kernel without lightagent-memory: an agent without memory runs; ``memory=`` and the
+policy's keywords, attributes and names are ``LA-MISSING-EXTRA`` naming the memory extra."""
 
 from __future__ import annotations
 
@@ -16,37 +16,38 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_memory_works_with_the_kernel_default_filter():
+def test_an_agent_without_memory_runs():
     proc = _run(
-        "from lightagent import InMemoryMemory, LightAgent, ScriptedModel\n"
-        "memory = InMemoryMemory()\n"
-        "model = ScriptedModel(['Noted.', 'ok'])\n"
-        "agent = LightAgent(model=model, memory=memory, self_learning=False)\n"
-        "agent.run('I prefer concise reports.', user_id='alice')\n"
-        "agent.run('What do I prefer?', user_id='alice')\n"
-        "print('I prefer concise reports.' in model.requests[1].messages[0]['content'])\n"
-        "class Leaky:\n"
-        "    def store(self, data, user_id): pass\n"
-        "    def retrieve(self, query, user_id):\n"
-        "        return {'results': [{'memory': 'PIN 4711', 'user_id': 'bob'}, {'memory': 'PIN 1234'}]}\n"
-        "other = ScriptedModel(['ok'])\n"
-        "LightAgent(model=other, memory=Leaky()).run('my PIN?', user_id='alice')\n"
-        "print('4711' in str(other.requests[0].messages) or '1234' in str(other.requests[0].messages))\n"
+        "from lightagent import LightAgent, ScriptedModel\n"
+        "model = ScriptedModel(['first', 'second'])\n"
+        "agent = LightAgent(model=model, memory=None, self_learning=False)\n"
+        "result = agent.run('hi', user_id='alice', trace=True, result_format='object')\n"
+        "print(result.content, agent.run('again', user_id='alice'))\n"
+        "print(sorted({e['type'] for e in result.trace}))\n"
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True", "False"]
+    first, events = proc.stdout.strip().splitlines()
+    assert first == "first second"
+    assert "memory" not in events
 
 
-def test_the_policy_keywords_attributes_and_names_name_the_extra():
+def test_memory_and_the_policy_keywords_attributes_and_names_name_the_extra():
     proc = _run(
         "from lightagent import InMemoryMemory, LightAgent, ScriptedModel\n"
         "tries = [\n"
+        "    lambda: LightAgent(model=ScriptedModel(), memory=InMemoryMemory()),\n"
+        "    lambda: LightAgent(model=ScriptedModel(), memory='in-memory'),\n"
+        "    lambda: LightAgent(model=ScriptedModel(), memory='sqlite:///x.db'),\n"
         "    lambda: LightAgent(model=ScriptedModel(), memory=InMemoryMemory(), memory_policy=object()),\n"
-        "    lambda: LightAgent(model=ScriptedModel(), memory=InMemoryMemory(), memory_namespace='a'),\n"
-        "    lambda: LightAgent(model=ScriptedModel(), memory=InMemoryMemory(), self_learning=True),\n"
+        "    lambda: LightAgent(model=ScriptedModel(), memory_namespace='a'),\n"
+        "    lambda: LightAgent(model=ScriptedModel(), self_learning=True),\n"
+        "    lambda: LightAgent(model=ScriptedModel()).memory,\n"
+        "    lambda: LightAgent(model=ScriptedModel()).memory_filter,\n"
         "    lambda: LightAgent(model=ScriptedModel()).list_memory_candidates(),\n"
         "    lambda: LightAgent(model=ScriptedModel()).promote_memory_candidate('c'),\n"
         "    lambda: __import__('lightagent').MemoryPolicy,\n"
+        "    lambda: __import__('lightagent').DefaultMemoryFilter,\n"
+        "    lambda: __import__('lightagent').MemoryFilter,\n"
         "    lambda: __import__('lightagent').SharedMemoryPool,\n"
         "]\n"
         "for attempt in tries:\n"
@@ -57,17 +58,15 @@ def test_the_policy_keywords_attributes_and_names_name_the_extra():
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
-    assert lines == ["LA-MISSING-EXTRA|pip install 'lightagent-core[memory]'"] * 7
+    assert lines == ["LA-MISSING-EXTRA|pip install 'lightagent-core[memory]'"] * 14
 
 
-def test_a_durable_pool_url_is_a_typed_error_without_the_distribution():
+def test_the_memory_seam_stays_in_the_kernel():
     proc = _run(
-        "from lightagent import LightAgent, LightAgentError, ScriptedModel\n"
-        "agent = LightAgent(model=ScriptedModel(['ok']), memory='sqlite:///x.db')\n"
-        "try:\n"
-        "    agent.run('hi', user_id='alice')\n"
-        "except LightAgentError as exc:\n"
-        "    print(exc.code)\n"
+        "from lightagent import InMemoryMemory, MemoryProtocol\n"
+        "memory = InMemoryMemory()\n"
+        "memory.store('I like tea.', 'alice')\n"
+        "print(isinstance(memory, MemoryProtocol), memory.retrieve('tea', 'alice')['results'][0]['memory'])\n"
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "LA-CONFIG"  # no provider handles sqlite:// memory URLs
+    assert proc.stdout.strip() == "True I like tea."

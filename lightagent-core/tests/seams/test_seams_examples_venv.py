@@ -16,6 +16,9 @@ from .test_seams_examples import AGENT, EXAMPLES, ROOT
 
 pytestmark = [pytest.mark.venv, pytest.mark.slow]
 
+#: The distributions ``memory=`` needs beside the core.
+MEMORY = ("lightagent-control", "lightagent-memory")
+
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     env = {
@@ -33,6 +36,8 @@ def venv(tmp_path_factory) -> Path:
     house = tmp_path_factory.mktemp("wheels")
     pip = [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(house)]
     _run([*pip, str(ROOT / "lightagent-core")])
+    # memory= is lightagent-memory's (which builds on lightagent-control)
+    _run([*pip, "--no-deps", *(str(ROOT / d) for d in MEMORY)])
     _run([*pip, "--no-deps", *(str(ROOT / "examples" / e) for e in EXAMPLES)])
     venv = tmp_path_factory.mktemp("venv") / "env"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
@@ -45,6 +50,7 @@ def venv(tmp_path_factory) -> Path:
             "--find-links",
             str(house),
             "lightagent-core",
+            *MEMORY,
             *(d for d, _, _ in EXAMPLES.values()),
         ]
     )

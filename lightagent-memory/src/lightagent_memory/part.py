@@ -1,15 +1,33 @@
-"""``LightAgent``'s memory policy and memory candidates (the seeds' promotion methods): the
-memory extension's part of one agent.
+"""``LightAgent``'s memory backend, memory policy and memory candidates (the seeds'
+promotion methods): the memory extension's part of one agent.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from lightagent.errors import ConfigurationError
 from lightagent.extensions import ExtensionPart, RunStep
 
-__all__ = ["MemoryPart", "memory_settings"]
+__all__ = ["MemoryPart", "memory_settings", "resolve_memory"]
+
+
+def resolve_memory(spec: Any) -> Any:
+    """The backend ``memory=`` names or is (``LA-CONFIG`` unless it has store and retrieve)."""
+    from lightagent.providers import resolve_provider
+
+    memory = resolve_provider("memory", spec, param="memory")
+    if not (
+        callable(getattr(memory, "store", None)) and callable(getattr(memory, "retrieve", None))
+    ):
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"memory= needs an object with store(data, user_id) and retrieve(query, user_id), "
+            f"got {type(memory).__name__}",
+            hint="See docs/memory.md for MemoryProtocol.",
+        )
+    return memory
 
 
 def memory_settings(
@@ -75,25 +93,48 @@ def _policy(
 
 
 class MemoryPart(ExtensionPart):
-    """One agent's memory policy, candidates and self-learning.
+    """One agent's memory backend, policy, candidates and self-learning.
 
-    The policy is the agent's ``memory_filter`` (the kernel's filter seam), set from
-    ``memory_policy=`` / ``memory_namespace=``; each run with memory gets a
-    :class:`~lightagent_memory.steps.MemoryStep`, which takes the loop's memory steps over.
+    The backend is ``agent.memory`` (resolved from ``memory=``: an object at construction,
+    a provider name at first use). The policy is ``agent.memory_filter``, set from
+    ``memory_policy=`` / ``memory_namespace=`` or by assigning it (None: ``MemoryPolicy()``,
+    which fails closed). Each run of an agent with memory gets a
+    :class:`~lightagent_memory.steps.MemoryStep`.
     """
 
-    def __init__(self, agent: Any, book: Any, self_learning: bool) -> None:
+    #: ``agent.memory_filter`` until one is given (an agent attribute, once set).
+    memory_filter: Any = None
+
+    def __init__(self, agent: Any, memory: Any, book: Any, self_learning: bool) -> None:
+        from lightagent.providers import provider_reference
+
         self.agent = agent
+        self._memory_spec = memory
+        self._memory: Any = None
+        if memory is not None and provider_reference(memory) is None:
+            self._memory = resolve_memory(memory)
+        self._lock = threading.Lock()
         self._memory_book = book
         self.self_learning = self_learning
 
+    @property
+    def memory(self) -> Any:
+        """The memory backend (resolved from ``memory=`` on first use), or None."""
+        if self._memory is None and self._memory_spec is not None:
+            with self._lock:
+                if self._memory is None:
+                    self._memory = resolve_memory(self._memory_spec)
+        return self._memory
+
     def run_step(self, spec: Any, options: Any) -> RunStep | None:
-        """This run's memory step (None without memory)."""
-        if spec.memory is None:
+        """This run's memory step (None without memory); a provider name that resolves to
+        no backend fails the run here, typed, before it starts."""
+        if self._memory_spec is None:
             return None
         from lightagent_memory.steps import MemoryStep
 
-        return MemoryStep(spec, self._memory_book, self.self_learning)
+        memory = self.memory
+        return MemoryStep(memory, self.agent.memory_filter, self._memory_book, self.self_learning)
 
     @property
     def memory_policy(self) -> Any:
@@ -188,7 +229,7 @@ class MemoryPart(ExtensionPart):
 
         from lightagent_memory.promotion import PromotionJob
 
-        memory = self.agent.memory
+        memory = self.memory
         if memory is None:
             raise ConfigurationError(
                 "LA-CONFIG",

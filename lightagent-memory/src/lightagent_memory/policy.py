@@ -22,8 +22,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from lightagent.errors import ConfigurationError
-from lightagent.memory.filtering import MemoryAdmissionDecision, MemoryFilterOutcome
 
+from lightagent_memory.filtering import MemoryAdmissionDecision, MemoryFilterOutcome
 from lightagent_memory.scope import agent_memory_user_id, is_internal, memory_user_id, run_tenant
 
 __all__ = ["MemoryPolicy", "coerce_admission", "expired"]

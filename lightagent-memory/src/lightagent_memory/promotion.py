@@ -295,7 +295,7 @@ def _decide(
     # the text a promotion stores passes the write admission, as every write does
     requested, refused = admit_promotion(job.policy, candidate, requested, pctx)
     if refused is not None:
-        from lightagent.run.memory_steps import write_refused
+        from lightagent_memory.recall import write_refused
 
         write_refused(ctx, "memory_promote", refused, candidate)
     blocked = requested.reason if requested.metadata.get("blocked") else None

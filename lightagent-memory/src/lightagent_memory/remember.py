@@ -1,6 +1,5 @@
-"""Memory writes as a step of the loop: the turn's user message, and the agent's reflection
-(they take over the kernel's plain write, :mod:`lightagent.run.remember`, reusing its hooks
-and its store).
+"""Memory writes as a step of the loop, after the run: the turn's user message, and the
+agent's reflection.
 
 Each write passes ``before_memory_write`` (a hook may rewrite or block it), then the
 policy's admission (length, credentials, patterns, duplicates, the per-run limit, the
@@ -20,9 +19,8 @@ from collections.abc import Generator
 from typing import Any
 
 from lightagent.errors import LightAgentError
-from lightagent.run.memory_steps import ask_memory, backend_user, memory_failed, write_refused
+from lightagent.run.effects import StoreMemory
 from lightagent.run.phases import payload_value
-from lightagent.run.remember import before_write, provenance, store
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
 
@@ -36,27 +34,47 @@ from lightagent_memory.candidates import (
     hook_blocked,
 )
 from lightagent_memory.learning import learning_note, learning_scope
+from lightagent_memory.recall import ask_memory, backend_user, memory_failed, write_refused
 from lightagent_memory.scope import MemoryScope, agent_memory_user_id, is_internal, run_tenant
 
-__all__ = ["MemoryRun", "agent_target", "policy_context", "write_turn"]
+__all__ = [
+    "MemoryRun",
+    "agent_target",
+    "before_write",
+    "policy_context",
+    "provenance",
+    "store",
+    "write_turn",
+]
 
 
 class MemoryRun:
-    """What one run has written and seen (for the per-run limit and duplicate checks), with
-    the agent's ``CandidateBook`` and whether it learns (``self_learning=True``)."""
+    """One run's memory: its backend and policy, what it has written and seen (for the
+    per-run limit and duplicate checks), the agent's ``CandidateBook`` and whether it
+    learns (``self_learning=True``)."""
 
-    __slots__ = ("book", "fingerprints", "self_learning", "writes")
+    __slots__ = ("book", "fingerprints", "memory", "policy", "self_learning", "writes")
 
-    def __init__(self, book: CandidateBook | None = None, self_learning: bool = False) -> None:
+    def __init__(
+        self,
+        memory: Any,
+        policy: Any,
+        book: CandidateBook | None = None,
+        self_learning: bool = False,
+    ) -> None:
+        #: The ``MemoryProtocol`` backend.
+        self.memory = memory
+        #: What retrieved memories and writes pass (a ``MemoryPolicy`` or another ``MemoryFilter``).
+        self.policy = policy
         self.writes = 0
         self.fingerprints: set[str] = set()
         self.book = book
         self.self_learning = self_learning
 
 
-def agent_target(spec: RunSpec) -> str:
+def agent_target(spec: RunSpec, run: MemoryRun) -> str:
     """The backend id of the agent's own (self-learning) memory, in the run's tenant."""
-    own = getattr(spec.memory_filter, "agent_user_id", None)
+    own = getattr(run.policy, "agent_user_id", None)
     name, tenant = spec.ctx.agent_name, run_tenant(spec.ctx)
     return (
         str(own(name, tenant=tenant)) if callable(own) else agent_memory_user_id(name, None, tenant)
@@ -86,8 +104,8 @@ def write_turn(
     spec: RunSpec, st: RunState, run: MemoryRun, data: Any, answer: str | None
 ) -> Generator[Any, Any, None]:
     """Write the user's message; with ``self_learning``, propose the turn as a reflection."""
-    user_target = backend_user(spec)
-    metadata = provenance(spec, MemoryScope.user().to_metadata(), user_target)
+    user_target = backend_user(spec, run.policy)
+    metadata = provenance(spec, run, MemoryScope.user().to_metadata(), user_target)
     yield from _write(spec, st, run, data, metadata, user_target, answer)
     if run.self_learning:
         note = learning_note(
@@ -97,14 +115,14 @@ def write_turn(
             getattr(st, "thought", None),
         )
         if note is not None:
-            own = agent_target(spec)
+            own = agent_target(spec, run)
             scope = MemoryScope(**learning_scope(spec.ctx.agent_name))
-            metadata = provenance(spec, scope.to_metadata(), own)
+            metadata = provenance(spec, run, scope.to_metadata(), own)
             yield from _write(spec, st, run, note, metadata, own, None)
 
 
 def _admit(spec: RunSpec, run: MemoryRun, data: Any, target: str, metadata: dict[str, Any]) -> Any:
-    policy = spec.memory_filter
+    policy = run.policy
     allows = getattr(policy, "allows_write", None)
     if not callable(allows):
         return policy.admit_write(data, user_id=spec.ctx.user_id, context=spec.ctx), None
@@ -142,7 +160,7 @@ def _write(
     except Exception as exc:  # a failing admission check refuses the write
         memory_failed(spec, "memory_write", exc, "LA-MEMORY")
         return
-    if getattr(spec.memory_filter, "memory_write_admission", None) is not None and active:
+    if getattr(run.policy, "memory_write_admission", None) is not None and active:
         ctx.emit(
             "hook_decision",
             {
@@ -163,12 +181,10 @@ def _write(
         run.fingerprints.add(fingerprint)
         if run.book is not None:
             run.book.remember(fingerprint)
-    if is_internal(metadata) and getattr(
-        spec.memory_filter, "require_promotion_for_internal_memory", True
-    ):
+    if is_internal(metadata) and getattr(run.policy, "require_promotion_for_internal_memory", True):
         yield from _propose(spec, st, run, data, metadata, target)
         return
-    yield from store(spec, data, target, metadata, None)
+    yield from store(spec, run, data, target, metadata, None)
 
 
 def _propose(
@@ -204,7 +220,7 @@ def _propose(
         tenant_id=run_tenant(ctx),
     )
     st.stage = "memory_promote"
-    decision, blocked = yield from _decide(spec, candidate)
+    decision, blocked = yield from _decide(spec, run.policy, candidate)
     if decision.final:
         candidate.status = "promoted" if decision.promotes else "rejected"
         candidate.injectable = decision.promotes
@@ -235,7 +251,7 @@ def _propose(
     if decision.promotes:
         text = decision.value if decision.action == "rewrite" else candidate.data
         result = yield from store(
-            spec, text, target, candidate.write_metadata(decision), candidate.candidate_id
+            spec, run, text, target, candidate.write_metadata(decision), candidate.candidate_id
         )
     if spec.interceptor is not None:
         yield from ask_memory(
@@ -249,7 +265,7 @@ def _propose(
 
 
 def _decide(
-    spec: RunSpec, candidate: MemoryCandidate
+    spec: RunSpec, policy: Any, candidate: MemoryCandidate
 ) -> Generator[Any, Any, tuple[MemoryPromotionDecision, str | None]]:
     """(decision, why promotion was blocked or None): hooks first, then the policy."""
     decision: MemoryPromotionDecision | None = None
@@ -267,13 +283,13 @@ def _decide(
                 return MemoryPromotionDecision.keep(exc.message), exc.message
             decision.metadata.setdefault("decided_by", "hook")
     if decision is None or not decision.final:
-        allows = getattr(spec.memory_filter, "allows_promotion", None)
+        allows = getattr(policy, "allows_promotion", None)
         if callable(allows):
             decision = allows(candidate, _candidate_context(spec, candidate))
     if decision is None:
         decision = MemoryPromotionDecision.keep("no promotion policy")
     decision, refused = admit_promotion(
-        spec.memory_filter, candidate, decision, _candidate_context(spec, candidate)
+        policy, candidate, decision, _candidate_context(spec, candidate)
     )
     if refused is not None:
         write_refused(spec.ctx, "memory_promote", refused, candidate)
@@ -284,3 +300,92 @@ def _decide(
 def _candidate_context(spec: RunSpec, candidate: MemoryCandidate) -> dict[str, Any]:
     provenance = {**candidate.metadata, "source": candidate.source, "scope": candidate.scope}
     return policy_context(spec, candidate.memory_user_id, provenance)
+
+
+def provenance(
+    spec: RunSpec, run: MemoryRun, fields: dict[str, Any], memory_user_id: str
+) -> dict[str, Any]:
+    """The metadata a write carries: ``fields`` (source, scope …) and the run's ids."""
+    ctx = spec.ctx
+    namespace = getattr(run.policy, "namespace", None)
+    merged = {
+        **fields,
+        "agent_name": fields.get("agent_name") or ctx.agent_name,
+        "trace_id": ctx.trace_id,
+        "parent_trace_id": ctx.parent_trace_id,
+        "run_id": ctx.run_id,
+        "run_group_id": ctx.run_group_id,
+        "session_id": ctx.session_id,
+        "user_id": memory_user_id,
+        "namespace": namespace,
+        "tenant_id": run_tenant(ctx),
+    }
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+def before_write(
+    spec: RunSpec, data: Any, metadata: dict[str, Any], target: str, answer: str | None
+) -> Generator[Any, Any, tuple[Any, dict[str, Any]] | None]:
+    """``before_memory_write``: ``(data, metadata)`` as the hooks leave them, or None when
+    a hook blocked the write (recorded)."""
+    ctx = spec.ctx
+    if spec.interceptor is None:
+        return data, metadata
+    user_id = ctx.user_id
+    out = yield from ask_memory(
+        "before_memory_write",
+        {"data": data, "user_id": user_id, "metadata": metadata, "answer": answer},
+    )
+    if out.action == "block":
+        if ctx.active:
+            ctx.emit(
+                "memory_write_block",
+                {"phase": "before_memory_write", "reason": out.reason, "user_id": user_id},
+            )
+        return None
+    if out.action == "replace" and out.payload is not None:
+        payload = out.payload
+        if isinstance(payload, dict):
+            data = payload.get("data", data)
+            if isinstance(payload.get("metadata"), dict):
+                # a hook may relabel provenance, never the owner or tenant it is written for
+                pinned = {"user_id": target, "tenant_id": run_tenant(ctx)}
+                relabelled = {**payload["metadata"], **pinned}
+                metadata = {k: v for k, v in relabelled.items() if v is not None}
+        else:
+            data = payload
+    return data, metadata
+
+
+def store(
+    spec: RunSpec,
+    run: MemoryRun,
+    data: Any,
+    target: str,
+    metadata: dict[str, Any],
+    candidate_id: str | None = None,
+) -> Generator[Any, Any, Any]:
+    """Store one admitted write (``memory_write``, then ``after_memory_write``); the
+    backend's result, or None when it failed (recorded)."""
+    ctx = spec.ctx
+    try:
+        result = yield StoreMemory(data, target, metadata, run.memory)
+    except Exception as exc:
+        memory_failed(spec, "memory_write", exc, "LA-MEMORY")
+        return None
+    if ctx.active:
+        event = {
+            "user_id": ctx.user_id,
+            "memory_id": result.get("memory_id") if isinstance(result, dict) else None,
+            "chars": len(data) if isinstance(data, str) else None,
+            "source": metadata.get("source"),
+            "scope": metadata.get("scope"),
+        }
+        if candidate_id is not None:
+            event["candidate_id"] = candidate_id
+        ctx.emit("memory_write", event)
+    if spec.interceptor is not None:
+        yield from ask_memory(
+            "after_memory_write", {"user_id": ctx.user_id, "metadata": metadata, "result": result}
+        )
+    return result

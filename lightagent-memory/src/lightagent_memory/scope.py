@@ -7,8 +7,8 @@ produced it: ``user``, ``reflection``, ``tool`` …), ``scope`` (whose it is: ``
 :data:`INTERNAL_SCOPES` are the agent's own evidence: they stay non-injectable
 candidates until promoted.
 
-The backend ids (tenant, namespace, user) are the kernel's
-(:mod:`lightagent.memory.attribution`), re-exported here.
+The backend ids (tenant, namespace, user) are :mod:`lightagent_memory.attribution`'s,
+re-exported here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightagent.memory.attribution import (
+from lightagent_memory.attribution import (
     INTERNAL_SCOPES,
     INTERNAL_SOURCES,
     agent_memory_user_id,

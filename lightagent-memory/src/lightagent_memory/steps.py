@@ -1,12 +1,11 @@
-"""The memory extension's run step: it takes the loop's memory steps over.
+"""The memory extension's run step: memory before the first request and after the run.
 
-Before the first request it retrieves the user's memories (and, with
-``self_learning=True``, the agent's own, through the policy's ``filter_agent_results``)
-and injects what the policy allows; after the run it writes the turn through the
-policy, proposing internal writes (the learning note) as candidates
-(:mod:`lightagent_memory.remember`). The loop asks for both through
-``RunSpec.memory_steps``; the step also puts the run's policy on ``spec.memory_filter``
-(``MemoryPolicy()`` when the agent has none: it fails closed).
+When the run's query has joined the prompt (``recall``) it retrieves the user's memories
+(and, with ``self_learning=True``, the agent's own, through the policy's
+``filter_agent_results``) and injects what the policy allows; when the run has answered
+(``finish``) it writes the turn through the policy, proposing internal writes (the
+learning note) as candidates (:mod:`lightagent_memory.remember`). Its ``order`` puts the
+write before the other capabilities' ``finish``.
 """
 
 from __future__ import annotations
@@ -15,35 +14,45 @@ from collections.abc import Generator
 from typing import Any
 
 from lightagent.extensions import RunStep
-from lightagent.run.recall import MEMORY_HEADER, inject, recall
+from lightagent.run.recall import inject
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState
 
 from lightagent_memory.candidates import CandidateBook
+from lightagent_memory.recall import MEMORY_HEADER, recall
 from lightagent_memory.remember import MemoryRun, agent_target, write_turn
 
 __all__ = ["MemoryStep"]
 
 
 class MemoryStep(RunStep):
-    """One run's memory: its policy, its writes and fingerprints, the agent's candidates."""
+    """One run's memory: its backend and policy, its writes and fingerprints, the agent's
+    candidates."""
 
-    def __init__(self, spec: RunSpec, book: CandidateBook | None, self_learning: bool) -> None:
-        if spec.memory_filter is None:  # no policy given: the default one, which fails closed
+    #: Before the other steps: the turn is written before their ``finish`` (goals …) runs.
+    order = -50
+
+    def __init__(
+        self, memory: Any, policy: Any, book: CandidateBook | None, self_learning: bool
+    ) -> None:
+        if policy is None:  # no policy given: the default one, which fails closed
             from lightagent_memory.policy import MemoryPolicy
 
-            spec.memory_filter = MemoryPolicy()
-        spec.memory_steps = self
-        self.run = MemoryRun(book, self_learning)
+            policy = MemoryPolicy()
+        self.run = MemoryRun(memory, policy, book, self_learning)
+        #: The query as the run admitted it (None until it joined the prompt).
+        self.query: str | None = None
 
-    def retrieve(
+    def recall(
         self, spec: RunSpec, st: RunState, query: str, messages: list[dict[str, Any]]
     ) -> Generator[Any, Any, None]:
         """Retrieve the user's memories (and the agent's own with ``self_learning``), filter
         them, and inject what is allowed."""
-        allowed = yield from recall(spec, st, query, seen=self._note_known)
-        agent_filter = getattr(spec.memory_filter, "filter_agent_results", None)
-        if self.run.self_learning and callable(agent_filter):
+        self.query = query
+        run = self.run
+        allowed = yield from recall(spec, run, st, query, seen=self._note_known)
+        agent_filter = getattr(run.policy, "filter_agent_results", None)
+        if run.self_learning and callable(agent_filter):
             ctx = spec.ctx
 
             def own_results(items: list[dict[str, Any]]) -> Any:
@@ -52,6 +61,7 @@ class MemoryStep(RunStep):
             allowed = allowed + (
                 yield from recall(
                     spec,
+                    run,
                     st,
                     query,
                     scope="agent",
@@ -64,19 +74,19 @@ class MemoryStep(RunStep):
             lines = "\n".join(f"- {m['memory']}" for m in allowed)
             inject(messages, f"{MEMORY_HEADER}\n{lines}")
 
-    def write(
-        self, spec: RunSpec, st: RunState, data: Any, answer: str | None
-    ) -> Generator[Any, Any, None]:
+    def finish(self, spec: RunSpec, st: RunState, content: str | None) -> Generator[Any, Any, None]:
         """Write the turn to memory, through the write hooks and the policy."""
-        yield from write_turn(spec, st, self.run, data, answer)
+        if self.query is not None:
+            yield from write_turn(spec, st, self.run, self.query, content)
 
     def _note_known(self, spec: RunSpec, allowed: list[dict[str, Any]], target: str) -> None:
         """Remember what the backend already holds, so writing it again counts as a duplicate."""
-        fingerprint = getattr(spec.memory_filter, "write_fingerprint", None)
+        policy = self.run.policy
+        fingerprint = getattr(policy, "write_fingerprint", None)
         if (
             not allowed
             or not callable(fingerprint)
-            or not getattr(spec.memory_filter, "reject_duplicate_writes", False)
+            or not getattr(policy, "reject_duplicate_writes", False)
         ):
             return
         known = self.run.fingerprints

@@ -1,7 +1,9 @@
-"""Memory: the ``MemoryProtocol`` seam, the filter seam, and the reference backend.
+"""Memory: the ``MemoryProtocol`` seam and its reference backend.
 
-``MemoryPolicy``, scopes, candidates and promotion, ``SharedMemoryPool`` and self-learning
-are lightagent-memory's (``pip install 'lightagent-core[memory]'``).
+``memory=`` on ``LightAgent`` and everything an agent does with it — retrieving before the
+first request, filtering (``MemoryFilter``, ``DefaultMemoryFilter``, ``MemoryPolicy``),
+writing after the run, scopes, candidates and promotion, ``SharedMemoryPool`` and
+self-learning — are lightagent-memory's (``pip install 'lightagent-core[memory]'``).
 """
 
 from __future__ import annotations
@@ -9,13 +11,8 @@ from __future__ import annotations
 from lightagent.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    "DefaultMemoryFilter": "lightagent.memory.filtering",
     "InMemoryMemory": "lightagent.memory.reference",
-    "MemoryAdmissionDecision": "lightagent.memory.filtering",
-    "MemoryFilter": "lightagent.memory.filtering",
-    "MemoryFilterOutcome": "lightagent.memory.filtering",
     "MemoryProtocol": "lightagent.memory.protocol",
-    "WriteAdmission": "lightagent.memory.filtering",
     "memory_items": "lightagent.memory.protocol",
     "result_owner": "lightagent.memory.protocol",
 }

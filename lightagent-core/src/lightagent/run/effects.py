@@ -113,24 +113,27 @@ class ListTools:
 
 
 class RetrieveMemory:
-    """``memory.retrieve(query, user_id)`` (sync or async); the result is its raw answer."""
+    """``memory.retrieve(query, user_id)`` on a ``MemoryProtocol`` backend (sync or async);
+    the result is its raw answer."""
 
-    __slots__ = ("query", "user_id")
+    __slots__ = ("memory", "query", "user_id")
 
-    def __init__(self, query: str, user_id: str) -> None:
+    def __init__(self, query: str, user_id: str, memory: Any) -> None:
         self.query = query
         self.user_id = user_id
+        self.memory = memory
 
 
 class StoreMemory:
     """``memory.store(data, user_id, metadata=...)`` (``metadata`` only if accepted)."""
 
-    __slots__ = ("data", "metadata", "user_id")
+    __slots__ = ("data", "memory", "metadata", "user_id")
 
-    def __init__(self, data: Any, user_id: str, metadata: dict[str, Any]) -> None:
+    def __init__(self, data: Any, user_id: str, metadata: dict[str, Any], memory: Any) -> None:
         self.data = data
         self.user_id = user_id
         self.metadata = metadata
+        self.memory = memory
 
 
 class Search:

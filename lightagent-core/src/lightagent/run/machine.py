@@ -38,7 +38,7 @@ from lightagent.run.phases import (
     params,
     payload_value,
 )
-from lightagent.run.recall import memory_retrieve, memory_write, retrieval_context
+from lightagent.run.recall import retrieval_context
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
 from lightagent.run.tool_round import tool_round
@@ -201,8 +201,8 @@ def run_machine(spec: RunSpec) -> Machine:
             reasoning = response.reasoning_content
             break
 
-        if st.handoff is None and (interceptor is not None or spec.memory is not None or steps):
-            content = yield from _finish(spec, st, query, content)
+        if st.handoff is None and (interceptor is not None or steps):
+            content = yield from _finish(spec, st, content)
         st.stage = None
     except LightAgentError as exc:
         error = exc
@@ -294,8 +294,8 @@ def _prepare(
     if query is not None:
         messages.append({"role": "user", "content": query})
         st.query_message = messages[-1]
-        if spec.memory is not None:
-            yield from memory_retrieve(spec, st, query, messages)
+        for step in spec.steps:  # what a capability recalls for the query
+            yield from step.recall(spec, st, query, messages)
         if spec.retrieval_inject:
             yield from retrieval_context(spec, st, query, messages)
         st.stage = "prepare"
@@ -419,10 +419,8 @@ def _tools(
         step.after_tools(spec, st, calls, messages)
 
 
-def _finish(
-    spec: RunSpec, st: RunState, query: str | None, content: str | None
-) -> Generator[Any, Any, str | None]:
-    """After the answer: the output guardrails, the memory write, the steps' ``finish``."""
+def _finish(spec: RunSpec, st: RunState, content: str | None) -> Generator[Any, Any, str | None]:
+    """After the answer: the output guardrails, then the steps' ``finish``."""
     if spec.interceptor is not None:
         st.stage = "output_guardrail"
         out = yield from ask("output_guardrail", {"content": content})
@@ -432,8 +430,6 @@ def _finish(
         if spec.stream:
             # the driver shows what its output screen held back, now that it is judged
             yield Output("release", content)
-    if spec.memory is not None and query is not None:
-        yield from memory_write(spec, st, query, content)
     for step in spec.steps:
         yield from step.finish(spec, st, content)
     return content

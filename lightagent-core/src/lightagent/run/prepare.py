@@ -98,10 +98,6 @@ def build_spec(
         from lightagent.extensions import follow
 
         follow(agent, "session")  # e.g. an inbox read at every step boundary
-    if agent._memory_spec is not None:  # capabilities that follow memory= join its runs
-        from lightagent.extensions import follow
-
-        follow(agent, "memory")
     parts = [p for p in agent._parts.values() if p is not None] if agent._parts else ()
     for part in parts:
         layers = (*layers, *part.toolsets(opts))
@@ -147,10 +143,8 @@ def build_spec(
         ctx.observers.append(binding.observer(session_id, rid, owner=ctx.owner))
         load_history = history is None and initial_messages is None
 
-    memory = agent.memory if agent._memory_spec is not None else None
     # resolved here so a bad retrieval= configuration fails the run, typed, up front
     retrieval = agent.retrieval if agent._retrieval_spec is not None else None
-    memory_filter = agent.memory_filter if memory is not None else None
 
     output = None
     if opts.output_schema is not None:
@@ -184,8 +178,6 @@ def build_spec(
         model_options=model_options,
         toolsets=toolsets,
         base_registry=registry,
-        memory=memory,
-        memory_filter=memory_filter,
         retrieval=retrieval if agent.retrieval_inject else None,
         retrieval_inject=agent.retrieval_inject,
     )
@@ -198,10 +190,6 @@ def build_spec(
     if parts:
         steps = [step for step in (p.run_step(spec, opts) for p in parts) if step is not None]
         spec.steps = tuple(sorted(steps, key=_order) if len(steps) > 1 else steps)
-    if memory is not None and spec.memory_filter is None:  # the default filter fails closed
-        from lightagent.memory.filtering import DefaultMemoryFilter
-
-        spec.memory_filter = DefaultMemoryFilter()
     return spec
 
 

@@ -46,13 +46,6 @@ class RunSpec:
     toolsets: Any = None
     #: The function-tool registry the toolsets are merged over (``registry`` may be None).
     base_registry: Any = None
-    #: A ``MemoryProtocol`` backend: retrieved before the first request, written after the run.
-    memory: Any = None
-    #: What retrieved memories and writes pass (a ``MemoryFilter``).
-    memory_filter: Any = None
-    #: Takes the loop's memory steps over (``retrieve`` and ``write``, as in
-    #: :mod:`lightagent.run.recall`): a capability's run step, or None for the plain ones.
-    memory_steps: Any = None
     #: A retrieval provider for opt-in context injection (``search``).
     retrieval: Any = None
     #: How many retrieved passages to inject before the first request (0: none).

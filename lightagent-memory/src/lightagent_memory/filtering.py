@@ -1,10 +1,10 @@
 """The filter point between a memory backend and the prompt, and before each write.
 
-Every retrieved result passes :meth:`MemoryFilter.filter_results` before the loop may
-inject it; every write passes :meth:`MemoryFilter.admit_write`. With lightagent-memory
-installed, ``MemoryPolicy`` is the filter an agent uses (``MemoryPolicy()`` without
-``memory_policy=``); without it, :class:`DefaultMemoryFilter`, the smallest filter: user
-attribution only. Both fail closed.
+Every retrieved result passes :meth:`MemoryFilter.filter_results` before the memory step
+may inject it; every write passes :meth:`MemoryFilter.admit_write`. An agent's runs use
+``MemoryPolicy`` (``MemoryPolicy()`` without ``memory_policy=``) unless
+``agent.memory_filter`` is set to another filter, such as :class:`DefaultMemoryFilter`, the
+smallest one: user attribution only. Both fail closed.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from lightagent.memory.attribution import plain_user_id
 from lightagent.memory.protocol import result_owner
+
+from lightagent_memory.attribution import plain_user_id
 
 __all__ = [
     "DefaultMemoryFilter",
@@ -63,7 +64,7 @@ class MemoryFilter(Protocol):
 
 #: A filter may also define ``backend_user_id(user_id, *, context) -> str``: the id the
 #: backend sees for both retrieve and store (e.g. ``"tenant-a:alice"`` for a namespace);
-#: without it the backend sees :func:`~lightagent.memory.attribution.plain_user_id`.
+#: without it the backend sees :func:`~lightagent_memory.attribution.plain_user_id`.
 
 
 class DefaultMemoryFilter:

@@ -9,7 +9,7 @@ import pytest
 from lightagent import HookDecision, LightAgent, ScriptedModel
 from lightagent.events.memory_store import InMemorySessionStore
 from lightagent.memory import InMemoryMemory
-from lightagent.run.recall import MEMORY_HEADER
+from lightagent_memory.recall import MEMORY_HEADER
 
 
 def _agent(server, memory, **kw):
@@ -113,7 +113,7 @@ def test_results_attributed_to_another_user_never_reach_the_prompt():
 
 
 def test_a_memory_filter_decides_what_is_injected_and_written():
-    from lightagent.memory import DefaultMemoryFilter, WriteAdmission
+    from lightagent_memory import DefaultMemoryFilter, WriteAdmission
 
     class Strict(DefaultMemoryFilter):
         def admit_write(self, data, *, user_id, context):
@@ -232,7 +232,7 @@ def test_memory_by_registered_name_and_bad_objects():
 
 
 def test_a_filter_can_scope_the_user_id_the_backend_sees():
-    from lightagent.memory import DefaultMemoryFilter
+    from lightagent_memory import DefaultMemoryFilter
 
     class Namespaced(DefaultMemoryFilter):
         def backend_user_id(self, user_id, *, context):
