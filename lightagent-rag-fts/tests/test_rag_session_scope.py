@@ -17,8 +17,8 @@ from lightagent import LightAgent, ScriptedModel, SecurityContext
 from lightagent.errors import PolicyError
 from lightagent.events import InMemorySessionStore, JsonlSessionStore, SqlSessionStore
 from lightagent.events.manager import SessionManager
-from lightagent.run.recall import RETRIEVAL_HEADER
 from lightagent_rag_fts import SessionSearchProvider
+from lightagent_rag_fts.agent import RETRIEVAL_HEADER
 
 ACME = SecurityContext(tenant_id="acme", project_id="p1")
 ALICE = {"user_id": "alice", "tenant_id": "acme", "project_id": "p1"}

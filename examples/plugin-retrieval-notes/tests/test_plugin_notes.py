@@ -18,7 +18,11 @@ class TestNotesRetrievalContract(RetrievalContract):
 
 @pytest.fixture
 def host():
-    reset_host(PluginHost(entry_points=False, plugins=[("lightagent-plugin-notes", plugin)]))
+    # the provider is this plugin's; retrieval= itself is lightagent-rag-fts's
+    from lightagent_rag_fts import plugin as retrieval
+
+    plugins = [("lightagent-plugin-notes", plugin), ("lightagent-rag-fts", retrieval)]
+    reset_host(PluginHost(entry_points=False, plugins=plugins))
     yield
     reset_host(None)
 

@@ -88,7 +88,6 @@ _EXPORTS: dict[str, str] = {
     "InMemoryMemory": "lightagent.memory.reference",
     "RetrievalProtocol": "lightagent.retrieval.protocol",
     "SearchHit": "lightagent.retrieval.protocol",
-    "SearchToolset": "lightagent.retrieval.toolset",
     "InMemoryRetrieval": "lightagent.retrieval.reference",
     # events, sessions, trace
     "SessionManager": "lightagent.events.manager",

@@ -17,16 +17,14 @@ from typing import Any, Literal, cast, overload
 from lightagent.agent_compat import CompatMethods, compat_observers
 from lightagent.agent_log import QueuedFileHandler, adrain, drain
 from lightagent.agent_sessions import SessionMethods
-from lightagent.agent_toolsets import ToolsetMethods, _agent_search_toolset
+from lightagent.agent_toolsets import ToolsetMethods
 from lightagent.errors import ConfigurationError
 from lightagent.models.adapt import as_model, is_model
-from lightagent.providers import provider_reference
 from lightagent.results import RunResult, StreamEvent
 from lightagent.run.failure_log import log_failure
 from lightagent.run.options import (
     UNAVAILABLE,
     check_unavailable,
-    positive_int,
     refuse_unknown,
     resolve_model,
     resolve_store,
@@ -51,11 +49,9 @@ class LightAgent(
     is made from it, through the plugin registry's ``"openai"`` model provider, or the
     one named by ``provider=``), ``("provider", {configuration})``, or any object
     following the ``Model`` protocol (e.g. ``ScriptedModel``). ``tools`` takes functions
-    and toolsets; ``retrieval`` a search provider offered to the model as a search tool
-    (``retrieval_inject=N`` also puts the N best passages in the prompt). A capability's
-    keywords (``memory=`` …) are its distribution's. Construction has no side effects: no
-    files, no network, no plugin scan for the kernel's own keywords; providers are resolved
-    on first use.
+    and toolsets. A capability's keywords (``memory=``, ``retrieval=`` …) are its
+    distribution's. Construction has no side effects: no files, no network, no plugin scan
+    for the kernel's own keywords; providers are resolved on first use.
     """
 
     def __init__(
@@ -78,8 +74,6 @@ class LightAgent(
         log_level: str = "INFO",
         log_file: str | None = None,
         tracetools: Any = None,
-        retrieval: Any = None,
-        retrieval_inject: int | bool = False,
         **unknown: Any,
     ) -> None:
         claimed: dict[str, dict[str, Any]] = {}
@@ -138,23 +132,6 @@ class LightAgent(
                     functions.append(item)
             self.tools.register_tools(functions, infer=True)
         self._dispatcher: Any = None
-        self._retrieval_spec = retrieval
-        self._retrieval: Any = None
-        if isinstance(retrieval_inject, bool):
-            retrieval_inject = 5 if retrieval_inject else 0
-        self.retrieval_inject = positive_int("retrieval_inject", retrieval_inject)
-        if retrieval is not None:
-            if provider_reference(retrieval) is None:
-                from lightagent.agent_toolsets import _resolve_retrieval
-
-                self._retrieval = _resolve_retrieval(retrieval)
-            self.add_toolset(_agent_search_toolset(self))
-        elif self.retrieval_inject:
-            raise ConfigurationError(
-                "LA-CONFIG",
-                "retrieval_inject= needs retrieval=",
-                hint="Pass retrieval=<a provider with search()> as well.",
-            )
 
         #: What runs consult at each phase (``lightagent.interceptors``), set by the capability
         #: claiming ``hooks=``, the guardrails and policy. None: the loop's fast path.

@@ -1,4 +1,4 @@
-"""``LightAgent``'s toolsets and retrieval, and its lifecycle (``with agent:``)."""
+"""``LightAgent``'s toolsets and their lifecycle (``with agent:``)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ class ToolsetMethods:
     """
 
     _toolsets: Any
-    _retrieval_spec: Any
-    _retrieval: Any
     _lock: Any
     tools: Any
 
@@ -69,16 +67,6 @@ class ToolsetMethods:
     async def aremove_toolset(self, toolset: Any) -> None:
         """Async :meth:`remove_toolset`."""
         await self._detach(toolset).aclose()
-
-    # -- retrieval -------------------------------------------------------------------
-    @property
-    def retrieval(self) -> Any:
-        """The retrieval provider (resolved from ``retrieval=`` on first use), or None."""
-        if self._retrieval is None and self._retrieval_spec is not None:
-            with self._lock:
-                if self._retrieval is None:
-                    self._retrieval = _resolve_retrieval(self._retrieval_spec)
-        return self._retrieval
 
     # -- lifecycle -------------------------------------------------------------------
     def open(self) -> Any:
@@ -135,33 +123,3 @@ class ToolsetMethods:
 
     async def __aexit__(self, *exc_info: Any) -> None:
         await asyncio.shield(self.aclose())
-
-
-def _resolve_retrieval(spec: Any) -> Any:
-    from lightagent.providers import resolve_provider
-
-    provider = resolve_provider("retrieval", spec, param="retrieval")
-    if not callable(getattr(provider, "search", None)):
-        raise ConfigurationError(
-            "LA-CONFIG",
-            f"retrieval= needs an object with search(query, *, limit=5, **filters), got {type(provider).__name__}",
-            hint="See docs/retrieval.md.",
-        )
-    return provider
-
-
-def _agent_search_toolset(agent: Any) -> Any:
-    """The agent's ``retrieval=`` as a search toolset (the provider is resolved on first use)."""
-    import weakref
-
-    from lightagent.retrieval.toolset import SearchToolset
-
-    ref = weakref.ref(agent)
-
-    class AgentSearchToolset(SearchToolset):
-        @property
-        def provider(self) -> Any:
-            owner = ref()
-            return owner.retrieval if owner is not None else None
-
-    return AgentSearchToolset(None)

@@ -62,6 +62,8 @@ KEYWORDS: dict[str, tuple[str, object]] = {
     "tot_api_key": ("thought", None),
     "tot_base_url": ("thought", None),
     "memory": ("memory", None),
+    "retrieval": ("rag-fts", None),
+    "retrieval_inject": ("rag-fts", False),
     "memory_policy": ("memory", None),
     "memory_namespace": ("memory", None),
     "self_learning": ("memory", False),
@@ -115,6 +117,8 @@ ATTRIBUTES: dict[str, str] = {
     "promote_memory_candidate": "memory",
     "apromote_memory_candidate": "memory",
     "setup_mcp": "mcp",
+    "retrieval": "rag-fts",
+    "retrieval_inject": "rag-fts",
 }
 
 #: ``from lightagent import <name>`` (or ``lightagent.tools``, for the selection's) -> extra.
@@ -134,6 +138,7 @@ EXPORTS: dict[str, str] = {
     "InMemoryTokenLedger": "control",
     "GuardrailDecision": "guardrails",
     "GuardrailManager": "guardrails",
+    "SearchToolset": "rag-fts",
     "RetrievalDocument": "rag-fts",
     "RetrievalResult": "rag-fts",
     "RetrievalProvider": "rag-fts",

@@ -16,8 +16,8 @@ from .test_seams_examples import AGENT, EXAMPLES, ROOT
 
 pytestmark = [pytest.mark.venv, pytest.mark.slow]
 
-#: The distributions ``memory=`` needs beside the core.
-MEMORY = ("lightagent-control", "lightagent-memory")
+#: The distributions ``memory=`` and ``retrieval=`` need beside the core.
+MEMORY = ("lightagent-control", "lightagent-memory", "lightagent-rag-fts")
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -36,7 +36,8 @@ def venv(tmp_path_factory) -> Path:
     house = tmp_path_factory.mktemp("wheels")
     pip = [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(house)]
     _run([*pip, str(ROOT / "lightagent-core")])
-    # memory= is lightagent-memory's (which builds on lightagent-control)
+    # memory= is lightagent-memory's (which builds on lightagent-control), retrieval=
+    # lightagent-rag-fts's
     _run([*pip, "--no-deps", *(str(ROOT / d) for d in MEMORY)])
     _run([*pip, "--no-deps", *(str(ROOT / "examples" / e) for e in EXAMPLES)])
     venv = tmp_path_factory.mktemp("venv") / "env"

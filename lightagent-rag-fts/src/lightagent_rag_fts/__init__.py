@@ -3,7 +3,9 @@
 ``SqliteFTSRetrievalProvider(path)`` needs nothing beyond the standard library;
 ``PostgresFTSRetrievalProvider(url)`` needs lightagent-postgres (``lightagent-core[postgres]``).
 ``SessionSearchProvider(store)`` searches a session store's events. Each one is a
-retrieval provider for ``LightAgent(retrieval=...)``.
+retrieval provider for ``LightAgent(retrieval=...)``, which this distribution claims (the
+``retrieval`` agent extension): the provider is offered to the model as a search tool
+(``SearchToolset``), and ``retrieval_inject=N`` puts the N best passages in the prompt.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ _EXPORTS = {
     "RetrievalDocument": "lightagent_rag_fts.models",
     "RetrievalProvider": "lightagent_rag_fts.models",
     "RetrievalResult": "lightagent_rag_fts.models",
+    "SearchToolset": "lightagent_rag_fts.toolset",
     "SessionSearchProvider": "lightagent_rag_fts.session_search",
     "SqliteFTSRetrievalProvider": "lightagent_rag_fts.sqlite_fts",
 }

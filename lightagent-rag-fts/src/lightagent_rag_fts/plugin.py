@@ -22,6 +22,12 @@ def register_retrieval(register: Any) -> None:
 
 
 @hookimpl
+def register_agent_extensions(register: Any) -> None:
+    """The ``retrieval`` agent extension: ``retrieval=`` and ``retrieval_inject=``."""
+    register("retrieval", "lightagent_rag_fts.agent:RetrievalExtension")
+
+
+@hookimpl
 def lightagent_manifest() -> dict[str, Any]:
     """What this plugin brings."""
     return {

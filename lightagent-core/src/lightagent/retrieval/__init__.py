@@ -1,4 +1,8 @@
-"""Retrieval: the search seam the loop uses, its search toolset and a reference provider."""
+"""Retrieval: the search seam (``RetrievalProtocol``, ``SearchHit``) and a reference provider.
+
+``retrieval=`` on ``LightAgent``, its search toolset (``SearchToolset``) and the opt-in
+context injection are lightagent-rag-fts's (``pip install 'lightagent-core[rag-fts]'``).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ _EXPORTS: dict[str, str] = {
     "InMemoryRetrieval": "lightagent.retrieval.reference",
     "RetrievalProtocol": "lightagent.retrieval.protocol",
     "SearchHit": "lightagent.retrieval.protocol",
-    "SearchToolset": "lightagent.retrieval.toolset",
     "search_hits": "lightagent.retrieval.protocol",
 }
 

@@ -137,11 +137,13 @@ class StoreMemory:
 
 
 class Search:
-    """``retrieval.search(query, limit=..., **filters)`` (sync or async); the raw results."""
+    """``retrieval.search(query, limit=..., **filters)`` on a retrieval provider (sync or
+    async); the raw results."""
 
-    __slots__ = ("filters", "limit", "query")
+    __slots__ = ("filters", "limit", "query", "retrieval")
 
-    def __init__(self, query: str, limit: int, filters: dict[str, Any]) -> None:
+    def __init__(self, query: str, limit: int, filters: dict[str, Any], retrieval: Any) -> None:
         self.query = query
         self.limit = limit
         self.filters = filters
+        self.retrieval = retrieval

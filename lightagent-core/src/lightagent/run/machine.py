@@ -38,7 +38,6 @@ from lightagent.run.phases import (
     params,
     payload_value,
 )
-from lightagent.run.recall import retrieval_context
 from lightagent.run.spec import RunSpec
 from lightagent.run.state import RunState, check_cancel
 from lightagent.run.tool_round import tool_round
@@ -278,7 +277,7 @@ def _admit(spec: RunSpec, st: RunState, query: str | None) -> Generator[Any, Any
 def _prepare(
     spec: RunSpec, st: RunState, query: str | None, messages: list[dict[str, Any]]
 ) -> Generator[Any, Any, Any]:
-    """Fill ``messages`` (prompt, history, query, recalled context); returns the history read."""
+    """Fill ``messages`` (prompt, history, query, what the steps recall); returns the history read."""
     st.stage = "prepare"
     history = None
     if spec.initial_messages is not None:
@@ -296,8 +295,6 @@ def _prepare(
         st.query_message = messages[-1]
         for step in spec.steps:  # what a capability recalls for the query
             yield from step.recall(spec, st, query, messages)
-        if spec.retrieval_inject:
-            yield from retrieval_context(spec, st, query, messages)
         st.stage = "prepare"
     return history
 

@@ -143,9 +143,6 @@ def build_spec(
         ctx.observers.append(binding.observer(session_id, rid, owner=ctx.owner))
         load_history = history is None and initial_messages is None
 
-    # resolved here so a bad retrieval= configuration fails the run, typed, up front
-    retrieval = agent.retrieval if agent._retrieval_spec is not None else None
-
     output = None
     if opts.output_schema is not None:
         from lightagent.structured import output_spec
@@ -178,8 +175,6 @@ def build_spec(
         model_options=model_options,
         toolsets=toolsets,
         base_registry=registry,
-        retrieval=retrieval if agent.retrieval_inject else None,
-        retrieval_inject=agent.retrieval_inject,
     )
     # Only a run that may hold more tools than the threshold looks a selector up (toolsets
     # are listed later, in the loop).

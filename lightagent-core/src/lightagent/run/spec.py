@@ -46,11 +46,6 @@ class RunSpec:
     toolsets: Any = None
     #: The function-tool registry the toolsets are merged over (``registry`` may be None).
     base_registry: Any = None
-    #: A retrieval provider for opt-in context injection (``search``).
-    retrieval: Any = None
-    #: How many retrieved passages to inject before the first request (0: none).
-    retrieval_inject: int = 0
-    retrieval_filters: Any = None
     #: Called with the ``RunResult`` when a streamed run ends (the agent's ``get_history``).
     on_result: Any = None
     #: The capabilities' steps in this run (``lightagent.extensions.RunStep``), in order.

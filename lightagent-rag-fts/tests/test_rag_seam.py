@@ -9,7 +9,7 @@ import json
 import pytest
 from lightagent import LightAgent, LightAgentError, ScriptedModel
 from lightagent.retrieval import InMemoryRetrieval
-from lightagent.run.recall import RETRIEVAL_HEADER
+from lightagent_rag_fts.agent import RETRIEVAL_HEADER
 
 DOCS = [
     {
@@ -166,7 +166,7 @@ def test_a_provider_naming_owner_gets_the_run_s_owner_on_both_paths():
     LightAgent(model=ScriptedModel(["c"]), retrieval=bare, retrieval_inject=1).run("third")
     assert bare.calls == [({"user_id": "default_user"}, {})]
     # A search toolset built by hand: the run's owner wins over a configured one.
-    from lightagent.retrieval import SearchToolset
+    from lightagent_rag_fts import SearchToolset
 
     own = OwnerScopedSearch()
     toolset = SearchToolset(own, filters={"owner": {"user_id": "someone else"}})

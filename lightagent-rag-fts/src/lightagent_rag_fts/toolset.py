@@ -1,4 +1,5 @@
-"""``SearchToolset``: a retrieval provider offered to the model as a search tool with citations."""
+"""``SearchToolset``: a retrieval provider offered to the model as a search tool with citations,
+and the search filters a run applies."""
 
 from __future__ import annotations
 
