@@ -161,6 +161,8 @@ class RetrievalContract(ContractSuite):
         )
 
     def test_an_agent_offers_it_as_a_search_tool_with_citations(self, provider: Any) -> None:
+        # retrieval= is lightagent-rag-fts's (lightagent-core[rag-fts]), as memory= is
+        # lightagent-memory's in the memory suite
         from lightagent import LightAgent, ScriptedModel
 
         call = {"name": "search_knowledge", "arguments": {"query": "roasted coffea"}}
