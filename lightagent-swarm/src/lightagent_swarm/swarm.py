@@ -261,7 +261,7 @@ class LightSwarm:
         spec = next(chain)
         while True:
             ended = _ended(spec)
-            items = drive_stream(spec)
+            items = cast("Generator[Any, None, RunResult]", drive_stream(spec))
             try:
                 for item in items:
                     if not _is_done(item):
