@@ -315,6 +315,33 @@ def test_openai_injected_client_seam() -> None:
     assert seen[0]["model"] == "m"
 
 
+def test_openai_injected_client_is_retried_and_timed_alike_sync_and_async() -> None:
+    """A caller's double behind ``model.client``: ``acomplete`` retries and times it as
+    ``complete`` does (one definition of the call, two ways to wait)."""
+    outcomes: list[Any] = []
+
+    def create(**body: Any) -> Any:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return {"choices": [{"message": {"content": outcome}, "finish_reason": "stop"}]}
+
+    m = OpenAIModel("m", base_url="https://api.example.com/v1", retry_backoff=0.0)
+    m.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    lost = ModelError("LA-503", "connection lost", details={"status_code": None})
+    outcomes[:] = [lost, "sync"]
+    answer = m.complete(HI)
+    assert (answer.content, answer.attempts) == ("sync", 2)
+    outcomes[:] = [lost, "async"]
+    answer = asyncio.run(m.acomplete(HI))
+    assert (answer.content, answer.attempts) == ("async", 2)
+    assert answer.latency_ms is not None and answer.latency_ms > 0
+    outcomes[:] = [ModelError("LA-400", "bad request", details={"status_code": 400})]
+    with pytest.raises(ModelError) as info:
+        asyncio.run(m.acomplete(HI))
+    assert info.value.code == "LA-400" and info.value.details["attempts"] == 1
+
+
 def test_openai_injected_client_stream() -> None:
     def create(**body: Any) -> Any:
         assert body["stream"] is True
