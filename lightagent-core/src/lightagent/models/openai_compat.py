@@ -273,8 +273,6 @@ class OpenAIModel(ClientMixin):
                 source = iter_sse_json(read_lines(response)) if response is not None else raw
                 try:
                     for chunk in source:
-                        if not isinstance(chunk, dict):
-                            chunk = plain(chunk)
                         yield from assembler.feed(chunk)
                 finally:
                     closer = getattr(raw, "close", None)
@@ -310,8 +308,6 @@ class OpenAIModel(ClientMixin):
                 source = aiter_sse_json(aread_lines(response)) if response is not None else raw
                 try:
                     async for chunk in source:
-                        if not isinstance(chunk, dict):
-                            chunk = plain(chunk)
                         for item in assembler.feed(chunk):
                             yield item
                 finally:
