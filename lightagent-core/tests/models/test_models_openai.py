@@ -364,6 +364,28 @@ def test_openai_injected_client_stream() -> None:
     assert asyncio.run(main()).content == "hey"
 
 
+def test_openai_injected_client_stream_of_objects() -> None:
+    """A double's chunks may be SDK-like objects: both streams read them as dicts."""
+
+    def chunk(text: str, finish: str | None) -> Any:
+        choice = SimpleNamespace(index=0, delta=SimpleNamespace(content=text), finish_reason=finish)
+        return SimpleNamespace(choices=[choice], model="fake")
+
+    def create(**body: Any) -> Any:
+        return iter([chunk("he", None), chunk("y", "stop")])
+
+    m = OpenAIModel("m", api_key="k")
+    m.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    items = list(m.stream(HI))
+    assert [c["choices"][0]["delta"]["content"] for c in items[:-1]] == ["he", "y"]
+    assert items[-1].content == "hey"
+
+    async def main() -> ModelResponse:
+        return [i async for i in m.astream(HI)][-1]
+
+    assert asyncio.run(main()).content == "hey"
+
+
 def test_openai_text_tool_calls_only_for_offered_tools(loopback_server: LoopbackServer) -> None:
     text = '<tool_call>{"name": "add", "arguments": {"a": 1}}</tool_call>'
     loopback_server.reply(text, text)
