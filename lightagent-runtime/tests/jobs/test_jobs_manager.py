@@ -37,12 +37,15 @@ def types(store, session_id="s1") -> list[str]:
     return [e.type for e in store.events(session_id)]
 
 
-def test_a_job_runs_records_output_and_steps_and_another_manager_awaits_it(open_store) -> None:
+def test_a_job_runs_records_output_and_steps_and_another_manager_awaits_it(
+    open_store, job_executor
+) -> None:
     charged: list[str] = []
     may_finish = asyncio.Event
 
     async def main() -> None:
-        jobs, reader = manager(open_store), manager(open_store)
+        jobs = manager(open_store, executor=job_executor)
+        reader = manager(open_store, executor=job_executor)
         release = may_finish()
 
         async def invoice(ctx) -> dict:
@@ -68,7 +71,10 @@ def test_a_job_runs_records_output_and_steps_and_another_manager_awaits_it(open_
         running = reader.get(record.job_id)
         assert running.status is JobStatus.running and running.output == [{"progress": 50}]
         assert running.lease_owner == jobs.worker_id and running.lease_epoch == 1
-        assert running.lease_expires_at > time.time()
+        if job_executor is None:
+            assert running.lease_expires_at > time.time() and running.executor is None
+        else:  # the executor owns the job: no lease to expire, no takeover
+            assert running.lease_expires_at is None and running.executor == "dbos"
         assert running.steps["charge"]["charged"] == "o-7"
         release.set()
         done = await reader.wait(record.job_id, timeout=30)
@@ -92,7 +98,9 @@ def test_a_job_runs_records_output_and_steps_and_another_manager_awaits_it(open_
     assert "invoice" in message["content"]
 
 
-def test_an_idempotency_key_starts_one_job_and_a_sync_operation_runs_in_a_thread(open_store):
+def test_an_idempotency_key_starts_one_job_and_a_sync_operation_runs_in_a_thread(
+    open_store, job_executor
+):
     calls: list[str] = []
 
     def report(ctx) -> str:  # sync: run in a worker thread, never on the loop
@@ -100,10 +108,10 @@ def test_an_idempotency_key_starts_one_job_and_a_sync_operation_runs_in_a_thread
         return "ok"
 
     async def main() -> None:
-        jobs = manager(open_store)
+        jobs = manager(open_store, executor=job_executor)
         first = jobs.start("report", report, idempotency_key="nightly")
         done = await jobs.wait(first.job_id, timeout=30)
-        again = manager(open_store)
+        again = manager(open_store, executor=job_executor)
         again.register("report", report)
         second = again.start("report", idempotency_key="nightly")
         assert second.job_id == first.job_id
@@ -114,12 +122,12 @@ def test_an_idempotency_key_starts_one_job_and_a_sync_operation_runs_in_a_thread
     assert types(open_store()).count("job.created") == 1
 
 
-def test_a_failing_job_is_recorded_failed_with_its_error(open_store) -> None:
+def test_a_failing_job_is_recorded_failed_with_its_error(open_store, job_executor) -> None:
     async def broken(ctx) -> None:
         raise RuntimeError("disk full")
 
     async def main():
-        jobs = manager(open_store)
+        jobs = manager(open_store, executor=job_executor)
         return await jobs.wait(jobs.start("broken", broken).job_id, timeout=30)
 
     record = asyncio.run(main())
@@ -128,7 +136,9 @@ def test_a_failing_job_is_recorded_failed_with_its_error(open_store) -> None:
     assert open_store().events("s1")[-1].data["metadata"]["job"]["status"] == "failed"
 
 
-def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(open_store) -> None:
+def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(
+    open_store, job_executor
+) -> None:
     async def patient(ctx) -> str:
         # the token is thread-safe: wait for it off the loop
         assert await asyncio.to_thread(ctx.cancellation_token.wait, 30)
@@ -136,7 +146,8 @@ def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(ope
         return "never"
 
     async def main() -> None:
-        jobs, other = manager(open_store), manager(open_store)
+        jobs = manager(open_store, executor=job_executor)
+        other = manager(open_store, executor=job_executor)
         here = jobs.start("patient", patient)
         there = jobs.start("patient", patient)
         await jobs.recorded(there.job_id)  # in the log, for the other manager to find

@@ -50,6 +50,9 @@ class JobRecord:
     lease_epoch: int = 0
     lease_expires_at: float | None = None
     lease_seconds: float | None = None
+    #: What runs the job when not a lease holder: its executor's kind (``"dbos"``), whose
+    #: recovery replaces a takeover; None for a job held by a worker's lease.
+    executor: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     output: list[Any] = field(default_factory=list)
     #: The job's inputs, recorded at creation (a takeover starts from them).
@@ -145,6 +148,7 @@ class JobScan:
                 token_id = data.get("cancellation_token_id")
                 record.cancellation_token_id = token_id or record.cancellation_token_id
             if kind != "lease_renewed":
+                record.executor = data.get("executor")
                 record.status = JobStatus.running
                 record.attempts += 1
                 record.started_at = record.started_at or event.timestamp
