@@ -29,12 +29,16 @@ def _log(step: str) -> str:
     return f"{step} by {os.getpid()}"
 
 
+def _signal_and_wait() -> None:
+    with open(Path(CFG["dir"]) / "fifo", "w", encoding="utf-8") as fifo:
+        fifo.write("charged\n")
+    threading.Event().wait()
+
+
 async def ship(ctx: Any) -> dict[str, Any]:
     charge = await ctx.step("charge", _log, "charge")
     if CFG.get("block"):  # the first process: between two steps, until the test kills it
-        with open(Path(CFG["dir"]) / "fifo", "w", encoding="utf-8") as fifo:
-            fifo.write("charged\n")
-        await asyncio.to_thread(threading.Event().wait)
+        await asyncio.to_thread(_signal_and_wait)
     label = await ctx.step("label", _log, "label")
     return {"charge": charge, "label": label, "attempt": ctx.attempt}
 

@@ -73,7 +73,9 @@ def test_a_job_is_a_workflow_and_its_ledger_steps_are_dbos_steps(launched, tmp_p
     steps = [s["function_name"] for s in DBOS.list_workflow_steps(wid)]
     assert steps == ["lightjob.step.charge", "lightjob.step.label", "lightjob.end"]
     status = DBOS.get_workflow_status(wid)
-    assert status is not None and status.status == "SUCCESS" and status.name == executor.workflow_name
+    assert (
+        status is not None and status.status == "SUCCESS" and status.name == executor.workflow_name
+    )
     assert DBOS.retrieve_workflow(wid).get_result()["event"] == "job.completed"
     events = store.events("s1")
     started = next(e.data for e in events if e.type == "job.started")
@@ -164,7 +166,12 @@ def test_a_start_that_never_reached_dbos_runs_when_started_again(launched, tmp_p
         return await jobs.wait("j1", timeout=30)
 
     done = asyncio.run(main())
-    assert (done.status, done.result, done.attempts, done.lease_epoch) == (JobStatus.success, 2, 2, 2)
+    assert (done.status, done.result, done.attempts, done.lease_epoch) == (
+        JobStatus.success,
+        2,
+        2,
+        2,
+    )
 
 
 def test_an_agent_job_of_a_dbos_agent_runs_as_a_child_workflow(
@@ -276,7 +283,11 @@ def test_a_job_killed_between_ledger_steps_is_recovered_by_dbos(
     assert charge[0] == str(first.pid) != label[0]  # the charge was the dead worker's
     assert result == {
         "status": "success",
-        "result": {"charge": f"charge by {first.pid}", "label": f"label by {label[0]}", "attempt": 2},
+        "result": {
+            "charge": f"charge by {first.pid}",
+            "label": f"label by {label[0]}",
+            "attempt": 2,
+        },
         "attempts": 2,
         "executor": "dbos",
         "steps": ["lightjob.step.charge", "lightjob.step.label", "lightjob.end"],

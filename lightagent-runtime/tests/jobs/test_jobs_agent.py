@@ -42,6 +42,7 @@ def test_a_run_as_a_job_is_awaited_elsewhere_and_the_next_run_hears_of_it(
         other = JobManager(SqliteSessionStore(db), "s", owner={"user_id": "default_user"})
         done = await other.wait(record.job_id, timeout=30)
         assert done.status is JobStatus.success
+        assert done.executor == (None if job_executor is None else "dbos")
         assert done.result["content"] == "the report is ready"
         assert done.result["run_id"] == record.arguments["run_id"]
         # the session's next run is told, through the inbox, as a context message

@@ -500,3 +500,95 @@ def test_workers_racing_to_take_over_one_job_claim_it_once(open_store) -> None:
     assert runs == ["raced"]
     kinds = types(open_store())
     assert kinds.count("job.resumed") == 1 and kinds.count("job.completed") == 1
+
+
+class RecordingExecutor:
+    """A job executor that runs everything here and records what the seam hands it."""
+
+    kind = "recording"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+        self.factory = None
+
+    def bind(self, manager_factory) -> None:
+        self.factory = manager_factory
+
+    async def run_job(self, session_id, job_id, name, arguments, body):
+        self.calls.append(("job", session_id, name, arguments))
+        return await body()
+
+    async def run_job_step(self, job_id, name, body):
+        self.calls.append(("step", name))
+        return await body()
+
+    async def run_job_end(self, job_id, body):
+        end = await body()
+        self.calls.append(("end", end["event"] if end else None))
+        return end
+
+    async def cancel_job(self, session_id, job_id) -> None:
+        self.calls.append(("cancel", session_id))
+
+
+def test_an_executor_gets_the_job_its_steps_and_its_end_and_owns_the_job(open_store) -> None:
+    executor = RecordingExecutor()
+    gate: list[asyncio.Event] = []
+
+    async def ship(ctx) -> dict:
+        charge = await ctx.step("charge", lambda: "ch-1")
+        if ctx.arguments.get("hold"):
+            await gate[0].wait()
+        return {"charge": charge, "again": await ctx.step("charge", lambda: "ch-2")}
+
+    async def main() -> None:
+        gate.append(asyncio.Event())
+        with pytest.raises(ConfigurationError) as info:
+            manager(open_store, executor=object())
+        assert "run_job_step" in info.value.message and info.value.hint
+        jobs = manager(open_store, executor=executor)
+        assert executor.factory is not None and executor.factory("s1").executor is executor
+        done = await jobs.wait(jobs.start("ship", ship, arguments={"n": 1}).job_id, timeout=30)
+        assert done.result == {"charge": "ch-1", "again": "ch-1"} and done.executor == "recording"
+        assert executor.calls == [
+            ("job", "s1", "ship", {"n": 1}),
+            ("step", "charge"),
+            ("step", "charge"),
+            ("end", "job.completed"),
+        ]
+        # an executor's job: no lease to expire, so nobody takes it over
+        held = jobs.start("ship", ship, arguments={"hold": True})
+        await jobs.recorded(held.job_id)
+        for _ in range(500):
+            await jobs.refresh()
+            if jobs.get(held.job_id).steps:
+                break
+            await asyncio.sleep(0.01)
+        plain = manager(open_store)
+        plain.register("ship", ship)
+        await plain.refresh()
+        assert plain.get(held.job_id).lease_expires_at is None
+        with pytest.raises(JobError) as info:
+            await plain.resume(held.job_id)
+        assert info.value.code == "LA-JOB-EXECUTOR" and info.value.hint
+        assert info.value.details == {"job_id": held.job_id, "executor": "recording"}
+        assert await plain.take_over() == [] and await plain.mark_interrupted() == []
+        # without the executor, cancel asks (the job's holder reads the request) ...
+        asked = await plain.cancel(held.job_id, "asked")
+        assert asked.status is JobStatus.running and asked.cancel_requested == "asked"
+        # ... with it, the end is recorded at once and the executor told to stop the job
+        ended = await manager(open_store, executor=executor).cancel(held.job_id, "stop")
+        assert ended.status is JobStatus.cancelled and ended.error["code"] == "LA-CANCELLED"
+        assert executor.calls[-1] == ("cancel", "s1")
+        gate[0].set()
+        for _ in range(500):
+            if held.job_id not in jobs._local:
+                break
+            await asyncio.sleep(0.01)
+        # the holder's own end is refused: the job was cancelled first
+        assert executor.calls[-1] == ("end", None)
+
+    asyncio.run(main())
+    kinds = types(open_store())
+    assert kinds.count("job.cancelled") == 1 and kinds.count("job.cancel_requested") == 1
+    assert kinds.count("job.completed") == 1

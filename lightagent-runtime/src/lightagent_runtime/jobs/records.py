@@ -50,9 +50,6 @@ class JobRecord:
     lease_epoch: int = 0
     lease_expires_at: float | None = None
     lease_seconds: float | None = None
-    #: What runs the job when not a lease holder: its executor's kind (``"dbos"``), whose
-    #: recovery replaces a takeover; None for a job held by a worker's lease.
-    executor: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     output: list[Any] = field(default_factory=list)
     #: The job's inputs, recorded at creation (a takeover starts from them).
@@ -65,6 +62,9 @@ class JobRecord:
     cancel_requested: str | None = None
     #: How many times the job was started or taken over.
     attempts: int = 0
+    #: What runs the job when not a lease holder: its executor's kind (``"dbos"``), whose
+    #: recovery replaces a takeover; None for a job held by a worker's lease.
+    executor: str | None = None
 
     @property
     def done(self) -> bool:
