@@ -114,16 +114,17 @@ def test_dbos_owns_the_job_so_takeover_is_refused_and_cancel_stops_the_workflow(
             assert info.value.details == {"job_id": record.job_id, "executor": "dbos"}
         assert await plain.take_over() == [] and await plain.mark_interrupted() == []
         # from another manager: recorded at once, and the workflow is cancelled
+        running_here = jobs._local[record.job_id]
         cancelled = await other.cancel(record.job_id, "not needed")
         assert cancelled.status is JobStatus.cancelled
         assert cancelled.error["code"] == "LA-CANCELLED"
         assert cancelled.error["message"].endswith("not needed")
         wid = executor.workflow_id("s1", record.job_id)
         assert (await DBOS.get_workflow_status_async(wid)).status == "CANCELLED"
-        for _ in range(1000):  # the job's own manager stops waiting for it
-            if record.job_id not in jobs._local:
-                break
-            await asyncio.sleep(0.01)
+        # the job's manager reads the cancel, the operation's next step is refused by
+        # DBOS, and the manager stops waiting for the workflow
+        await asyncio.wait_for(running_here.done.wait(), 60)
+        assert running_here.error is None and record.job_id not in jobs._local
         assert (await jobs.wait(record.job_id, timeout=5)).status is JobStatus.cancelled
         return record
 
