@@ -226,6 +226,44 @@ def test_an_agent_job_of_a_dbos_agent_runs_as_a_child_workflow(
     assert "job.completed" in kinds and "tool.finished" in kinds, kinds
 
 
+def test_a_job_started_from_a_dbos_agents_tool_is_a_workflow_of_its_own(
+    launched, loopback_server, tmp_path
+) -> None:
+    holder: dict[str, Any] = {}
+
+    async def digest(ctx) -> str:
+        return await ctx.step("digest", lambda: f"digest of {ctx.arguments['topic']}")
+
+    def start_digest(topic: str) -> str:
+        """Start a background digest of ``topic``."""
+        return holder["jobs"].start("digest", arguments={"topic": topic}).job_id
+
+    loopback_server.reply(
+        {"tool_calls": [{"name": "start_digest", "arguments": {"topic": "sales"}}]}, "started"
+    )
+    agent = LightAgent(
+        model="gpt-4.1", api_key="k", base_url=loopback_server.base_url, tools=[start_digest]
+    )
+    durable = DBOSAgent(agent, name=unique_name())
+    executor = DBOSJobExecutor(name=unique_name("jobs"))
+
+    async def main() -> Any:
+        jobs = holder["jobs"] = JobManager(
+            SqliteSessionStore(tmp_path / "s.sqlite3"), "s", executor=executor, poll_interval=0.02
+        )
+        jobs.register("digest", digest)
+        # the tool runs inside a step of the agent's workflow, in a worker thread
+        run = await durable.arun("digest sales", workflow_id="outer-1", result_format="object")
+        job_id = next(m["content"] for m in run.messages if m["role"] == "tool")
+        return await jobs.wait(job_id, timeout=60)
+
+    done = asyncio.run(main())
+    assert done.status is JobStatus.success and done.result == "digest of sales"
+    job = DBOS.get_workflow_status(executor.workflow_id("s", done.job_id))
+    assert job is not None and job.status == "SUCCESS"
+    assert job.parent_workflow_id is None  # not a child of the run: it outlives it
+
+
 def test_executor_names_and_types_are_checked(tmp_path) -> None:
     name = unique_name("jobs")
     DBOSJobExecutor(name=name)

@@ -8,6 +8,8 @@ inputs and bodies to run.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -93,12 +95,20 @@ class DBOSJobExecutor:
         """
         wid = self.workflow_id(session_id, job_id)
         self._bodies.setdefault(wid, body)
-        try:
+
+        async def start() -> Any:
             with SetWorkflowID(wid):
                 handle = await DBOS.start_workflow_async(
                     self._workflow, session_id, job_id, name, arguments
                 )
             return await handle.get_result()
+
+        try:
+            if DBOS.workflow_id is None:
+                return await start()
+            # started from inside another workflow (a DBOSAgent's tool): the job outlives
+            # that run, so it is a workflow of its own, not its child (a fresh context)
+            return await contextvars.Context().run(asyncio.ensure_future, start())
         except dbos_error.DBOSAwaitedWorkflowCancelledError:
             return None  # cancel() recorded the job's end before cancelling the workflow
         finally:

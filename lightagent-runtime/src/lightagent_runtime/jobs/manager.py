@@ -501,6 +501,7 @@ class JobManager(ExecutorMethods, TakeoverMethods):
 
         def build(record: JobRecord | None) -> list[SessionEvent]:
             nonlocal stop
+            stop = False  # decided by the build whose events land (it may run again)
             if record is None:
                 raise self._not_found(job_id)
             data = {"job_id": job_id, "reason": reason}
