@@ -5,7 +5,9 @@
 job's workflow) and waits for the job's end in the session log. Either prints the job as
 JSON. Each ledger step appends a line to ``dir/<step>.log``; with ``block`` the job, once
 its ``charge`` step is recorded, tells the test through the FIFO ``dir/fifo`` and waits to
-be killed. Nothing here sleeps.
+be killed. With ``agent`` (a DBOSAgent's name) the job is instead an agent run of
+``Note hello`` on the loopback model at ``base_url``, its tool appending to
+``dir/notes.log``. Nothing here sleeps.
 """
 
 from __future__ import annotations
@@ -52,14 +54,44 @@ def _store() -> Any:
     return SqlSessionStore(url.replace("postgresql://", "postgresql+psycopg://", 1))
 
 
+def write_note(text: str) -> str:
+    """Append ``text`` to the notes (not idempotent: each call adds a line)."""
+    with open(Path(CFG["dir"]) / "notes.log", "a", encoding="utf-8") as f:
+        f.write(text + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return f"noted: {text}"
+
+
+def _agent_jobs(executor: Any) -> Any:
+    """The session's manager of an agent a DBOSAgent wraps (its job runs are children)."""
+    from lightagent import LightAgent
+    from lightagent_dbos import DBOSAgent
+
+    agent = LightAgent(
+        name="worker",
+        model="gpt-4.1",
+        api_key="test",
+        base_url=CFG["base_url"],
+        tools=[write_note],
+        session_store=_store(),
+    )
+    DBOSAgent(agent, name=CFG["agent"])
+    CFG["started"] = lambda: agent.start_job("Note hello", session_id="crash", idempotency_key="n")
+    return agent.job_manager("crash", executor=executor, poll_interval=0.05)
+
+
 def main() -> None:
     from dbos import DBOS
     from lightagent_dbos import DBOSJobExecutor
     from lightagent_runtime.jobs import JobManager
 
     executor = DBOSJobExecutor(name=CFG["name"])
-    jobs = JobManager(_store(), "crash", executor=executor, poll_interval=0.05)
-    jobs.register("ship", ship)
+    if CFG.get("agent"):
+        jobs = _agent_jobs(executor)
+    else:
+        jobs = JobManager(_store(), "crash", executor=executor, poll_interval=0.05)
+        jobs.register("ship", ship)
     DBOS(
         config={
             "name": "lightjob-dbos-child",
@@ -70,7 +102,9 @@ def main() -> None:
     DBOS.launch()  # recover: DBOS starts the dead process's job again, in the background
 
     async def run() -> dict[str, Any]:
-        if CFG["mode"] == "run":
+        if CFG["mode"] == "run" and CFG.get("agent"):
+            job_id = CFG["started"]().job_id
+        elif CFG["mode"] == "run":
             job_id = jobs.start("ship", idempotency_key="order-1").job_id
         else:
             job_id = (await jobs.refresh())[0].job_id

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -331,3 +332,47 @@ def test_a_job_killed_between_ledger_steps_is_recovered_by_dbos(
         "executor": "dbos",
         "steps": ["lightjob.step.charge", "lightjob.step.label", "lightjob.end"],
     }
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_an_agent_job_killed_mid_run_is_recovered_with_its_child_run(
+    system_db: str, loopback_server, tmp_path: Path
+) -> None:
+    from .children import last_json, spawn
+
+    arrived, release = threading.Event(), threading.Event()
+
+    def held(body: Any) -> str:  # the request after the tool: the worker is killed meanwhile
+        arrived.set()
+        release.wait(120)
+        return "never read"
+
+    loopback_server.reply(
+        {"tool_calls": [{"name": "write_note", "arguments": {"text": "hello"}}]},
+        held,
+        "All noted.",
+    )
+    child = Path(__file__).with_name("job_child.py")
+    cfg = {
+        "dir": str(tmp_path),
+        "url": system_db,
+        "base_url": loopback_server.base_url,
+        "name": f"crashjob_{uuid.uuid4().hex[:8]}",
+        "agent": f"crashagent_{uuid.uuid4().hex[:8]}",
+        "mode": "run",
+    }
+    first = spawn(cfg, child)
+    assert arrived.wait(120), "the job's run never made its second model request"
+    first.kill()
+    first.wait()
+    release.set()
+
+    result = last_json(spawn({**cfg, "mode": "recover"}, child))
+    assert (tmp_path / "notes.log").read_text().splitlines() == ["hello"]  # the tool ran once
+    assert result["status"] == "success" and result["result"]["content"] == "All noted."
+    assert result["executor"] == "dbos" and result["attempts"] == 2
+    # the job's workflow: the agent's run as a child workflow, then the job's end
+    assert result["steps"] == [f"lightagent.{cfg['agent']}", "DBOS.getResult", "lightjob.end"]
+    # the recovered run sent its next request with the checkpointed tool result
+    assert loopback_server.requests[2]["messages"][-1]["content"] == "noted: hello"

@@ -22,6 +22,9 @@ from lightagent_dbos.agent import DBOSAgent, wrapping
 
 __all__ = ["DBOSJobExecutor"]
 
+#: how long a recovered job waits for a manager to take the executor (seconds)
+_BIND_GRACE = 60.0
+
 _names: set[str] = set()
 _names_lock = threading.Lock()
 
@@ -33,8 +36,8 @@ class DBOSJobExecutor:
     (``ctx.step``) is a DBOS step ``lightjob.step.<step>``, and the job's end is recorded
     by the step ``lightjob.end``. A process that launches DBOS recovers the jobs a dead
     one left running, through the manager factory bound last (a manager built with this
-    executor binds it). Build the executor and that manager before ``DBOS.launch()``,
-    once per name in a process.
+    executor binds it). Build the executor and that manager before ``DBOS.launch()``
+    (a recovered job waits up to a minute for one), once per name in a process.
     """
 
     #: recorded as the ``executor`` of the jobs it runs
@@ -54,6 +57,7 @@ class DBOSJobExecutor:
         self.name = name
         self.workflow_name = f"lightjob.{name}"
         self._factory: Callable[[str], Any] | None = None
+        self._bound = threading.Event()
         # bodies of jobs started in this process, by workflow id; a recovered job has none
         # and is performed by a manager the factory builds
         self._bodies: dict[str, Callable[[], Awaitable[Any]]] = {}
@@ -64,8 +68,10 @@ class DBOSJobExecutor:
             body = self._bodies.pop(DBOS.workflow_id or "", None)
             if body is not None:
                 return await body()
-            if self._factory is None:
+            # recovery starts at DBOS.launch(): a manager built just after it still counts
+            if not await asyncio.to_thread(self._bound.wait, _BIND_GRACE):
                 raise RuntimeError(f"{self.workflow_name}: no job manager took this executor")
+            assert self._factory is not None
             return await self._factory(session_id).execute_job(job_id)
 
         job.__qualname__ = job.__name__ = f"lightjob_{name}"
@@ -75,6 +81,7 @@ class DBOSJobExecutor:
         """Remember how to build a session's manager (called by ``JobManager(executor=)``);
         the factory bound last performs recovered jobs."""
         self._factory = manager_factory
+        self._bound.set()
 
     def workflow_id(self, session_id: str, job_id: str) -> str:
         """The DBOS workflow id of job ``job_id`` of session ``session_id``."""
