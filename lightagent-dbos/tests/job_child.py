@@ -7,7 +7,8 @@ JSON. Each ledger step appends a line to ``dir/<step>.log``; with ``block`` the 
 its ``charge`` step is recorded, tells the test through the FIFO ``dir/fifo`` and waits to
 be killed. With ``agent`` (a DBOSAgent's name) the job is instead an agent run of
 ``Note hello`` on the loopback model at ``base_url``, its tool appending to
-``dir/notes.log``. Nothing here sleeps.
+``dir/notes.log`` (with ``durable`` false, of the plain agent: no DBOSAgent wraps it).
+Nothing here sleeps.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ def _agent_jobs(executor: Any) -> Any:
         tools=[write_note],
         session_store=_store(),
     )
-    DBOSAgent(agent, name=CFG["agent"])
+    if CFG.get("durable", True):
+        DBOSAgent(agent, name=CFG["agent"])
     CFG["started"] = lambda: agent.start_job("Note hello", session_id="crash", idempotency_key="n")
     return agent.job_manager("crash", executor=executor, poll_interval=0.05)
 

@@ -336,8 +336,9 @@ def test_a_job_killed_between_ledger_steps_is_recovered_by_dbos(
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_an_agent_job_killed_mid_run_is_recovered_with_its_child_run(
-    system_db: str, loopback_server, tmp_path: Path
+@pytest.mark.parametrize("durable", [True, False], ids=["dbos-agent", "plain-agent"])
+def test_an_agent_job_killed_mid_run_is_recovered_without_repeating_its_tool(
+    system_db: str, durable: bool, loopback_server, tmp_path: Path
 ) -> None:
     from .children import last_json, spawn
 
@@ -360,6 +361,7 @@ def test_an_agent_job_killed_mid_run_is_recovered_with_its_child_run(
         "base_url": loopback_server.base_url,
         "name": f"crashjob_{uuid.uuid4().hex[:8]}",
         "agent": f"crashagent_{uuid.uuid4().hex[:8]}",
+        "durable": durable,
         "mode": "run",
     }
     first = spawn(cfg, child)
@@ -372,7 +374,9 @@ def test_an_agent_job_killed_mid_run_is_recovered_with_its_child_run(
     assert (tmp_path / "notes.log").read_text().splitlines() == ["hello"]  # the tool ran once
     assert result["status"] == "success" and result["result"]["content"] == "All noted."
     assert result["executor"] == "dbos" and result["attempts"] == 2
-    # the job's workflow: the agent's run as a child workflow, then the job's end
-    assert result["steps"] == [f"lightagent.{cfg['agent']}", "DBOS.getResult", "lightjob.end"]
+    if durable:  # the job's workflow: the agent's run as a child workflow, then its end
+        assert result["steps"] == [f"lightagent.{cfg['agent']}", "DBOS.getResult", "lightjob.end"]
+    else:  # the run is inside the job's workflow; the recovery resumed it from the log
+        assert result["steps"] == ["lightjob.end"]
     # the recovered run sent its next request with the checkpointed tool result
     assert loopback_server.requests[2]["messages"][-1]["content"] == "noted: hello"
