@@ -164,6 +164,10 @@ def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(
         assert b.error["message"].endswith("user pressed stop")
         # cancelling an ended job changes nothing
         assert (await other.cancel(here.job_id)).status is JobStatus.cancelled
+        # the manager that ran them waits for their operations to stop (on DBOS the end
+        # is recorded before: the cancel records it, then stops the workflow)
+        for job in (here, there):
+            assert (await jobs.wait(job.job_id, timeout=30)).status is JobStatus.cancelled
 
     asyncio.run(main())
     store = open_store()

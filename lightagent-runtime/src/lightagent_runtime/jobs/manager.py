@@ -403,7 +403,7 @@ class JobManager(ExecutorMethods, TakeoverMethods):
             local = self._local.get(job_id)
             await asyncio.to_thread(self._log.refresh)
             record = self._log.scan.jobs.get(job_id)
-            if record is not None and record.done and self._settled(record, local):
+            if record is not None and record.done and self._settled(local):
                 return copy_record(record)
             if record is None and local is None:
                 self.get(job_id)  # LA-JOB-NOT-FOUND
@@ -425,16 +425,11 @@ class JobManager(ExecutorMethods, TakeoverMethods):
             else:
                 await asyncio.sleep(pause)
 
-    def _settled(self, record: JobRecord, local: LocalJob | None) -> bool:
-        # An executor's job that ended here is waited for until its executor is done too
-        # (DBOS: the workflow's own end), so a program that exits next leaves none running.
-        # A cancelled one is not: its executor stops it at its next step, whenever that is.
-        return (
-            self.executor is None
-            or local is None
-            or local.done.is_set()
-            or record.status is JobStatus.cancelled
-        )
+    def _settled(self, local: LocalJob | None) -> bool:
+        # An executor's job that runs here is waited for until its executor is done too
+        # (DBOS: the workflow's own end, or a cancelled operation's unwinding), so a
+        # program that exits next leaves none running: the log may say it ended first.
+        return self.executor is None or local is None or local.done.is_set()
 
     async def recorded(self, job_id: str) -> JobRecord:
         """The job once its start is in the log (``start()`` returns before it is).
