@@ -135,6 +135,33 @@ def test_dbos_owns_the_job_so_takeover_is_refused_and_cancel_stops_the_workflow(
     assert after == [] and "job.completed" not in kinds
 
 
+def test_a_closing_manager_leaves_a_dbos_job_to_dbos(launched, tmp_path) -> None:
+    executor = DBOSJobExecutor(name=unique_name("jobs"))
+    db = tmp_path / "s.sqlite3"
+
+    async def main() -> Any:
+        gate = asyncio.Event()
+
+        async def long(ctx) -> str:
+            await ctx.step("first", lambda: "one")
+            await gate.wait()
+            return "done"
+
+        jobs = JobManager(SqliteSessionStore(db), "s1", executor=executor, poll_interval=0.02)
+        record = jobs.start("long", long)
+        await jobs.recorded(record.job_id)
+        await jobs.aclose()  # not interrupted: DBOS owns the job, and its workflow goes on
+        reader = JobManager(SqliteSessionStore(db), "s1", poll_interval=0.02)
+        await reader.refresh()
+        assert reader.get(record.job_id).status is JobStatus.running
+        gate.set()
+        return await reader.wait(record.job_id, timeout=30)
+
+    done = asyncio.run(main())
+    assert done.status is JobStatus.success and done.result == "done"
+    assert "job.interrupted" not in _types(SqliteSessionStore(db))
+
+
 def test_a_start_that_never_reached_dbos_runs_when_started_again(launched, tmp_path) -> None:
     executor = DBOSJobExecutor(name=unique_name("jobs"))
     store = SqliteSessionStore(tmp_path / "s.sqlite3")

@@ -72,8 +72,13 @@ class JobRecord:
         return self.status in TERMINAL
 
     def lease_expired(self, now: float | None = None) -> bool:
-        """Whether the job runs under a lease whose holder stopped renewing it."""
-        if self.status is not JobStatus.running or self.lease_expires_at is None:
+        """Whether the job runs under a lease whose holder stopped renewing it (never for
+        a job an executor owns: it has no lease to expire)."""
+        if (
+            self.status is not JobStatus.running
+            or self.lease_expires_at is None
+            or self.executor is not None
+        ):
             return False
         return (time.time() if now is None else now) >= self.lease_expires_at
 

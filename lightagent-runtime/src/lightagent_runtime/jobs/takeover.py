@@ -127,7 +127,7 @@ class TakeoverMethods:
                 try:
                     taken.append(await self.resume(record.job_id))
                 except JobError as exc:
-                    if exc.code != "LA-JOB-STATE":
+                    if exc.code not in ("LA-JOB-STATE", "LA-JOB-EXECUTOR"):
                         raise
         return taken
 
