@@ -34,8 +34,9 @@ def job_executor(request: pytest.FixtureRequest) -> Any:
     """None (jobs run here, under a lease) or a ``DBOSJobExecutor`` (jobs are workflows)."""
     if request.param == "local":
         return None
-    pytest.importorskip("dbos", reason="the dbos executor needs lightagent-dbos installed")
-    dbos_mod = pytest.importorskip("lightagent_dbos")
+    reason = "the dbos executor needs lightagent-dbos (and DBOS) importable"
+    pytest.importorskip("dbos", reason=reason, exc_type=ImportError)
+    dbos_mod = pytest.importorskip("lightagent_dbos", reason=reason, exc_type=ImportError)
     request.getfixturevalue("launched_dbos")
     # registered after the launch: fine for runs in this process (recovery is not tested here)
     return dbos_mod.DBOSJobExecutor(name=f"jobs_{uuid.uuid4().hex[:10]}")
