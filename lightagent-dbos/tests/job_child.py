@@ -111,7 +111,11 @@ def main() -> None:
         else:
             job_id = (await jobs.refresh())[0].job_id
         done = await jobs.wait(job_id, timeout=120)
-        steps = await DBOS.list_workflow_steps_async(executor.workflow_id("crash", job_id))
+        # The log shows the end from inside the end step; DBOS records the step once it
+        # returns, so wait for the workflow itself before listing its steps.
+        workflow_id = executor.workflow_id("crash", job_id)
+        await (await DBOS.retrieve_workflow_async(workflow_id)).get_result()
+        steps = await DBOS.list_workflow_steps_async(workflow_id)
         return {
             "status": done.status.value,
             "result": done.result,
