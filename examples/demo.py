@@ -6,7 +6,7 @@ resumed; 4. a LightDAG run with a verifier and an artifact; 5. an MCP server's t
 6. a LightSwarm handoff between two agents; 7. the trace of a run; 8. memory that fails
 closed: tenants, a refused write, a reflection promoted, and mem0; 9. the long-task
 runtime: a session budget, a goal, an inbox message, a background job and a subagent;
-10. a durable run on DBOS (skipped when lightagent-dbos is not installed).
+10. a durable run and a background job on DBOS (skipped when lightagent-dbos is not installed).
 
 Offline by default, on the built-in ScriptedModel and embedded stores (SQLite, JSON files
 in a temporary folder). With OPENAI_API_KEY or LIGHTAGENT_BASE_URL set, the same tour runs
@@ -500,10 +500,10 @@ def tour_runtime(workdir: Path) -> None:
 
 
 def tour_dbos(workdir: Path) -> None:
-    section("10. Durable runs on DBOS: each model request and tool call a checkpointed step")
+    section("10. Durable runs on DBOS: each model request, tool call and job step checkpointed")
     try:
         from dbos import DBOS
-        from lightagent_dbos import DBOSAgent
+        from lightagent_dbos import DBOSAgent, DBOSJobExecutor
     except ImportError:
         print('  skipped: pip install "lightagent-core[dbos]" (see docs/dbos.md)')
         return
@@ -517,6 +517,7 @@ def tour_dbos(workdir: Path) -> None:
         name="durable-forecaster", model=model_for("dbos", counted), tools=[get_weather]
     )
     durable = DBOSAgent(agent, name="demo-forecaster")
+    jobs_executor = DBOSJobExecutor(name="demo-jobs")  # built before the launch, as durable
     DBOS(
         config={
             "name": "lightagent-demo",
@@ -533,8 +534,32 @@ def tour_dbos(workdir: Path) -> None:
         again = durable.run("Weather in Oslo?", workflow_id="demo-1")
         show("same workflow id again (from the checkpoint)", again)
         show("  model requests made by the second call", len(asked) - before)
+        tour_dbos_job(workdir, jobs_executor)
     finally:
         DBOS.destroy()
+
+
+def tour_dbos_job(workdir: Path, executor: Any) -> None:
+    """A background job as a DBOS workflow: each ledger step a checkpointed step."""
+    import asyncio
+
+    from dbos import DBOS
+    from lightagent import JobManager, SqliteSessionStore
+
+    async def invoice(ctx: Any) -> dict[str, str]:
+        charge = await ctx.step("charge", lambda: f"charged {ctx.arguments['order']}")
+        return {"charge": charge, "label": await ctx.step("label", lambda: "L-1")}
+
+    async def main() -> Any:
+        store = SqliteSessionStore(workdir / "jobs.sqlite3")
+        jobs = JobManager(store, "billing", executor=executor)
+        record = jobs.start("invoice", invoice, arguments={"order": "o-7"})
+        return await jobs.wait(record.job_id)
+
+    done = asyncio.run(main())
+    show("background job on DBOS", {"status": done.status.value, "result": done.result})
+    steps = DBOS.list_workflow_steps(executor.workflow_id("billing", done.job_id))
+    show("  its workflow's steps", [s["function_name"] for s in steps])
 
 
 def tour_trace(result: Any) -> None:

@@ -30,7 +30,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
 #: The most lines the kernel's ``.py`` files may hold together: a ratchet, lowered with every
 #: capability that leaves the core, never raised. The goal is 18,000 (docs/architecture.md,
 #: "Figures" says what is left to move).
-MAX_CORE_LINES = 20_374
+MAX_CORE_LINES = 20_366
 
 #: The kernel's own import name (the one root package the kernel may name).
 KERNEL = "lightagent"

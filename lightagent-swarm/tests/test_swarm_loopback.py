@@ -100,6 +100,34 @@ def test_async_event_stream_has_one_done_event_for_the_chain(loopback_server) ->
     assert [h["target_agent"] for h in done["handoffs"]] == ["finance"]
 
 
+def test_sync_and_async_event_streams_end_with_the_same_combined_result(loopback_server) -> None:
+    front = agent(loopback_server, "frontdesk", "Route requests.")
+    finance = agent(loopback_server, "finance", "Finance answers.")
+    swarm = LightSwarm()
+    swarm.register_agent(front, finance)
+
+    async def collect() -> list[StreamEvent]:
+        stream = await swarm.arun(front, "pay?", stream=True, result_format="event", trace=True)
+        return [e async for e in stream]
+
+    done = {}
+    for way in ("sync", "async"):
+        script(loopback_server, ("Route requests.", TRANSFER), ("Finance answers.", "Use the ERP."))
+        if way == "sync":
+            events = list(swarm.run(front, "pay?", stream=True, result_format="event", trace=True))
+        else:
+            events = asyncio.run(collect())
+        assert [e.type for e in events].count("done") == 1 and events[-1].type == "done"
+        done[way] = events[-1].data
+    for data in done.values():
+        # the chain's result: both hops' usage, trace and handoffs, the last hop's answer
+        assert data["content"] == "Use the ERP." and data["error"] is None
+        assert [h["target_agent"] for h in data["handoffs"]] == ["finance"]
+        assert data["usage"]["prompt_tokens"] == 20
+        assert len({e["run_id"] for e in data["trace"]}) == 2
+    assert done["sync"].keys() == done["async"].keys()
+
+
 def test_arun_and_light_swarm_option_reach_the_same_chain(loopback_server) -> None:
     front = agent(loopback_server, "frontdesk", "Route requests.")
     finance = agent(loopback_server, "finance", "Finance answers.")

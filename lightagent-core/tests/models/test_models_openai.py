@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -315,6 +316,34 @@ def test_openai_injected_client_seam() -> None:
     assert seen[0]["model"] == "m"
 
 
+def test_openai_injected_client_is_retried_and_timed_alike_sync_and_async() -> None:
+    """A caller's double behind ``model.client``: ``acomplete`` retries and times it as
+    ``complete`` does (one definition of the call, two ways to wait)."""
+    outcomes: list[Any] = []
+
+    def create(**body: Any) -> Any:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        time.sleep(0.005)  # the call itself is part of the latency
+        return {"choices": [{"message": {"content": outcome}, "finish_reason": "stop"}]}
+
+    m = OpenAIModel("m", base_url="https://api.example.com/v1", retry_backoff=0.0)
+    m.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    lost = ModelError("LA-503", "connection lost", details={"status_code": None})
+    outcomes[:] = [lost, "sync"]
+    answer = m.complete(HI)
+    assert (answer.content, answer.attempts) == ("sync", 2)
+    outcomes[:] = [lost, "async"]
+    answer = asyncio.run(m.acomplete(HI))
+    assert (answer.content, answer.attempts) == ("async", 2)
+    assert answer.latency_ms is not None and answer.latency_ms >= 5.0
+    outcomes[:] = [ModelError("LA-400", "bad request", details={"status_code": 400})]
+    with pytest.raises(ModelError) as info:
+        asyncio.run(m.acomplete(HI))
+    assert info.value.code == "LA-400" and info.value.details["attempts"] == 1
+
+
 def test_openai_injected_client_stream() -> None:
     def create(**body: Any) -> Any:
         assert body["stream"] is True
@@ -328,6 +357,28 @@ def test_openai_injected_client_stream() -> None:
     m = OpenAIModel("m", api_key="k")
     m.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
     assert list(m.stream(HI))[-1].content == "hey"
+
+    async def main() -> ModelResponse:
+        return [i async for i in m.astream(HI)][-1]
+
+    assert asyncio.run(main()).content == "hey"
+
+
+def test_openai_injected_client_stream_of_objects() -> None:
+    """A double's chunks may be SDK-like objects: both streams read them as dicts."""
+
+    def chunk(text: str, finish: str | None) -> Any:
+        choice = SimpleNamespace(index=0, delta=SimpleNamespace(content=text), finish_reason=finish)
+        return SimpleNamespace(choices=[choice], model="fake")
+
+    def create(**body: Any) -> Any:
+        return iter([chunk("he", None), chunk("y", "stop")])
+
+    m = OpenAIModel("m", api_key="k")
+    m.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    items = list(m.stream(HI))
+    assert [c["choices"][0]["delta"]["content"] for c in items[:-1]] == ["he", "y"]
+    assert items[-1].content == "hey"
 
     async def main() -> ModelResponse:
         return [i async for i in m.astream(HI)][-1]

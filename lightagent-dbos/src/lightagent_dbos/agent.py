@@ -21,7 +21,7 @@ from lightagent_dbos.driver import APPROVAL_EVENT, DurableDriver, approval_topic
 from lightagent_dbos.replay import ReplayBinding
 from lightagent_dbos.stream import channel_for, open_channel
 
-__all__ = ["DURABLE_OPTIONS", "DBOSAgent", "formatted", "run_ids"]
+__all__ = ["DURABLE_OPTIONS", "DBOSAgent", "formatted", "run_ids", "wrapping"]
 
 #: The run options a durable run takes: plain data, stored with the workflow's inputs
 #: so a recovering process can run it again.
@@ -283,6 +283,20 @@ class DBOSAgent:
 
     def __repr__(self) -> str:
         return f"DBOSAgent(name={self.name!r}, agent={self.agent!r})"
+
+
+def wrapping(agent: Any) -> DBOSAgent | None:
+    """The :class:`DBOSAgent` of this process that wraps ``agent`` (None if none does;
+    ``LA-CONFIG`` if several do: which one should run it is then unclear)."""
+    with _names_lock:
+        found = [durable for durable in _names.values() if durable.agent is agent]
+    if len(found) > 1:
+        raise ConfigurationError(
+            "LA-CONFIG",
+            f"{len(found)} DBOSAgents wrap this agent: " + ", ".join(sorted(d.name for d in found)),
+            hint="Wrap an agent in one DBOSAgent; build another LightAgent for another name.",
+        )
+    return found[0] if found else None
 
 
 def run_ids(workflow_id: str) -> tuple[str, str]:

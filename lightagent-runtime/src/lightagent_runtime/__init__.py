@@ -8,6 +8,7 @@ from lightagent_runtime.compaction import CompactionResult, ContextBudget, Conte
 from lightagent_runtime.jobs import (
     JobContext,
     JobError,
+    JobExecutor,
     JobFencedError,
     JobManager,
     JobRecord,
@@ -33,6 +34,7 @@ __all__: list[str] = [
     "InboxMessage",
     "JobContext",
     "JobError",
+    "JobExecutor",
     "JobFencedError",
     "JobManager",
     "JobRecord",

@@ -31,7 +31,9 @@ class JobMethods:
     ) -> Any:
         """The session's ``JobManager`` (one per session and user), with this agent's runs
         registered; ``reconcile``/``approve`` settle, on takeover, a tool call whose outcome
-        is unknown; ``options`` go to ``JobManager`` (``worker_id``, ``poll_interval`` …)."""
+        is unknown; ``options`` go to ``JobManager`` (``worker_id``, ``poll_interval`` …).
+        ``executor=`` (e.g. ``DBOSJobExecutor``) makes a manager whose jobs it runs; the
+        session's later calls without options get that manager again."""
         from lightagent.events.ownership import owner_of
 
         from lightagent_runtime.jobs.agent_run import agent_job_name, agent_operation
@@ -40,6 +42,11 @@ class JobMethods:
         cache: dict[tuple[str, str], Any] = self.__dict__.setdefault("_job_managers", {})
         agent = self.agent
         manager = cache.get((session_id, user_id))
+        executor = options.get("executor")
+        if executor is None:
+            options.pop("executor", None)
+        elif manager is not None and manager.executor is executor and len(options) == 1:
+            options.pop("executor")  # the manager this executor already has
         if manager is None or options or reconcile is not None or approve is not None:
             binding = agent.session_binding
             if binding is None:
@@ -64,6 +71,7 @@ class JobMethods:
         idempotency_key: str | None = None,
         lease_seconds: float | None = None,
         metadata: dict[str, Any] | None = None,
+        executor: Any = None,
         **run_kwargs: Any,
     ) -> Any:
         """Run ``query`` as a background job of the session (on the running event loop).
@@ -71,11 +79,12 @@ class JobMethods:
         Returns the job's ``JobRecord`` at once; ``await agent.job_manager(session_id)
         .wait(job_id)`` gives its end (``result["content"]`` is the answer). The run options
         it records are JSON values (``user_id``, ``metadata``, ``max_tool_iterations`` …).
+        ``executor=`` runs the job on it (as ``job_manager(session_id, executor=...)``).
         """
         from lightagent_runtime.jobs.agent_run import agent_job_name, run_arguments
 
         user_id = run_kwargs.get("user_id", "default_user")
-        jobs = self.job_manager(session_id, user_id=user_id)
+        jobs = self.job_manager(session_id, user_id=user_id, executor=executor)
         return jobs.start(
             agent_job_name(self.agent),
             owner_agent_id=self.agent.name,

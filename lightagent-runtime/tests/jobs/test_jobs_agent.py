@@ -26,20 +26,23 @@ def agent_for(server, db, **kw) -> LightAgent:
 
 
 def test_a_run_as_a_job_is_awaited_elsewhere_and_the_next_run_hears_of_it(
-    loopback_server, tmp_path
+    loopback_server, tmp_path, job_executor
 ) -> None:
     db = tmp_path / "s.sqlite3"
     agent = agent_for(loopback_server, db)
     loopback_server.reply("the report is ready", "noted")
 
     async def main() -> None:
-        record = agent.start_job("write the report", session_id="s", metadata={"who": "cron"})
+        record = agent.start_job(
+            "write the report", session_id="s", metadata={"who": "cron"}, executor=job_executor
+        )
         assert record.name == "agent:worker" and record.owner_agent_id == "worker"
         # start() returns at once; recorded() once the job is in the log for others to see
         assert (await agent.job_manager("s").recorded(record.job_id)).job_id == record.job_id
         other = JobManager(SqliteSessionStore(db), "s", owner={"user_id": "default_user"})
         done = await other.wait(record.job_id, timeout=30)
         assert done.status is JobStatus.success
+        assert done.executor == (None if job_executor is None else "dbos")
         assert done.result["content"] == "the report is ready"
         assert done.result["run_id"] == record.arguments["run_id"]
         # the session's next run is told, through the inbox, as a context message
@@ -178,7 +181,9 @@ def test_an_attached_detachable_run_answers_and_honours_cancel(loopback_server, 
     asyncio.run(main())
 
 
-def test_a_run_starts_jobs_from_its_tools_async_and_sync(loopback_server, tmp_path) -> None:
+def test_a_run_starts_jobs_from_its_tools_async_and_sync(
+    loopback_server, tmp_path, job_executor
+) -> None:
     db = tmp_path / "s.sqlite3"
     holder: dict = {}
 
@@ -205,7 +210,7 @@ def test_a_run_starts_jobs_from_its_tools_async_and_sync(loopback_server, tmp_pa
     )
 
     async def main() -> None:
-        jobs = holder["jobs"] = agent.job_manager("r")
+        jobs = holder["jobs"] = agent.job_manager("r", executor=job_executor)
         jobs.register("digest", digest)
         result = await agent.arun("digests please", session_id="r", result_format="object")
         assert result.error is None, result.error

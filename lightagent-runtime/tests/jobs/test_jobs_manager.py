@@ -37,12 +37,15 @@ def types(store, session_id="s1") -> list[str]:
     return [e.type for e in store.events(session_id)]
 
 
-def test_a_job_runs_records_output_and_steps_and_another_manager_awaits_it(open_store) -> None:
+def test_a_job_runs_records_output_and_steps_and_another_manager_awaits_it(
+    open_store, job_executor
+) -> None:
     charged: list[str] = []
     may_finish = asyncio.Event
 
     async def main() -> None:
-        jobs, reader = manager(open_store), manager(open_store)
+        jobs = manager(open_store, executor=job_executor)
+        reader = manager(open_store, executor=job_executor)
         release = may_finish()
 
         async def invoice(ctx) -> dict:
@@ -68,7 +71,10 @@ def test_a_job_runs_records_output_and_steps_and_another_manager_awaits_it(open_
         running = reader.get(record.job_id)
         assert running.status is JobStatus.running and running.output == [{"progress": 50}]
         assert running.lease_owner == jobs.worker_id and running.lease_epoch == 1
-        assert running.lease_expires_at > time.time()
+        if job_executor is None:
+            assert running.lease_expires_at > time.time() and running.executor is None
+        else:  # the executor owns the job: no lease to expire, no takeover
+            assert running.lease_expires_at is None and running.executor == "dbos"
         assert running.steps["charge"]["charged"] == "o-7"
         release.set()
         done = await reader.wait(record.job_id, timeout=30)
@@ -92,7 +98,9 @@ def test_a_job_runs_records_output_and_steps_and_another_manager_awaits_it(open_
     assert "invoice" in message["content"]
 
 
-def test_an_idempotency_key_starts_one_job_and_a_sync_operation_runs_in_a_thread(open_store):
+def test_an_idempotency_key_starts_one_job_and_a_sync_operation_runs_in_a_thread(
+    open_store, job_executor
+):
     calls: list[str] = []
 
     def report(ctx) -> str:  # sync: run in a worker thread, never on the loop
@@ -100,10 +108,10 @@ def test_an_idempotency_key_starts_one_job_and_a_sync_operation_runs_in_a_thread
         return "ok"
 
     async def main() -> None:
-        jobs = manager(open_store)
+        jobs = manager(open_store, executor=job_executor)
         first = jobs.start("report", report, idempotency_key="nightly")
         done = await jobs.wait(first.job_id, timeout=30)
-        again = manager(open_store)
+        again = manager(open_store, executor=job_executor)
         again.register("report", report)
         second = again.start("report", idempotency_key="nightly")
         assert second.job_id == first.job_id
@@ -114,12 +122,12 @@ def test_an_idempotency_key_starts_one_job_and_a_sync_operation_runs_in_a_thread
     assert types(open_store()).count("job.created") == 1
 
 
-def test_a_failing_job_is_recorded_failed_with_its_error(open_store) -> None:
+def test_a_failing_job_is_recorded_failed_with_its_error(open_store, job_executor) -> None:
     async def broken(ctx) -> None:
         raise RuntimeError("disk full")
 
     async def main():
-        jobs = manager(open_store)
+        jobs = manager(open_store, executor=job_executor)
         return await jobs.wait(jobs.start("broken", broken).job_id, timeout=30)
 
     record = asyncio.run(main())
@@ -128,7 +136,9 @@ def test_a_failing_job_is_recorded_failed_with_its_error(open_store) -> None:
     assert open_store().events("s1")[-1].data["metadata"]["job"]["status"] == "failed"
 
 
-def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(open_store) -> None:
+def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(
+    open_store, job_executor
+) -> None:
     async def patient(ctx) -> str:
         # the token is thread-safe: wait for it off the loop
         assert await asyncio.to_thread(ctx.cancellation_token.wait, 30)
@@ -136,7 +146,8 @@ def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(ope
         return "never"
 
     async def main() -> None:
-        jobs, other = manager(open_store), manager(open_store)
+        jobs = manager(open_store, executor=job_executor)
+        other = manager(open_store, executor=job_executor)
         here = jobs.start("patient", patient)
         there = jobs.start("patient", patient)
         await jobs.recorded(there.job_id)  # in the log, for the other manager to find
@@ -153,6 +164,10 @@ def test_cancel_is_cooperative_here_and_through_the_log_from_another_manager(ope
         assert b.error["message"].endswith("user pressed stop")
         # cancelling an ended job changes nothing
         assert (await other.cancel(here.job_id)).status is JobStatus.cancelled
+        # the manager that ran them waits for their operations to stop (on DBOS the end
+        # is recorded before: the cancel records it, then stops the workflow)
+        for job in (here, there):
+            assert (await jobs.wait(job.job_id, timeout=30)).status is JobStatus.cancelled
 
     asyncio.run(main())
     store = open_store()
@@ -489,3 +504,95 @@ def test_workers_racing_to_take_over_one_job_claim_it_once(open_store) -> None:
     assert runs == ["raced"]
     kinds = types(open_store())
     assert kinds.count("job.resumed") == 1 and kinds.count("job.completed") == 1
+
+
+class RecordingExecutor:
+    """A job executor that runs everything here and records what the seam hands it."""
+
+    kind = "recording"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+        self.factory = None
+
+    def bind(self, manager_factory) -> None:
+        self.factory = manager_factory
+
+    async def run_job(self, session_id, job_id, name, arguments, body):
+        self.calls.append(("job", session_id, name, arguments))
+        return await body()
+
+    async def run_job_step(self, job_id, name, body):
+        self.calls.append(("step", name))
+        return await body()
+
+    async def run_job_end(self, job_id, body):
+        end = await body()
+        self.calls.append(("end", end["event"] if end else None))
+        return end
+
+    async def cancel_job(self, session_id, job_id) -> None:
+        self.calls.append(("cancel", session_id))
+
+
+def test_an_executor_gets_the_job_its_steps_and_its_end_and_owns_the_job(open_store) -> None:
+    executor = RecordingExecutor()
+    gate: list[asyncio.Event] = []
+
+    async def ship(ctx) -> dict:
+        charge = await ctx.step("charge", lambda: "ch-1")
+        if ctx.arguments.get("hold"):
+            await gate[0].wait()
+        return {"charge": charge, "again": await ctx.step("charge", lambda: "ch-2")}
+
+    async def main() -> None:
+        gate.append(asyncio.Event())
+        with pytest.raises(ConfigurationError) as info:
+            manager(open_store, executor=object())
+        assert "run_job_step" in info.value.message and info.value.hint
+        jobs = manager(open_store, executor=executor)
+        assert executor.factory is not None and executor.factory("s1").executor is executor
+        done = await jobs.wait(jobs.start("ship", ship, arguments={"n": 1}).job_id, timeout=30)
+        assert done.result == {"charge": "ch-1", "again": "ch-1"} and done.executor == "recording"
+        assert executor.calls == [
+            ("job", "s1", "ship", {"n": 1}),
+            ("step", "charge"),
+            ("step", "charge"),
+            ("end", "job.completed"),
+        ]
+        # an executor's job: no lease to expire, so nobody takes it over
+        held = jobs.start("ship", ship, arguments={"hold": True})
+        await jobs.recorded(held.job_id)
+        for _ in range(500):
+            await jobs.refresh()
+            if jobs.get(held.job_id).steps:
+                break
+            await asyncio.sleep(0.01)
+        plain = manager(open_store)
+        plain.register("ship", ship)
+        await plain.refresh()
+        assert plain.get(held.job_id).lease_expires_at is None
+        with pytest.raises(JobError) as info:
+            await plain.resume(held.job_id)
+        assert info.value.code == "LA-JOB-EXECUTOR" and info.value.hint
+        assert info.value.details == {"job_id": held.job_id, "executor": "recording"}
+        assert await plain.take_over() == [] and await plain.mark_interrupted() == []
+        # without the executor, cancel asks (the job's holder reads the request) ...
+        asked = await plain.cancel(held.job_id, "asked")
+        assert asked.status is JobStatus.running and asked.cancel_requested == "asked"
+        # ... with it, the end is recorded at once and the executor told to stop the job
+        ended = await manager(open_store, executor=executor).cancel(held.job_id, "stop")
+        assert ended.status is JobStatus.cancelled and ended.error["code"] == "LA-CANCELLED"
+        assert executor.calls[-1] == ("cancel", "s1")
+        gate[0].set()
+        for _ in range(500):
+            if held.job_id not in jobs._local:
+                break
+            await asyncio.sleep(0.01)
+        # the holder's own end is refused: the job was cancelled first
+        assert executor.calls[-1] == ("end", None)
+
+    asyncio.run(main())
+    kinds = types(open_store())
+    assert kinds.count("job.cancelled") == 1 and kinds.count("job.cancel_requested") == 1
+    assert kinds.count("job.completed") == 1

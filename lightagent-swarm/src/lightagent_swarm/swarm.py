@@ -9,7 +9,8 @@ The chain is bounded (``max_handoffs``) and refuses cycles; its runs share one
 with ``session_id`` all of them are recorded in one session log.
 
 The chain is written once (:meth:`LightSwarm._chain`, a generator of run specs); the sync,
-async and streaming entry points only drive it.
+async and streaming entry points only drive it, and both streams end the same way: each
+hop's result goes back to the chain, and one ``done`` event closes the whole chain.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from lightagent.run.options import positive_int
 from lightagent.run.prepare import build_spec
 from lightagent.run.run_options import RunOptions
 from lightagent.run.spec import RunSpec
+from lightagent.run.streaming import done_event
 from lightagent_control.context import SecurityContext
 
 from lightagent_swarm.handoff_step import HandoffStep
@@ -177,7 +179,7 @@ class LightSwarm:
 
     # -- the chain, written once --------------------------------------------------------------
     def _chain(self, entry: Any, query: str, options: dict[str, Any], *, stream: bool) -> Chain:
-        """Yield the spec of each hop; receive its result (None from async streams)."""
+        """Yield the spec of each hop; receive its result."""
         entry = self._entry(entry)
         options = dict(options)
         options["run_group_id"] = options.get("run_group_id") or new_id("group")
@@ -253,66 +255,69 @@ class LightSwarm:
         return result
 
     def _stream(self, entry: Any, query: str, options: dict[str, Any]) -> Iterator[Any]:
-        from lightagent.run.streaming import done_event
         from lightagent.run.sync_driver import drive_stream
 
         chain = self._chain(entry, query, options, stream=True)
         spec = next(chain)
         while True:
-            done: StreamEvent | None = None
+            ended = _ended(spec)
             items = cast("Generator[Any, None, RunResult]", drive_stream(spec))
             try:
-                while True:
-                    try:
-                        item = next(items)
-                    except StopIteration as stop:
-                        result = stop.value
-                        break
-                    if isinstance(item, StreamEvent) and item.type == "done":
-                        done = item  # shown once, for the whole chain, at its end
-                        continue
-                    yield item
+                for item in items:
+                    if not _is_done(item):
+                        yield item
             finally:
                 items.close()
             try:
-                spec = chain.send(result)
+                spec = chain.send(ended[0] if ended else None)
             except StopIteration as stop:
-                final = stop.value
-                if done is not None and final is not None:
-                    yield done_event(final)
-                return final
+                yield from _chain_done(spec, stop.value)
+                return stop.value
 
     async def _astream(self, entry: Any, query: str, options: dict[str, Any]) -> AsyncIterator[Any]:
         from lightagent.run.async_driver import adrive_stream
 
         chain = self._chain(entry, query, options, stream=True)
         spec = next(chain)
-        handoffs: list[dict[str, Any]] = []
         while True:
-            done: StreamEvent | None = None
+            ended = _ended(spec)
             items = cast("AsyncGenerator[Any, None]", adrive_stream(spec))
             try:
                 async for item in items:
-                    if isinstance(item, StreamEvent) and item.type == "done":
-                        done = item
-                        continue
-                    yield item
+                    if not _is_done(item):
+                        yield item
             finally:
                 await items.aclose()
-            taken = spec.extensions["swarm"].taken
-            if taken is not None:
-                handoffs.append(taken.to_dict())
             try:
-                spec = chain.send(None)
-            except StopIteration:
-                if done is not None:
-                    data = dict(done.data) if isinstance(done.data, dict) else {}
-                    data["handoffs"] = handoffs
-                    yield StreamEvent("done", data, done.trace_id)
+                spec = chain.send(ended[0] if ended else None)
+            except StopIteration as stop:
+                for item in _chain_done(spec, stop.value):
+                    yield item
                 return
 
     def __repr__(self) -> str:
         return f"LightSwarm(agents={list(self.agents)!r}, max_handoffs={self.max_handoffs})"
+
+
+def _ended(spec: RunSpec) -> list[RunResult]:
+    """Where a streamed hop's result lands: the stream drivers hand it to ``spec.on_result``
+    (an async generator cannot return it)."""
+    ended: list[RunResult] = []
+    spec.on_result = ended.append
+    return ended
+
+
+def _is_done(item: Any) -> bool:
+    """A hop's ``done`` event: held back, the chain shows one for all its hops at its end."""
+    return isinstance(item, StreamEvent) and item.type == "done"
+
+
+def _chain_done(spec: RunSpec, final: RunResult | None) -> tuple[StreamEvent, ...]:
+    """The streamed chain's last item: its combined result as a ``done`` event, when the
+    hops stream events (``spec`` is the last hop's)."""
+    if final is None or spec.result_format != "event":
+        return ()
+    return (done_event(final),)
 
 
 def _route(spec: RunSpec, route: Route) -> None:

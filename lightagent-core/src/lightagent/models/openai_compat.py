@@ -11,6 +11,7 @@ validation) and normalized by the provider profile's quirk rules.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, cast
@@ -157,7 +158,7 @@ class OpenAIModel(ClientMixin):
 
     def _injected(self) -> bool:
         """Whether the only client is a caller's non-SDK double: async calls then go
-        through it (see ``_injected_acomplete`` / ``_injected_astream``)."""
+        through it (``acomplete`` calls it as ``complete`` does; see ``_injected_astream``)."""
         import openai
 
         return (
@@ -209,23 +210,23 @@ class OpenAIModel(ClientMixin):
         """One chat completion on the event loop, retried on transient failures."""
         import openai
 
-        if self._injected():
-            return await self._injected_acomplete(request)
+        injected = self._injected()
         start = time.perf_counter()
         body = self.build_body(request)
         sent: dict[str, Any] | None = None
         attempt = 0
         while True:
             attempt += 1
-            client, shards, slot = self._lease()
+            client, shards, slot = (self._client, None, -1) if injected else self._lease()
             try:
                 if isinstance(client, openai.AsyncOpenAI):
                     if sent is None:
                         sent = body_kwargs(client, body)
                     raw = await client.post("/chat/completions", cast_to=bytes, **sent)
                     data = cast("dict[str, Any]", read_json(raw))
-                else:
-                    data = plain(await client.chat.completions.create(**body))
+                else:  # a caller's double: its create may answer directly or be awaited
+                    result = client.chat.completions.create(**body)
+                    data = plain(await result if inspect.isawaitable(result) else result)
                 break
             except Exception as exc:
                 delay = self._retry_wait(exc, attempt)
@@ -234,14 +235,6 @@ class OpenAIModel(ClientMixin):
             await asyncio.sleep(delay)
         response = parse_completion(data, self.profile, self._names(request))
         return self._finish(response, attempt, start)
-
-    async def _injected_acomplete(self, request: ModelRequest) -> ModelResponse:
-        result = self._client.chat.completions.create(**self.build_body(request))
-        start = time.perf_counter()
-        if asyncio.iscoroutine(result) or hasattr(result, "__await__"):
-            result = await result
-        data = plain(result)
-        return self._finish(parse_completion(data, self.profile, self._names(request)), 1, start)
 
     # -- streamed --------------------------------------------------------------------
     def _open(self, client: Any, body: dict[str, Any]) -> Any:
@@ -280,8 +273,6 @@ class OpenAIModel(ClientMixin):
                 source = iter_sse_json(read_lines(response)) if response is not None else raw
                 try:
                     for chunk in source:
-                        if not isinstance(chunk, dict):
-                            chunk = plain(chunk)
                         yield from assembler.feed(chunk)
                 finally:
                     closer = getattr(raw, "close", None)
@@ -317,8 +308,6 @@ class OpenAIModel(ClientMixin):
                 source = aiter_sse_json(aread_lines(response)) if response is not None else raw
                 try:
                     async for chunk in source:
-                        if not isinstance(chunk, dict):
-                            chunk = plain(chunk)
                         for item in assembler.feed(chunk):
                             yield item
                 finally:

@@ -16,6 +16,7 @@ from typing import Any
 from lightagent.errors import ModelError
 from lightagent.models.arguments import load_arguments, normalize_arguments
 from lightagent.models.base import ModelResponse, ToolCall, Usage
+from lightagent.models.clients import plain
 from lightagent.models.parse import (
     inband_error,
     new_call_id,
@@ -120,8 +121,10 @@ class StreamAssembler:
         self.response: ModelResponse | None = None
         self._gate = _TextGate(names) if names and profile.text_tool_calls else None
 
-    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
-        """Take one provider chunk; return the normalized chunk(s) to yield."""
+    def feed(self, chunk: Any) -> list[dict[str, Any]]:
+        """Take one provider chunk (a dict or an SDK object); return the normalized chunk(s)."""
+        if not isinstance(chunk, dict):
+            chunk = plain(chunk)
         self.chunks += 1
         if chunk.get("error"):
             raise inband_error(chunk, **self._partial())

@@ -86,7 +86,9 @@ def agent_operation(agent: Any, *, reconcile: Any = None, approve: Any = None) -
     """The job operation that runs (or, on takeover, resumes) one run of ``agent``.
 
     ``reconcile`` and ``approve`` settle, on takeover, a tool call that was requested but
-    has no recorded result (see :func:`lightagent.events.resume.resume_steps`).
+    has no recorded result (see :func:`lightagent.events.resume.resume_steps`). A job
+    executor with an ``agent_runner`` for ``agent`` runs the run instead (a ``DBOSAgent``
+    wrapping it: a child workflow keyed by the session and job ids).
     """
 
     async def run_agent(ctx: JobContext) -> dict[str, Any]:
@@ -100,7 +102,15 @@ def agent_operation(agent: Any, *, reconcile: Any = None, approve: Any = None) -
             **dict(args.get("options") or {}),
         )
         result: Any = None
-        if ctx.resumed:
+        runner = getattr(ctx.executor, "agent_runner", None)
+        durable = runner(agent) if runner is not None else None
+        if durable is not None:  # the executor runs the agent its own way (a durable child run)
+            result = await durable(
+                args["query"],
+                {"session_id": args["session_id"], **dict(args.get("options") or {})},
+                f"{ctx.session_id}:{ctx.job_id}",
+            )
+        elif ctx.resumed:
             from lightagent.events.resume import aresume
 
             try:

@@ -55,7 +55,16 @@ def json_dict(name: str, value: Any) -> dict[str, Any]:
 
 
 def check_takeover(job_id: str, record: JobRecord) -> None:
-    """Refuse (``LA-JOB-STATE``) to take over a job that ended or whose lease is live."""
+    """Refuse to take over a job that ended or whose lease is live (``LA-JOB-STATE``), or
+    one its executor owns (``LA-JOB-EXECUTOR``: the executor recovers it itself)."""
+    if record.executor is not None and not record.done:
+        raise JobError(
+            "LA-JOB-EXECUTOR",
+            f"job {job_id!r} is run by its executor ({record.executor}), not under a lease",
+            hint="Its executor recovers it (DBOS: the next DBOS.launch()); "
+            "cancel it with jobs.cancel(job_id) if it must stop.",
+            details={"job_id": job_id, "executor": record.executor},
+        )
     if record.done:
         raise JobError(
             "LA-JOB-STATE",

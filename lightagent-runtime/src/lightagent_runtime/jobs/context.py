@@ -56,13 +56,18 @@ class JobContext:
         self.arguments: dict[str, Any] = dict(record.arguments)
         #: The metadata recorded at creation.
         self.metadata: dict[str, Any] = dict(record.metadata)
-        #: 1 for the first attempt, 2 and more for a takeover.
+        #: 1 for the first attempt, 2 and more for a takeover (or an executor's recovery).
         self.attempt = record.attempts
         #: The lease epoch this attempt holds (the fencing token of its writes).
         self.epoch = lease.epoch
         #: Cancelled when the job is cancelled (here or, through the log, from elsewhere)
         #: or when this attempt loses its lease.
         self.cancellation_token = token
+
+    @property
+    def executor(self) -> Any:
+        """The executor that runs the job (``JobManager(executor=)``), or None."""
+        return self._manager.executor
 
     @property
     def resumed(self) -> bool:
@@ -87,6 +92,16 @@ class JobContext:
                 f"a job step needs a non-empty name, not {name!r}",
                 hint="Name each step of the job uniquely: await ctx.step('charge', charge, order).",
             )
+        executor = self._manager.executor
+        if executor is None:
+            return await self._record(name, fn, args, kwargs)
+        return await executor.run_job_step(
+            self.job_id, name, lambda: self._record(name, fn, args, kwargs)
+        )
+
+    async def _record(
+        self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         steps = self._manager.get(self.job_id).steps
         if name in steps:
             return steps[name]

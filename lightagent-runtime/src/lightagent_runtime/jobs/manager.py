@@ -23,13 +23,14 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from lightagent.cancellation import CancellationToken
-from lightagent.errors import ConfigurationError, ValidationError
+from lightagent.errors import CancelledError, ConfigurationError, ValidationError
 from lightagent.events.model import SessionEvent
 from lightagent.events.store import SessionStore
 
 from lightagent_runtime.jobs.checks import as_seconds, job_name, json_dict
 from lightagent_runtime.jobs.context import JobContext, Operation, call_maybe_async
 from lightagent_runtime.jobs.errors import JobError, JobFencedError
+from lightagent_runtime.jobs.executors import ExecutorMethods, JobExecutor
 from lightagent_runtime.jobs.log import JobLog, Lease, holder_check
 from lightagent_runtime.jobs.outcomes import completion_message, copy_record, error_dict
 from lightagent_runtime.jobs.records import JobRecord, JobStatus
@@ -41,7 +42,7 @@ __all__ = ["JobManager", "Operation"]
 _NAMESPACE = uuid.UUID("6b1f3c52-8a3e-4d1e-9f59-3c0d4a5e7b21")
 
 
-class JobManager(TakeoverMethods):
+class JobManager(ExecutorMethods, TakeoverMethods):
     """The background jobs of session ``session_id`` in ``store``.
 
     ``worker_id`` names this manager as a lease holder (host, process and a random part
@@ -51,6 +52,8 @@ class JobManager(TakeoverMethods):
     managers; :meth:`register` adds to it. ``poll_interval`` is how often a waiting or
     running job reads the log (for results, and cancellation requested elsewhere);
     ``lease_seconds`` the default lease, renewed every third of it while a job runs.
+    ``executor`` carries out the jobs this manager starts instead of a lease (e.g. as
+    durable workflows: see :mod:`lightagent_runtime.jobs.executors`); None runs them here.
     """
 
     def __init__(
@@ -63,7 +66,15 @@ class JobManager(TakeoverMethods):
         operations: MutableMapping[str, Operation] | None = None,
         poll_interval: float = 0.25,
         lease_seconds: float = 60.0,
+        executor: JobExecutor | None = None,
     ) -> None:
+        if executor is not None and not isinstance(executor, JobExecutor):
+            raise ConfigurationError(
+                "LA-CONFIG",
+                f"executor must have kind, bind, run_job, run_job_step, run_job_end and "
+                f"cancel_job; got {type(executor).__name__}",
+                hint="Pass a job executor such as lightagent_dbos.DBOSJobExecutor(name=...).",
+            )
         self._log = JobLog(store, session_id, owner)
         self.session_id = session_id
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -76,6 +87,9 @@ class JobManager(TakeoverMethods):
         #: The loop the jobs run on: the one running where the manager was made or last
         #: started a job (a worker thread of a run's sync tool starts jobs onto it).
         self._loop: asyncio.AbstractEventLoop | None = _running_loop()
+        self.executor = executor
+        if executor is not None:
+            executor.bind(self._sibling)
 
     # -- registering and starting ---------------------------------------------------
 
@@ -189,7 +203,7 @@ class JobManager(TakeoverMethods):
                 return []  # idempotent: the job exists (here or elsewhere); nothing starts
             return [
                 SessionEvent("job.created", data=created),
-                SessionEvent("job.started", data=lease.data(job_id)),
+                SessionEvent("job.started", data=self._lease_data(job_id, lease)),
             ]
 
         try:
@@ -199,9 +213,14 @@ class JobManager(TakeoverMethods):
             local.done.set()
             return
         if not stored:
+            existing = self._log.scan.jobs[job_id]
+            if self._owns(existing):
+                # started again: its executor has it (or, had its start not reached the
+                # executor before a crash, runs it now)
+                await self._execute(job_id, operation, lease, local, again=True)
+                return
             local.done.set()
             self._local.pop(job_id, None)
-            existing = self._log.scan.jobs[job_id]
             if existing.status is JobStatus.interrupted or existing.lease_expired():
                 # started again after its worker died: this start takes it over
                 try:
@@ -217,35 +236,34 @@ class JobManager(TakeoverMethods):
     # -- running --------------------------------------------------------------------
 
     async def _execute(
-        self, job_id: str, operation: Operation, lease: Lease, local: LocalJob
+        self,
+        job_id: str,
+        operation: Operation,
+        lease: Lease,
+        local: LocalJob,
+        *,
+        again: bool = False,
     ) -> None:
         local.lease = lease
-        token = local.token
-        heartbeat = asyncio.ensure_future(self._heartbeat(job_id, lease, token))
-        outcome: tuple[str, dict[str, Any]] | None = None
         closing = False
         try:
-            value = await call_maybe_async(operation, JobContext(self, job_id, lease, token))
-            outcome = ("job.completed", {"result": value})
-        except JobFencedError:
-            pass  # the job was taken over: the newer holder records its end
+            if self.executor is None:
+                await self._attempt(job_id, operation, lease, local.token)
+            else:
+                record = self.get(job_id)
+
+                async def body() -> Any:
+                    if again:  # the executor had not run it: it runs now, as a recovery
+                        return await self.execute_job(job_id, operation)
+                    if self.get(job_id).done:
+                        return None  # cancelled before the executor started it
+                    return await self._attempt(job_id, operation, lease, local.token)
+
+                await self.executor.run_job(
+                    self.session_id, job_id, record.name, dict(record.arguments), body
+                )
         except asyncio.CancelledError:
             closing = True  # this manager is closing: aclose() records the interruption
-        except Exception as exc:  # the job's failure is recorded, never lost
-            error = error_dict(exc)
-            if error.get("code") == "LA-CANCELLED" or token.cancelled:
-                data = {"reason": token.reason or error.get("message"), "error": error}
-                outcome = ("job.cancelled", data)
-            else:
-                outcome = ("job.failed", {"error": error})
-        finally:
-            heartbeat.cancel()
-        try:
-            if outcome is not None:
-                ending = self._ending(job_id, lease, *outcome)
-                await asyncio.to_thread(self._log.write, job_id, ending)
-        except JobFencedError:
-            pass  # taken over while finishing: the newer holder records the end
         except Exception as exc:
             local.error = exc
         finally:
@@ -255,6 +273,42 @@ class JobManager(TakeoverMethods):
         if closing:
             raise asyncio.CancelledError
 
+    async def _attempt(
+        self, job_id: str, operation: Operation, lease: Lease, token: CancellationToken
+    ) -> dict[str, Any] | None:
+        """Run the operation under ``lease`` and record its end; returns the end recorded."""
+        renew = self.executor is None  # an executor's job has no lease to renew
+        heartbeat = asyncio.ensure_future(self._heartbeat(job_id, lease, token, renew))
+        try:
+            value = await call_maybe_async(operation, JobContext(self, job_id, lease, token))
+            kind, data = "job.completed", {"result": value}
+        except JobFencedError:
+            return None  # the job was taken over: the newer holder records its end
+        except Exception as exc:  # the job's failure is recorded, never lost
+            error = error_dict(exc)
+            if error.get("code") == "LA-CANCELLED" or token.cancelled:
+                kind, data = (
+                    "job.cancelled",
+                    {"reason": token.reason or error.get("message"), "error": error},
+                )
+            else:
+                kind, data = "job.failed", {"error": error}
+        finally:
+            heartbeat.cancel()
+        ending = self._ending(job_id, lease, kind, data)
+
+        async def record_end() -> dict[str, Any] | None:
+            try:
+                await asyncio.to_thread(self._log.write, job_id, ending)
+            except JobFencedError:
+                return None  # taken over (or cancelled) while finishing: not ours to record
+            return {"event": kind, **data}
+
+        if self.executor is None:
+            return await record_end()
+        result: dict[str, Any] | None = await self.executor.run_job_end(job_id, record_end)
+        return result
+
     def _ending(self, job_id: str, lease: Lease, kind: str, data: dict[str, Any]) -> Any:
         def build(record: JobRecord | None) -> list[SessionEvent]:
             record = holder_check(job_id, record, lease)
@@ -263,8 +317,11 @@ class JobManager(TakeoverMethods):
 
         return build
 
-    async def _heartbeat(self, job_id: str, lease: Lease, token: CancellationToken) -> None:
-        """Renew the lease every third of it; read the log for cancel requests and takeovers."""
+    async def _heartbeat(
+        self, job_id: str, lease: Lease, token: CancellationToken, renew: bool = True
+    ) -> None:
+        """Renew the lease every third of it (``renew``); read the log for cancel requests
+        and takeovers."""
         tick = min(self.poll_interval, lease.seconds / 3)
         renewed = time.monotonic()
         while True:
@@ -274,7 +331,7 @@ class JobManager(TakeoverMethods):
                 record = self._log.scan.jobs.get(job_id)
                 if record is not None and record.cancel_requested and not token.cancelled:
                     token.cancel(record.cancel_requested)
-                if time.monotonic() - renewed >= lease.seconds / 3:
+                if renew and time.monotonic() - renewed >= lease.seconds / 3:
                     await asyncio.to_thread(self._renew, job_id, lease, lease.seconds)
                     renewed = time.monotonic()
                 else:
@@ -346,7 +403,7 @@ class JobManager(TakeoverMethods):
             local = self._local.get(job_id)
             await asyncio.to_thread(self._log.refresh)
             record = self._log.scan.jobs.get(job_id)
-            if record is not None and record.done:
+            if record is not None and record.done and self._settled(local):
                 return copy_record(record)
             if record is None and local is None:
                 self.get(job_id)  # LA-JOB-NOT-FOUND
@@ -367,6 +424,12 @@ class JobManager(TakeoverMethods):
                     pass
             else:
                 await asyncio.sleep(pause)
+
+    def _settled(self, local: LocalJob | None) -> bool:
+        # An executor's job that runs here is waited for until its executor is done too
+        # (DBOS: the workflow's own end, or a cancelled operation's unwinding), so a
+        # program that exits next leaves none running: the log may say it ended first.
+        return self.executor is None or local is None or local.done.is_set()
 
     async def recorded(self, job_id: str) -> JobRecord:
         """The job once its start is in the log (``start()`` returns before it is).
@@ -420,19 +483,39 @@ class JobManager(TakeoverMethods):
         A job running under a live lease gets a ``job.cancel_requested`` event: its holder
         (here, or another process reading the log) cancels the job's token and, once the
         operation stops, records ``job.cancelled``. A job nobody holds (interrupted, or
-        its holder's lease expired) is recorded ``job.cancelled`` at once. Cancelling a
-        job that has ended changes nothing.
+        its holder's lease expired) is recorded ``job.cancelled`` at once. A job this
+        manager's executor owns is recorded ``job.cancel_requested`` and ``job.cancelled``
+        at once, then stopped through the executor (DBOS: ``DBOS.cancel_workflow``); its
+        operation stops at its next step, whose record is refused. Cancelling a job that
+        has ended changes nothing.
         """
         local = self._local.get(job_id)
         if local is not None:
             await self.recorded(job_id)  # a job started here a moment ago: its start first
+        stop = False
 
         def build(record: JobRecord | None) -> list[SessionEvent]:
+            nonlocal stop
+            stop = False  # decided by the build whose events land (it may run again)
             if record is None:
                 raise self._not_found(job_id)
+            data = {"job_id": job_id, "reason": reason}
+            if self._owns(record):
+                stop = True  # its executor must stop it: nothing it does later is recorded
+                error = CancelledError("LA-CANCELLED", f"job cancelled: {reason}")
+                end = {**data, "error": error.to_dict()}
+                asked = (
+                    []
+                    if record.cancel_requested
+                    else [SessionEvent("job.cancel_requested", data=data)]
+                )
+                return [
+                    *asked,
+                    SessionEvent("job.cancelled", data=end),
+                    completion_message(record, "job.cancelled", end),
+                ]
             if record.done or record.cancel_requested:
                 return []
-            data = {"job_id": job_id, "reason": reason}
             if record.status is JobStatus.running and not record.lease_expired():
                 return [SessionEvent("job.cancel_requested", data=data)]
             return [
@@ -441,6 +524,8 @@ class JobManager(TakeoverMethods):
             ]
 
         await asyncio.to_thread(self._log.write, job_id, build)
+        if stop and self.executor is not None:
+            await self.executor.cancel_job(self.session_id, job_id)
         if local is not None:  # recorded first, so the request is in the log whatever follows
             local.token.cancel(reason)
         return self.get(job_id)

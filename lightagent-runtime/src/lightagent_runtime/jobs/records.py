@@ -62,6 +62,9 @@ class JobRecord:
     cancel_requested: str | None = None
     #: How many times the job was started or taken over.
     attempts: int = 0
+    #: What runs the job when not a lease holder: its executor's kind (``"dbos"``), whose
+    #: recovery replaces a takeover; None for a job held by a worker's lease.
+    executor: str | None = None
 
     @property
     def done(self) -> bool:
@@ -69,8 +72,13 @@ class JobRecord:
         return self.status in TERMINAL
 
     def lease_expired(self, now: float | None = None) -> bool:
-        """Whether the job runs under a lease whose holder stopped renewing it."""
-        if self.status is not JobStatus.running or self.lease_expires_at is None:
+        """Whether the job runs under a lease whose holder stopped renewing it (never for
+        a job an executor owns: it has no lease to expire)."""
+        if (
+            self.status is not JobStatus.running
+            or self.lease_expires_at is None
+            or self.executor is not None
+        ):
             return False
         return (time.time() if now is None else now) >= self.lease_expires_at
 
@@ -145,6 +153,7 @@ class JobScan:
                 token_id = data.get("cancellation_token_id")
                 record.cancellation_token_id = token_id or record.cancellation_token_id
             if kind != "lease_renewed":
+                record.executor = data.get("executor")
                 record.status = JobStatus.running
                 record.attempts += 1
                 record.started_at = record.started_at or event.timestamp

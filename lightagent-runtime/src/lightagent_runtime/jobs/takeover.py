@@ -57,6 +57,9 @@ class TakeoverMethods:
     def _operation(self, name: str) -> Any:  # pragma: no cover - as get
         raise NotImplementedError
 
+    def _lease_data(self, job_id: str, lease: Lease) -> dict[str, Any]:  # pragma: no cover
+        raise NotImplementedError
+
     async def _execute(
         self, job_id: str, operation: Any, lease: Lease, local: LocalJob
     ) -> None:  # pragma: no cover - as get
@@ -72,12 +75,15 @@ class TakeoverMethods:
         ``LA-JOB-STATE``. ``operation`` defaults to the one registered under the job's
         name (``LA-JOB-OPERATION`` when there is none). The operation runs again with the
         job's recorded arguments; its recorded steps return their results without running.
+        A job an executor owns is refused with ``LA-JOB-EXECUTOR`` (it recovers the job).
         """
         seconds = as_seconds(
             "lease_seconds", self.lease_seconds if lease_seconds is None else lease_seconds
         )
         await asyncio.to_thread(self._log.refresh)
         record = self.get(job_id)
+        if record.executor is not None:
+            check_takeover(job_id, record)  # LA-JOB-EXECUTOR before anything else
         if job_id in self._local:
             raise JobError(
                 "LA-JOB-STATE",
@@ -95,7 +101,7 @@ class TakeoverMethods:
             check_takeover(job_id, current)
             lease = box["lease"] = Lease(self.worker_id, current.lease_epoch + 1, seconds)
             data = {
-                **lease.data(job_id),
+                **self._lease_data(job_id, lease),  # under an executor, it owns the job now
                 "previous_status": current.status.value,
                 "previous_owner": current.lease_owner,
                 "cancellation_token_id": token.token_id,
@@ -121,7 +127,7 @@ class TakeoverMethods:
                 try:
                     taken.append(await self.resume(record.job_id))
                 except JobError as exc:
-                    if exc.code != "LA-JOB-STATE":
+                    if exc.code not in ("LA-JOB-STATE", "LA-JOB-EXECUTOR"):
                         raise
         return taken
 
@@ -147,10 +153,17 @@ class TakeoverMethods:
         """Stop the jobs running here and record them ``job.interrupted``, lease released.
 
         Another worker can take them over at once (no lease to wait out); the steps they
-        recorded are kept.
+        recorded are kept. A job an executor owns is left to it (stopped waiting for
+        here, not interrupted): the executor recovers it.
         """
         for job_id, local in list(self._local.items()):
             lease = local.lease
+            record = self._log.scan.jobs.get(job_id)
+            if record is not None and record.executor is not None:
+                if local.task is not None and not local.task.done():
+                    local.task.cancel()
+                self._local.pop(job_id, None)
+                continue
             if local.task is not None and not local.task.done():
                 local.task.cancel()
                 try:
