@@ -172,3 +172,14 @@ def test_a_provider_naming_owner_gets_the_run_s_owner_on_both_paths():
     toolset = SearchToolset(own, filters={"owner": {"user_id": "someone else"}})
     LightAgent(model=ScriptedModel([call, "d"]), tools=[toolset]).run("fourth", user_id="eve")
     assert own.calls == [({"user_id": "eve"}, {})]
+
+
+def test_retrieval_inject_is_an_agent_attribute_settable_between_runs():
+    model = ScriptedModel(["plain", "injected"])
+    agent = LightAgent(model=model, retrieval=InMemoryRetrieval(DOCS))
+    assert agent.retrieval_inject == 0
+    agent.run("How do we deploy to production?")
+    agent.retrieval_inject = 1
+    agent.run("How do we deploy to production?")
+    assert RETRIEVAL_HEADER not in model.requests[0].messages[0]["content"]
+    assert RETRIEVAL_HEADER in model.requests[1].messages[0]["content"]

@@ -76,16 +76,20 @@ class RetrievalExtension(AgentExtension):
 
 class RetrievalPart(ExtensionPart):
     """One agent's retrieval provider (``agent.retrieval``: an object at construction, a
-    provider name at first use) and its ``retrieval_inject`` count."""
+    provider name at first use). Its ``retrieval_inject`` count is an agent attribute, set
+    at construction and settable between runs, as in the seeds."""
+
+    #: ``agent.retrieval_inject`` until the agent has its own (set at configuration).
+    retrieval_inject: int = 0
 
     def __init__(self, agent: Any, retrieval: Any, count: int) -> None:
         from lightagent.providers import provider_reference
 
+        self.agent = agent
         self._spec = retrieval
         self._provider: Any = None
         self._lock = threading.Lock()
-        #: How many passages each run injects before its first request (0: none).
-        self.retrieval_inject = count
+        agent.retrieval_inject = count
         if retrieval is not None:
             if provider_reference(retrieval) is None:
                 self._provider = resolve_retrieval(retrieval)
@@ -106,7 +110,8 @@ class RetrievalPart(ExtensionPart):
         if self._spec is None:
             return None
         provider = self.retrieval
-        return RetrievalStep(provider, self.retrieval_inject) if self.retrieval_inject else None
+        count = self.agent.retrieval_inject
+        return RetrievalStep(provider, count) if count else None
 
 
 class RetrievalStep(RunStep):
