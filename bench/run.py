@@ -105,7 +105,13 @@ def main(selected: list[str]) -> int:
         "# Benchmark results\n",
         f"Measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}, {_versions()}; load average "
-        f"{os.getloadavg()[0]:.1f} at the end, by `make bench`.\n",
+        f"{os.getloadavg()[0]:.1f} at the end, by "
+        + (
+            f"`python bench/run.py {' '.join(selected)}`: only those tables are from this run;"
+            " the others are kept from earlier ones.\n"
+            if selected
+            else "`make bench`.\n"
+        ),
         READING,
     ]
     for area in ORDER + sorted(
