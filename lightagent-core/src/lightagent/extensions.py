@@ -18,7 +18,6 @@ distribution is not installed is ``LA-MISSING-EXTRA`` naming the ``pip install``
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection, Generator, Mapping
 from typing import Any
 
@@ -178,27 +177,20 @@ class AgentExtension:
         return NotImplemented
 
 
-_cache_lock = threading.Lock()
-_cache: tuple[Any, dict[str, AgentExtension]] | None = None
-
-
 def agent_extensions() -> dict[str, AgentExtension]:
     """Every registered extension by name (the plugins are loaded on the first call)."""
-    global _cache
     from lightagent.plugins import get_registry
 
-    registry = get_registry()
-    cached = _cache
-    if cached is not None and cached[0] is registry:
-        return cached[1]
-    with _cache_lock:
-        found: dict[str, AgentExtension] = {}
-        for entry in registry.list("agent_extension"):
-            extension = entry.load()
-            if isinstance(extension, type):
-                extension = extension()
-            found.setdefault(extension.name or entry.name, extension)
-        _cache = (registry, found)
+    return get_registry().derived("agent_extensions", _load_extensions)  # type: ignore[no-any-return]
+
+
+def _load_extensions(registry: Any) -> dict[str, AgentExtension]:
+    found: dict[str, AgentExtension] = {}
+    for entry in registry.list("agent_extension"):
+        extension = entry.load()
+        if isinstance(extension, type):
+            extension = extension()
+        found.setdefault(extension.name or entry.name, extension)
     return found
 
 

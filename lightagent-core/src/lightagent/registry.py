@@ -6,7 +6,7 @@ import builtins
 import importlib
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +127,10 @@ class Registry:
         self._entries: dict[tuple[str, str, str], ProviderEntry] = {}
         self._refused: list[Conflict] = []
         self._lock = threading.RLock()
+        # What :meth:`derived` built from the entries; any change to them drops it all. Built
+        # under a lock of its own: a build imports plugin modules, which may register.
+        self._derived: dict[str, Any] = {}
+        self._derived_lock = threading.RLock()
 
     def register(
         self,
@@ -153,6 +157,7 @@ class Registry:
                     details={"kind": kind, "name": name, "plugins": [existing.plugin, plugin]},
                 )
             self._entries[key] = entry
+            self._derived.clear()
         return entry
 
     @staticmethod
@@ -181,6 +186,7 @@ class Registry:
     def unregister(self, kind: str, name: str, *, scope: str = "runtime") -> bool:
         """Remove one registration; returns whether it existed."""
         with self._lock:
+            self._derived.clear()
             return self._entries.pop((kind, name, scope), None) is not None
 
     def remove_plugin(self, plugin: str) -> int:
@@ -189,6 +195,7 @@ class Registry:
             keys = [k for k, e in self._entries.items() if e.plugin == plugin]
             for key in keys:
                 del self._entries[key]
+            self._derived.clear()
             return len(keys)
 
     def get(self, kind: str, name: str) -> ProviderEntry:
@@ -263,6 +270,14 @@ class Registry:
                     out.setdefault(entry.kind, []).append(entry.name)
         return {kind: sorted(names) for kind, names in sorted(out.items())}
 
+    def derived(self, key: str, build: Callable[[Registry], Any]) -> Any:
+        """``build(self)``, made once and kept until a registration changes (the agent
+        extensions and the tool selector are looked up this way on every construction or run)."""
+        with self._derived_lock:
+            if key not in self._derived:
+                self._derived[key] = build(self)
+            return self._derived[key]
+
     def child(self) -> Registry:
         """A copy that can take agent- or session-scope registrations without touching this one."""
         clone = Registry()
@@ -289,4 +304,5 @@ class Registry:
             with self._lock:
                 for entry in added:
                     self._entries.pop((entry.kind, entry.name, entry.scope), None)
+                self._derived.clear()
             raise

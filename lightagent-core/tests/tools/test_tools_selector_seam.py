@@ -130,3 +130,31 @@ def test_layers_show_an_overlay_over_its_base() -> None:
     version = base.version
     base.unregister_tool("tool_0")
     assert base.version != version
+
+
+def test_a_selector_registered_after_the_first_lookup_is_used(bare_host) -> None:
+    from lightagent.tools.selector import tool_selector
+
+    assert tool_selector() is None  # looked up, and nothing is there
+    probe = ProbeSelector()
+    bare_host.registry.register("tool_selector", "late", probe, plugin="test")
+    assert tool_selector() is probe  # a registration drops what was looked up
+    bare_host.registry.unregister("tool_selector", "late")
+    assert tool_selector() is None
+
+
+def test_registry_derived_is_built_once_until_a_registration_changes() -> None:
+    from lightagent.registry import Registry
+
+    registry, builds = Registry(), []
+
+    def build(reg: Registry) -> list[str]:
+        builds.append(1)
+        return reg.names("model")
+
+    assert registry.derived("models", build) == [] and registry.derived("models", build) == []
+    assert len(builds) == 1
+    registry.register("model", "m", object(), plugin="test")
+    assert registry.derived("models", build) == ["m"] and len(builds) == 2
+    registry.remove_plugin("test")
+    assert registry.derived("models", build) == [] and len(builds) == 3

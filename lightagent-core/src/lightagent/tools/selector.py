@@ -9,7 +9,6 @@ installed it offers every tool. Runs at or below the threshold never look a sele
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -43,27 +42,20 @@ class ToolSelector(Protocol):
         ...
 
 
-_lock = threading.Lock()
-_cache: tuple[Any, Any] | None = None
-
-
 def tool_selector() -> ToolSelector | None:
-    """The highest-priority registered selector, or None; looked up once per plugin registry
-    (as the agent extensions are): register one through the hook, or before the first run."""
-    global _cache
+    """The highest-priority registered selector, or None (looked up again only after a
+    registration changes)."""
     from lightagent.plugins import get_registry
 
-    registry = get_registry()
-    cached = _cache
-    if cached is not None and cached[0] is registry:
-        return cached[1]
-    with _lock:
-        entry = registry.default("tool_selector")
-        selector = None if entry is None else entry.load()
-        if isinstance(selector, type):
-            selector = selector()
-        _cache = (registry, selector)
-    return selector
+    return get_registry().derived("tool_selector", _load_selector)  # type: ignore[no-any-return]
+
+
+def _load_selector(registry: Any) -> ToolSelector | None:
+    entry = registry.default("tool_selector")
+    selector = None if entry is None else entry.load()
+    if isinstance(selector, type):
+        selector = selector()
+    return selector  # type: ignore[no-any-return]
 
 
 def require_selector(what: str) -> ToolSelector:
