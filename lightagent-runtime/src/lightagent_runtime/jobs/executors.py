@@ -86,6 +86,8 @@ class ExecutorMethods:
     poll_interval: float
     lease_seconds: float
     operations: MutableMapping[str, Any]
+    #: TakeoverMethods' (after this class in JobManager's bases, so no stub here).
+    _resumed: Callable[..., SessionEvent]
 
     def get(self, job_id: str) -> JobRecord:  # pragma: no cover - JobManager defines it
         raise NotImplementedError
@@ -152,16 +154,7 @@ class ExecutorMethods:
         def build(current: JobRecord | None) -> list[SessionEvent]:
             if current is None or current.done:
                 return []
-            lease = box["lease"] = Lease(
-                self.worker_id, current.lease_epoch + 1, self.lease_seconds
-            )
-            data = {
-                **self._lease_data(job_id, lease),
-                "previous_status": current.status.value,
-                "previous_owner": current.lease_owner,
-                "cancellation_token_id": token.token_id,
-            }
-            return [SessionEvent("job.resumed", data=data)]
+            return [self._resumed(job_id, current, token, self.lease_seconds, box)]
 
         if not await asyncio.to_thread(self._log.write, job_id, build):
             return None

@@ -99,19 +99,30 @@ class TakeoverMethods:
         def build(current: JobRecord | None) -> list[SessionEvent]:
             assert current is not None  # a job is never removed from its log
             check_takeover(job_id, current)
-            lease = box["lease"] = Lease(self.worker_id, current.lease_epoch + 1, seconds)
-            data = {
-                **self._lease_data(job_id, lease),  # under an executor, it owns the job now
-                "previous_status": current.status.value,
-                "previous_owner": current.lease_owner,
-                "cancellation_token_id": token.token_id,
-            }
-            return [SessionEvent("job.resumed", data=data)]
+            return [self._resumed(job_id, current, token, seconds, box)]
 
         await asyncio.to_thread(self._log.write, job_id, build)
         local = self._local[job_id] = LocalJob(token)
         local.task = asyncio.ensure_future(self._execute(job_id, op, box["lease"], local))
         return self.get(job_id)
+
+    def _resumed(
+        self,
+        job_id: str,
+        current: JobRecord,
+        token: CancellationToken,
+        seconds: float,
+        box: dict[str, Lease],
+    ) -> SessionEvent:
+        """The ``job.resumed`` event of a new attempt at the next epoch; its lease goes in ``box``."""
+        lease = box["lease"] = Lease(self.worker_id, current.lease_epoch + 1, seconds)
+        data = {
+            **self._lease_data(job_id, lease),  # under an executor, it owns the job now
+            "previous_status": current.status.value,
+            "previous_owner": current.lease_owner,
+            "cancellation_token_id": token.token_id,
+        }
+        return SessionEvent("job.resumed", data=data)
 
     async def take_over(self) -> builtins.list[JobRecord]:
         """Resume every job of the session whose holder is gone and whose operation is here.
