@@ -120,10 +120,9 @@ class RetrievalStep(RunStep):
     #: After the memory step: the passages follow the memories in the system message.
     order = -40
 
-    def __init__(self, provider: Any, count: int, filters: Any = None) -> None:
+    def __init__(self, provider: Any, count: int) -> None:
         self.provider = provider
         self.count = count
-        self.filters = filters
 
     def recall(
         self, spec: Any, st: Any, query: str, messages: list[dict[str, Any]]
@@ -135,7 +134,7 @@ class RetrievalStep(RunStep):
 
         ctx = spec.ctx
         st.stage = "retrieval"
-        filters = context_filters(self.filters, ToolCallContext.from_run(ctx), self.provider)
+        filters = context_filters(None, ToolCallContext.from_run(ctx), self.provider)
         started = time.perf_counter()
         try:
             raw = yield Search(query, self.count, filters, self.provider)
