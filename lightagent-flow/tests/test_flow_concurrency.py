@@ -325,3 +325,47 @@ def test_the_flow_timeout_names_the_configured_limit() -> None:
     result = LightFlow().step("slow", agent=hangs, timeout=0.05).run("q")
     step = result.steps["slow"]
     assert step.error_code == "LA-FLOW-TIMEOUT" and "within 0.05s" in step.error
+
+
+def test_a_dependant_starts_only_after_its_dependency_is_committed() -> None:
+    """B's result is final before its commit returns; C (after A and B) must not start on it
+    until the commit is durable, or a crash in between loses an output C already used."""
+    from lightagent_flow import MemoryLightFlowStore
+
+    b_committing, a_committed, c_started = threading.Event(), threading.Event(), threading.Event()
+    order: list[str] = []
+
+    class SlowCommits(MemoryLightFlowStore):
+        blocking = True  # commits run in a worker thread, as on SQL and JSON stores
+
+        def commit_step(
+            self, run_id: str, step: dict[str, Any], *, epoch: int | None = None
+        ) -> bool:
+            if step["name"] == "A":  # A ends while B's commit is in flight
+                assert b_committing.wait(5)
+            if step["name"] == "B":
+                b_committing.set()
+                assert a_committed.wait(5)
+                # The window in which a scheduler that reads B's status would start C.
+                c_started.wait(1.0)
+                order.append("B committed")
+            result = super().commit_step(run_id, step, epoch=epoch)
+            if step["name"] == "A":
+                a_committed.set()
+            return result
+
+    def c(query: str) -> str:
+        order.append("C started")
+        c_started.set()
+        return "c"
+
+    flow = (
+        LightFlow(store=SlowCommits())
+        .step("root", agent=lambda q: "r")
+        .step("A", agent=lambda q: "a", depends_on="root")
+        .step("B", agent=lambda q: "b", depends_on="root")
+        .step("C", agent=c, depends_on=["A", "B"])
+    )
+    result = flow.run("q")
+    assert result.success
+    assert order == ["B committed", "C started"]

@@ -338,7 +338,12 @@ class FlowRun(StepExecution):
         while changed:
             changed = False
             for name in list(pending):
-                states = [self.results[d].status for d in self.by_name[name].depends_on]
+                deps = self.by_name[name].depends_on
+                # A step's status is final before its commit returns; its dependants wait
+                # for the commit, so none runs on an output a crash could still lose.
+                if any(d in running.values() for d in deps):
+                    continue
+                states = [self.results[d].status for d in deps]
                 if all(s == SUCCESS for s in states):
                     if await self._remote_cancel():
                         return
@@ -349,11 +354,7 @@ class FlowRun(StepExecution):
                     changed = True
                 elif any(s in _DEAD for s in states):
                     pending.remove(name)
-                    dead = [
-                        d
-                        for d, s in zip(self.by_name[name].depends_on, states, strict=True)
-                        if s in _DEAD
-                    ]
+                    dead = [d for d, s in zip(deps, states, strict=True) if s in _DEAD]
                     result = self.results[name]
                     result.status = SKIPPED
                     result.error = f"skipped: dependency {', '.join(dead)} did not succeed"
