@@ -5,7 +5,9 @@
 job's workflow) and waits for the job's end in the session log. Either prints the job as
 JSON. Each ledger step appends a line to ``dir/<step>.log``; with ``block`` the job, once
 its ``charge`` step is recorded, tells the test through the FIFO ``dir/fifo`` and waits to
-be killed. With ``agent`` (a DBOSAgent's name) the job is instead an agent run of
+be killed; with ``kill_before_start`` the process kills itself (SIGKILL) as it is about
+to record the job's start, after DBOS has the workflow (``recover`` is then given the
+job's ``job_id``). With ``agent`` (a DBOSAgent's name) the job is instead an agent run of
 ``Note hello`` on the loopback model at ``base_url``, its tool appending to
 ``dir/notes.log`` (with ``durable`` false, of the plain agent: no DBOSAgent wraps it).
 Nothing here sleeps.
@@ -83,6 +85,26 @@ def _agent_jobs(executor: Any) -> Any:
     return agent.job_manager("crash", executor=executor, poll_interval=0.05)
 
 
+def _kill_before_start() -> None:
+    """SIGKILL this process inside the log write that would record a job's start."""
+    import signal
+
+    from lightagent_runtime.jobs.log import JobLog
+
+    write = JobLog.write
+
+    def dying(self: Any, job_id: str, build: Any) -> Any:
+        def checked(record: Any) -> Any:
+            events = build(record)
+            if any(e.type == "job.created" for e in events):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return events
+
+        return write(self, job_id, checked)
+
+    JobLog.write = dying  # type: ignore[method-assign]
+
+
 def main() -> None:
     from dbos import DBOS
     from lightagent_dbos import DBOSJobExecutor
@@ -107,7 +129,15 @@ def main() -> None:
         if CFG["mode"] == "run" and CFG.get("agent"):
             job_id = CFG["started"]().job_id
         elif CFG["mode"] == "run":
+            if CFG.get("kill_before_start"):
+                _kill_before_start()
             job_id = jobs.start("ship", idempotency_key="order-1").job_id
+            # start() returns before the job's task runs: the id is out before the kill
+            (Path(CFG["dir"]) / "job_id").write_text(job_id)
+        elif CFG.get("job_id"):  # its start was never recorded: DBOS's recovery records it
+            job_id = CFG["job_id"]
+            workflow = await DBOS.retrieve_workflow_async(executor.workflow_id("crash", job_id))
+            await workflow.get_result()
         else:
             job_id = (await jobs.refresh())[0].job_id
         done = await jobs.wait(job_id, timeout=120)

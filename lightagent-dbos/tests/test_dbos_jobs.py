@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import threading
 import uuid
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from dbos import DBOS
 from lightagent import LightAgent
 from lightagent.errors import ConfigurationError
 from lightagent.events.model import SessionEvent
-from lightagent.events.sql_store import SqliteSessionStore
+from lightagent.events.sql_store import SqliteSessionStore, SqlSessionStore
 from lightagent_dbos import DBOSAgent, DBOSJobExecutor
 
 from .conftest import unique_name
@@ -37,6 +38,13 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
     finally:
         DBOS.destroy()
+
+
+def _child_store(system_db: str, tmp_path: Path) -> Any:
+    """The session store job_child.py writes to."""
+    if system_db.startswith("sqlite"):
+        return SqliteSessionStore(tmp_path / "sessions.sqlite3")
+    return SqlSessionStore(system_db.replace("postgresql://", "postgresql+psycopg://", 1))
 
 
 def _types(store: Any, session_id: str = "s1") -> list[str]:
@@ -319,6 +327,49 @@ def system_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path / 'dbos.sqlite'}"
     url: str = request.getfixturevalue("postgres_url")
     return url
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_job_killed_before_its_start_is_recorded_is_started_by_dbos(
+    system_db: str, tmp_path: Path
+) -> None:
+    """The start is recorded inside the job's workflow: a worker killed after DBOS has the
+    workflow but before the session log has the job leaves no half-started job; the next
+    launch records the start from the workflow's inputs and runs the job once."""
+    from .children import last_json, spawn
+
+    child = Path(__file__).with_name("job_child.py")
+    cfg = {
+        "dir": str(tmp_path),
+        "url": system_db,
+        "name": f"crashjob_{uuid.uuid4().hex[:8]}",
+        "mode": "run",
+        "kill_before_start": True,
+    }
+    first = spawn(cfg, child)
+    assert first.wait() == -signal.SIGKILL
+    job_id = (tmp_path / "job_id").read_text()
+    # the dead worker recorded nothing of the job
+    assert not [t for t in _types(_child_store(system_db, tmp_path), "crash") if "job" in t]
+
+    result = last_json(
+        spawn({**cfg, "mode": "recover", "kill_before_start": False, "job_id": job_id}, child)
+    )
+    charge = (tmp_path / "charge.log").read_text().splitlines()
+    label = (tmp_path / "label.log").read_text().splitlines()
+    assert len(charge) == 1 and len(label) == 1 and charge[0] == label[0] != str(first.pid)
+    assert result == {
+        "status": "success",
+        "result": {
+            "charge": f"charge by {charge[0]}",
+            "label": f"label by {label[0]}",
+            "attempt": 1,
+        },
+        "attempts": 1,
+        "executor": "dbos",
+        "steps": ["lightjob.step.charge", "lightjob.step.label", "lightjob.end"],
+    }
 
 
 @pytest.mark.slow

@@ -62,9 +62,7 @@ class DBOSJobExecutor:
         # and is performed by a manager the factory builds
         self._bodies: dict[str, Callable[[], Awaitable[Any]]] = {}
 
-        async def job(
-            session_id: str, job_id: str, job_name: str, arguments: dict[str, Any]
-        ) -> Any:
+        async def job(session_id: str, job_id: str, start: dict[str, Any] | None) -> Any:
             body = self._bodies.pop(DBOS.workflow_id or "", None)
             if body is not None:
                 return await body()
@@ -72,7 +70,9 @@ class DBOSJobExecutor:
             if not await asyncio.to_thread(self._bound.wait, _BIND_GRACE):
                 raise RuntimeError(f"{self.workflow_name}: no job manager took this executor")
             assert self._factory is not None
-            return await self._factory(session_id).execute_job(job_id)
+            # the workflow's inputs hold the start: a job whose process died before
+            # recording it starts here
+            return await self._factory(session_id).execute_job(job_id, start=start)
 
         job.__qualname__ = job.__name__ = f"lightjob_{name}"
         self._workflow = DBOS.workflow(name=self.workflow_name)(job)
@@ -91,31 +91,29 @@ class DBOSJobExecutor:
         self,
         session_id: str,
         job_id: str,
-        name: str,
-        arguments: dict[str, Any],
+        start: dict[str, Any] | None,
         body: Callable[[], Awaitable[Any]],
     ) -> Any:
         """Start the job's workflow (or find it: the id is the job's) and wait for it.
 
-        Returns the job's end as recorded, or None when the job was cancelled (its
-        workflow too) or ended elsewhere first.
+        ``start`` (the job's start, which ``body`` records) is a workflow input, so DBOS
+        keeps it before ``body`` runs. Returns the job's end as recorded, or None when
+        the job was cancelled (its workflow too) or ended elsewhere first.
         """
         wid = self.workflow_id(session_id, job_id)
         self._bodies.setdefault(wid, body)
 
-        async def start() -> Any:
+        async def launch() -> Any:
             with SetWorkflowID(wid):
-                handle = await DBOS.start_workflow_async(
-                    self._workflow, session_id, job_id, name, arguments
-                )
+                handle = await DBOS.start_workflow_async(self._workflow, session_id, job_id, start)
             return await handle.get_result()
 
         try:
             if DBOS.workflow_id is None:
-                return await start()
+                return await launch()
             # started from inside another workflow (a DBOSAgent's tool): the job outlives
             # that run, so it is a workflow of its own, not its child (a fresh context)
-            return await contextvars.Context().run(asyncio.ensure_future, start())
+            return await contextvars.Context().run(asyncio.ensure_future, launch())
         except dbos_error.DBOSAwaitedWorkflowCancelledError:
             return None  # cancel() recorded the job's end before cancelling the workflow
         finally:

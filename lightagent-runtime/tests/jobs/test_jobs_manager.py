@@ -518,8 +518,8 @@ class RecordingExecutor:
     def bind(self, manager_factory) -> None:
         self.factory = manager_factory
 
-    async def run_job(self, session_id, job_id, name, arguments, body):
-        self.calls.append(("job", session_id, name, arguments))
+    async def run_job(self, session_id, job_id, start, body):
+        self.calls.append(("job", session_id, start["name"], start["arguments"]))
         return await body()
 
     async def run_job_step(self, job_id, name, body):
@@ -596,3 +596,65 @@ def test_an_executor_gets_the_job_its_steps_and_its_end_and_owns_the_job(open_st
     kinds = types(open_store())
     assert kinds.count("job.cancelled") == 1 and kinds.count("job.cancel_requested") == 1
     assert kinds.count("job.completed") == 1
+
+
+class DyingExecutor(RecordingExecutor):
+    """Keeps each job's start, as a durable executor does, then dies before running it."""
+
+    kind = "recording"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: dict[str, dict] = {}
+
+    async def run_job(self, session_id, job_id, start, body):
+        self.kept[job_id] = start
+        raise RuntimeError("the process died before the job ran")
+
+
+def test_an_executor_job_whose_start_was_never_recorded_starts_on_its_recovery(
+    open_store,
+) -> None:
+    """With an executor the start is recorded inside the executor's job: a crash before
+    that leaves no half-started job in the log, and the executor's recovery starts it from
+    the start it kept, at attempt 1, exactly once."""
+    dying, runs = DyingExecutor(), []
+
+    async def ship(ctx) -> dict:
+        runs.append(ctx.attempt)
+        return {"charge": await ctx.step("charge", lambda: "ch-1"), "order": ctx.arguments}
+
+    async def main() -> None:
+        first = manager(open_store, executor=dying)
+        started = first.start("ship", ship, arguments={"order": 7}, idempotency_key="o-7")
+        with pytest.raises(RuntimeError, match="died"):
+            await first.wait(started.job_id, timeout=30)
+        await first.refresh()
+        assert first.list() == []  # nothing recorded: the executor never ran the job
+        start = dying.kept[started.job_id]
+        assert start["name"] == "ship" and start["arguments"] == {"order": 7}
+
+        # the executor's recovery, in a manager of another worker
+        recovering = RecordingExecutor()
+        later = manager(open_store, executor=recovering, worker_id="w2")
+        later.register("ship", ship)
+        end = await later.execute_job(started.job_id, start=start)
+        assert end == {
+            "event": "job.completed",
+            "result": {"charge": "ch-1", "order": {"order": 7}},
+        }
+        done = await later.wait(started.job_id, timeout=30)
+        assert done.attempts == 1 and done.idempotency_key == "o-7" and done.executor == "recording"
+        # a recovery that runs again finds the job ended: nothing runs twice
+        assert await later.execute_job(started.job_id, start=start) is None
+
+    asyncio.run(main())
+    assert runs == [1]
+    assert types(open_store()) == [
+        "session.started",
+        "job.created",
+        "job.started",
+        "job.step",
+        "job.completed",
+        "inbox.enqueued",
+    ]

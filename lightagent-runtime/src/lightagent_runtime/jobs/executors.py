@@ -7,9 +7,13 @@ records ``executor: <kind>`` when they start, their lease never expires, and
 ``resume``/``take_over`` refuse them with ``LA-JOB-EXECUTOR`` (the executor recovers them
 itself; both would run one job twice). It wraps four things, and nothing else changes:
 
-- ``run_job(session_id, job_id, name, arguments, body)``: one job. ``body()`` performs it
-  here — the operation, then its end — and returns the end as recorded (a dict, or None
-  when someone else ended the job first). ``arguments`` are the job's recorded inputs.
+- ``run_job(session_id, job_id, start, body)``: one job. ``body()`` records its start
+  (when ``start`` is given), performs it here — the operation, then its end — and returns
+  the end as recorded (a dict, or None when someone else ended the job first). ``start``
+  is what the start records (``job.created``'s data: name, arguments, metadata …); the
+  executor keeps it durably before calling ``body()`` and hands it to ``execute_job`` on a
+  recovery, so a crash before the start is recorded loses no job. None: a takeover
+  recorded the job already.
 - ``run_job_step(job_id, name, body)``: one ledger step (``JobContext.step``); ``body()``
   runs it (or returns its recorded result) and records it, returning the recorded value.
 - ``run_job_end(job_id, body)``: the recording of the job's end (``job.completed``,
@@ -58,8 +62,7 @@ class JobExecutor(Protocol):
         self,
         session_id: str,
         job_id: str,
-        name: str,
-        arguments: dict[str, Any],
+        start: dict[str, Any] | None,
         body: Callable[[], Awaitable[Any]],
     ) -> Any:
         """Carry out one job; return what ``body()`` returns."""
@@ -93,6 +96,11 @@ class ExecutorMethods:
         raise NotImplementedError
 
     def _operation(self, name: str) -> Any:  # pragma: no cover - as get
+        raise NotImplementedError
+
+    def _starting(
+        self, job_id: str, created: dict[str, Any], lease: Lease
+    ) -> Any:  # pragma: no cover - as get
         raise NotImplementedError
 
     async def _attempt(
@@ -129,35 +137,46 @@ class ExecutorMethods:
         )
 
     async def execute_job(
-        self, job_id: str, operation: Operation | None = None
+        self,
+        job_id: str,
+        operation: Operation | None = None,
+        *,
+        start: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """Perform job ``job_id`` here for its executor, which recovered it (for executors).
 
-        A new attempt of a job the executor owns: ``job.resumed`` at the next epoch, the
-        operation (``operation``, else the one registered under the job's name) run with
-        the recorded arguments, its end recorded. Returns the end as recorded; None when
-        the job had ended (nothing runs).
+        A job whose start was never recorded is started with ``start`` (what the executor
+        kept: ``job.created``'s data); one that was is a new attempt: ``job.resumed`` at
+        the next epoch. The operation (``operation``, else the one registered under the
+        job's name) runs with the recorded arguments and its end is recorded. Returns the
+        end as recorded; None when the job had ended (nothing runs).
         """
         if self.executor is None:
             raise ConfigurationError(
                 "LA-CONFIG", "execute_job() is for a manager with an executor= (its recoveries)"
             )
         await asyncio.to_thread(self._log.refresh)
+        local = self._local.get(job_id)
+        token = local.token if local is not None else CancellationToken()
+        box: dict[str, Lease] = {}
+        started = False
+        if start is not None and job_id not in self._log.scan.jobs:
+            box["lease"] = Lease(self.worker_id, 1, self.lease_seconds)
+            starting = self._starting(job_id, start, box["lease"])
+            started = bool(await asyncio.to_thread(self._log.write, job_id, starting))
         record = self.get(job_id)
         if record.done:
             return None
         op = operation if operation is not None else self._operation(record.name)
-        local = self._local.get(job_id)
-        token = local.token if local is not None else CancellationToken()
-        box: dict[str, Lease] = {}
+        if not started:
 
-        def build(current: JobRecord | None) -> list[SessionEvent]:
-            if current is None or current.done:
-                return []
-            return [self._resumed(job_id, current, token, self.lease_seconds, box)]
+            def build(current: JobRecord | None) -> list[SessionEvent]:
+                if current is None or current.done:
+                    return []
+                return [self._resumed(job_id, current, token, self.lease_seconds, box)]
 
-        if not await asyncio.to_thread(self._log.write, job_id, build):
-            return None
+            if not await asyncio.to_thread(self._log.write, job_id, build):
+                return None
         lease = box["lease"]
         requested = self.get(job_id).cancel_requested
         if requested:

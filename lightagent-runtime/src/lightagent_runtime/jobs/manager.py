@@ -197,28 +197,21 @@ class JobManager(ExecutorMethods, TakeoverMethods):
         local: LocalJob,
     ) -> None:
         lease = Lease(self.worker_id, 1, seconds)
-
-        def build(record: JobRecord | None) -> list[SessionEvent]:
-            if record is not None:
-                return []  # idempotent: the job exists (here or elsewhere); nothing starts
-            return [
-                SessionEvent("job.created", data=created),
-                SessionEvent("job.started", data=self._lease_data(job_id, lease)),
-            ]
-
+        if self.executor is not None:
+            # The start is recorded inside the executor's job: a crash leaves either
+            # nothing (the start never happened) or a job the executor recovers.
+            await self._execute(job_id, operation, lease, local, created)
+            return
         try:
-            stored = await asyncio.to_thread(self._log.write, job_id, build)
+            stored = await asyncio.to_thread(
+                self._log.write, job_id, self._starting(job_id, created, lease)
+            )
         except Exception as exc:
             local.error = exc  # wait() raises it; the entry stays so that it can
             local.done.set()
             return
         if not stored:
             existing = self._log.scan.jobs[job_id]
-            if self._owns(existing):
-                # started again: its executor has it (or, had its start not reached the
-                # executor before a crash, runs it now)
-                await self._execute(job_id, operation, lease, local, again=True)
-                return
             local.done.set()
             self._local.pop(job_id, None)
             if existing.status is JobStatus.interrupted or existing.lease_expired():
@@ -235,14 +228,26 @@ class JobManager(ExecutorMethods, TakeoverMethods):
 
     # -- running --------------------------------------------------------------------
 
+    def _starting(self, job_id: str, created: dict[str, Any], lease: Lease) -> Any:
+        """The write of a job's start (``job.created``, ``job.started``); none if it exists."""
+
+        def build(record: JobRecord | None) -> list[SessionEvent]:
+            if record is not None:
+                return []  # idempotent: the job exists (here or elsewhere); nothing starts
+            return [
+                SessionEvent("job.created", data=created),
+                SessionEvent("job.started", data=self._lease_data(job_id, lease)),
+            ]
+
+        return build
+
     async def _execute(
         self,
         job_id: str,
         operation: Operation,
         lease: Lease,
         local: LocalJob,
-        *,
-        again: bool = False,
+        created: dict[str, Any] | None = None,
     ) -> None:
         local.lease = lease
         closing = False
@@ -250,24 +255,27 @@ class JobManager(ExecutorMethods, TakeoverMethods):
             if self.executor is None:
                 await self._attempt(job_id, operation, lease, local.token)
             else:
-                record = self.get(job_id)
 
                 async def body() -> Any:
-                    if again:  # the executor had not run it: it runs now, as a recovery
-                        return await self.execute_job(job_id, operation)
-                    if self.get(job_id).done:
+                    if created is not None:
+                        starting = self._starting(job_id, created, lease)
+                        if not await asyncio.to_thread(self._log.write, job_id, starting):
+                            # recorded already: by a start that never reached the
+                            # executor (older releases recorded first), or not its job
+                            if not self._owns(self.get(job_id)):
+                                return None
+                            return await self.execute_job(job_id, operation)
+                    elif self.get(job_id).done:
                         return None  # cancelled before the executor started it
                     return await self._attempt(job_id, operation, lease, local.token)
 
-                await self.executor.run_job(
-                    self.session_id, job_id, record.name, dict(record.arguments), body
-                )
+                await self.executor.run_job(self.session_id, job_id, created, body)
         except asyncio.CancelledError:
             closing = True  # this manager is closing: aclose() records the interruption
         except Exception as exc:
             local.error = exc
         finally:
-            if not closing:
+            if not closing and local.error is None:  # a failure stays for wait() to raise
                 self._local.pop(job_id, None)
             local.done.set()
         if closing:
