@@ -42,6 +42,7 @@ def _signal_and_wait() -> None:
 
 async def ship(ctx: Any) -> dict[str, Any]:
     charge = await ctx.step("charge", _log, "charge")
+    await ctx.emit_output("charged")  # a recovery emits it again: written once
     if CFG.get("block"):  # the first process: between two steps, until the test kills it
         await asyncio.to_thread(_signal_and_wait)
     label = await ctx.step("label", _log, "label")
@@ -150,6 +151,7 @@ def main() -> None:
             "status": done.status.value,
             "result": done.result,
             "attempts": done.attempts,
+            "output": done.output,
             "executor": done.executor,
             "steps": [s["function_name"] for s in steps],
         }

@@ -367,6 +367,7 @@ def test_a_job_killed_before_its_start_is_recorded_is_started_by_dbos(
             "attempt": 1,
         },
         "attempts": 1,
+        "output": ["charged"],
         "executor": "dbos",
         "steps": ["lightjob.step.charge", "lightjob.step.label", "lightjob.end"],
     }
@@ -407,6 +408,7 @@ def test_a_job_killed_between_ledger_steps_is_recovered_by_dbos(
             "attempt": 2,
         },
         "attempts": 2,
+        "output": ["charged"],
         "executor": "dbos",
         "steps": ["lightjob.step.charge", "lightjob.step.label", "lightjob.end"],
     }

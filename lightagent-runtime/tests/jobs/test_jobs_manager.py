@@ -232,6 +232,34 @@ def test_takeover_runs_the_job_again_without_repeating_its_recorded_steps(open_s
     assert ran == ["label"]  # the recorded charge was not made again
 
 
+def test_a_takeover_writes_each_output_position_once(open_store) -> None:
+    """The dead holder emitted its first output; the takeover runs the operation from the
+    start and emits it again: only the outputs past what was recorded are written."""
+    store = open_store()
+    forge_dead_holder(store, "j1", "report", steps={"scan": 40})
+    store.append(
+        "s1",
+        [SessionEvent("job.output", data={"job_id": "j1", "value": "scanned 40", "index": 0})],
+    )
+
+    async def report(ctx) -> str:
+        found = await ctx.step("scan", lambda: 41)
+        await ctx.emit_output(f"scanned {found}")  # position 0: recorded by the dead holder
+        await ctx.emit_output("written")  # position 1: new
+        return "done"
+
+    async def main() -> Any:
+        jobs = manager(open_store)
+        jobs.register("report", report)
+        await jobs.refresh()
+        await jobs.resume("j1")
+        return await jobs.wait("j1", timeout=30)
+
+    done = asyncio.run(main())
+    assert done.attempts == 2 and done.output == ["scanned 40", "written"]
+    assert types(open_store()).count("job.output") == 2
+
+
 def test_a_stale_holder_is_fenced_and_stops_when_its_job_is_taken_over(open_store) -> None:
     async def main() -> None:
         jobs = manager(open_store)

@@ -63,6 +63,7 @@ class JobContext:
         #: Cancelled when the job is cancelled (here or, through the log, from elsewhere)
         #: or when this attempt loses its lease.
         self.cancellation_token = token
+        self._outputs = 0
 
     @property
     def executor(self) -> Any:
@@ -120,8 +121,14 @@ class JobContext:
         return self._manager.get(job_id).steps[name]
 
     async def emit_output(self, value: Any) -> None:
-        """Append ``value`` to the job's output (``job.output``), readable by others at once."""
-        await self._manager._emit(self.job_id, self._lease, value)
+        """Append ``value`` to the job's output (``job.output``), readable by others at once.
+
+        Written once per position: a later attempt (a takeover, an executor's recovery)
+        that emits its n-th output again, as deterministic code does, writes nothing; the
+        recorded value stands.
+        """
+        index, self._outputs = self._outputs, self._outputs + 1
+        await self._manager._emit(self.job_id, self._lease, value, index)
 
 
 #: An operation: ``fn(ctx: JobContext) -> result`` (async, or sync: run in a worker thread).

@@ -358,10 +358,16 @@ class JobManager(ExecutorMethods, TakeoverMethods):
 
         self._log.write(job_id, build)
 
-    async def _emit(self, job_id: str, lease: Lease, value: Any) -> None:
+    async def _emit(self, job_id: str, lease: Lease, value: Any, index: int | None = None) -> None:
+        """Record an output; the operation's ``index``-th one only if no attempt did."""
+
         def build(record: JobRecord | None) -> list[SessionEvent]:
             holder_check(job_id, record, lease)
             data = {"job_id": job_id, "value": value, "lease_epoch": lease.epoch}
+            if index is not None:
+                if index in self._log.scan.emitted.get(job_id, ()):
+                    return []  # an earlier attempt's output at this position stands
+                data["index"] = index
             return [SessionEvent("job.output", data=data)]
 
         await asyncio.to_thread(self._log.write, job_id, build)

@@ -94,7 +94,7 @@ class JobRecord:
 class JobScan:
     """The jobs of one session, folded incrementally from its log (a cursor and the records)."""
 
-    __slots__ = ("by_key", "cursor", "first", "jobs")
+    __slots__ = ("by_key", "cursor", "emitted", "first", "jobs")
 
     def __init__(self) -> None:
         #: The last sequence read (0: nothing read yet).
@@ -105,6 +105,8 @@ class JobScan:
         self.by_key: dict[str, str] = {}
         #: The session's first event (its owner), once read.
         self.first: Any = None
+        #: job_id -> the positions of the outputs its operation emitted (``ctx.emit_output``).
+        self.emitted: dict[str, set[int]] = {}
 
     def feed(self, events: list[Any]) -> None:
         """Take in events read after :attr:`cursor` (others are ignored)."""
@@ -159,6 +161,8 @@ class JobScan:
                 record.started_at = record.started_at or event.timestamp
         elif kind == "output":
             record.output.append(data.get("value"))
+            if isinstance(data.get("index"), int):
+                self.emitted.setdefault(job_id, set()).add(data["index"])
         elif kind == "step":
             record.steps[str(data.get("step"))] = data.get("result")
         elif kind == "cancel_requested":
