@@ -686,3 +686,31 @@ def test_an_executor_job_whose_start_was_never_recorded_starts_on_its_recovery(
         "job.completed",
         "inbox.enqueued",
     ]
+
+
+def test_closing_a_manager_before_its_executor_recorded_a_start_interrupts_nothing(
+    open_store,
+) -> None:
+    """aclose() while the executor holds a job whose start is not in the log yet: nothing
+    to mark interrupted (the executor recovers the job), and no error."""
+
+    class Holding(RecordingExecutor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.entered = asyncio.Event()
+
+        async def run_job(self, session_id, job_id, start, body):
+            self.entered.set()
+            await asyncio.Event().wait()  # until the manager closes
+
+    async def main() -> None:
+        executor = Holding()
+        jobs = manager(open_store, executor=executor)
+        jobs.start("ship", lambda ctx: "never")
+        await executor.entered.wait()
+        await jobs.aclose()
+        await jobs.refresh()
+        assert jobs.list() == []
+
+    asyncio.run(main())
+    assert [t for t in types(open_store()) if t.startswith("job.")] == []

@@ -170,7 +170,9 @@ class TakeoverMethods:
         for job_id, local in list(self._local.items()):
             lease = local.lease
             record = self._log.scan.jobs.get(job_id)
-            if record is not None and record.executor is not None:
+            if record is None or record.executor is not None:
+                # not in the log yet (an executor records the start inside its job), or
+                # the executor's: nothing to mark interrupted, the executor recovers it
                 if local.task is not None and not local.task.done():
                     local.task.cancel()
                 self._local.pop(job_id, None)
