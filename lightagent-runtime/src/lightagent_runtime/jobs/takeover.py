@@ -47,6 +47,7 @@ class TakeoverMethods:
     worker_id: str
     lease_seconds: float
     operations: MutableMapping[str, Any]
+    executor: Any  # ExecutorMethods' (a JobExecutor or None)
 
     def get(self, job_id: str) -> JobRecord:  # pragma: no cover - JobManager defines it
         raise NotImplementedError
@@ -170,9 +171,9 @@ class TakeoverMethods:
         for job_id, local in list(self._local.items()):
             lease = local.lease
             record = self._log.scan.jobs.get(job_id)
-            if record is None or record.executor is not None:
-                # not in the log yet (an executor records the start inside its job), or
-                # the executor's: nothing to mark interrupted, the executor recovers it
+            # An executor's job (maybe not in the log yet: the executor records its start
+            # inside the job) is not marked interrupted: the executor recovers it.
+            if self.executor is not None if record is None else record.executor is not None:
                 if local.task is not None and not local.task.done():
                     local.task.cancel()
                 self._local.pop(job_id, None)
