@@ -275,7 +275,9 @@ class JobManager(ExecutorMethods, TakeoverMethods):
         except Exception as exc:
             local.error = exc
         finally:
-            if not closing and local.error is None:  # a failure stays for wait() to raise
+            # A failure before the start was recorded stays for wait() to raise: the log
+            # has no job to report.
+            if not closing and (local.error is None or job_id in self._log.scan.jobs):
                 self._local.pop(job_id, None)
             local.done.set()
         if closing:
