@@ -189,8 +189,11 @@ def test_tool_failure_marks_only_its_tool_span(loopback_server, traced) -> None:
 def test_parallel_tool_calls_each_end_when_they_return(loopback_server, traced) -> None:
     @tool
     def slow() -> str:
-        """Takes a while."""
-        time.sleep(0.5)
+        """Returns only once fast's span has ended (bounded: a span held to the round's end
+        fails the check below instead of hanging)."""
+        deadline = time.monotonic() + 30
+        while not traced.named("execute_tool fast") and time.monotonic() < deadline:
+            time.sleep(0.01)
         return "slow"
 
     @tool
