@@ -112,7 +112,7 @@ def test_max_tool_iterations_in_every_mode(stream: bool) -> None:
 
 
 def test_parallel_tool_calls_run_concurrently() -> None:
-    started = threading.Barrier(3, timeout=5)
+    started = threading.Barrier(3, timeout=30)
 
     @tool
     def slow(n: int) -> str:
