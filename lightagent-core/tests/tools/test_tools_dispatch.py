@@ -28,13 +28,14 @@ async def anap(seconds: float, label: str = "") -> dict:
     return {"label": label, "thread": threading.current_thread().name}
 
 
-STUCK_RELEASE = threading.Event()
+STUCK_RELEASE, STUCK_RETURNED = threading.Event(), threading.Event()
 
 
 @tool(timeout=0.2)
 def stuck(release: str = "") -> str:
     """Blocks longer than its timeout (until the test releases it)."""
     STUCK_RELEASE.wait(30)
+    STUCK_RETURNED.set()
     return "late"
 
 
@@ -176,9 +177,10 @@ def test_async_driver_keeps_the_loop_free_while_sync_tools_run():
 
 def test_sync_timeout_is_reported_and_the_call_abandoned(dispatcher):
     STUCK_RELEASE.clear()
+    STUCK_RETURNED.clear()
     try:
         [outcome] = dispatcher.run_calls([call("stuck")])
-        assert not STUCK_RELEASE.is_set()  # returned while the tool still blocks its thread
+        assert not STUCK_RETURNED.is_set()  # returned while the tool still blocks its thread
     finally:
         STUCK_RELEASE.set()
     assert outcome.error.code == "LA-TOOL-TIMEOUT"
