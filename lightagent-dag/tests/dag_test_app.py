@@ -3,6 +3,13 @@
 Tasks sleep ``metadata["sleep_ms"]`` milliseconds, then answer ``<task_id>:ok``; the
 verifier accepts exactly that. With ``DAG_TEST_STOP_FILE`` set, a worker writes its pid
 into that file when it starts a task whose metadata has ``"announce": true``.
+
+Two handshakes let a test order things without guessing at times (each bounded, so a
+broken handshake fails the test instead of hanging it):
+
+- ``"meet": {"file": path, "workers": n}``: the task writes its process id into ``path``,
+  then waits until ``n`` different processes have written theirs;
+- ``"hold_until": path``: the task waits until ``path`` exists.
 """
 
 from __future__ import annotations
@@ -12,12 +19,36 @@ import time
 
 from lightagent_dag import CallableVerifier, LightDAG, TaskOutcome
 
+HANDSHAKE_BOUND = 120.0  # seconds; only a broken handshake waits this long
+
+
+def _meet(path: str, workers: int) -> None:
+    with open(path, "a") as handle:
+        handle.write(f"{os.getpid()}\n")
+    deadline = time.monotonic() + HANDSHAKE_BOUND
+    while time.monotonic() < deadline:
+        with open(path) as handle:
+            lines = handle.read().split("\n")[:-1]  # a line counts once its newline is written
+        if len(set(lines)) >= workers:
+            return
+        time.sleep(0.02)
+
+
+def _hold(path: str) -> None:
+    deadline = time.monotonic() + HANDSHAKE_BOUND
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
 
 def _work(context):
     meta = context.spec.metadata
     if meta.get("announce") and os.environ.get("DAG_TEST_STOP_FILE"):
         with open(os.environ["DAG_TEST_STOP_FILE"], "a") as handle:
             handle.write(f"{os.getpid()} {context.fence}\n")
+    if meta.get("meet"):
+        _meet(meta["meet"]["file"], int(meta["meet"]["workers"]))
+    if meta.get("hold_until"):
+        _hold(meta["hold_until"])
     time.sleep(int(meta.get("sleep_ms", 0)) / 1000.0)
     return TaskOutcome.candidate(f"{context.task_id}:ok")
 

@@ -76,10 +76,13 @@ def test_a_lease_takeover_is_left_to_a_claim_of_its_own(
     # t0 outranks t1 and its holder's lease is already over: the best claimable task is a
     # takeover, which a publication must not do (nor half-do) on its way.
     _create(dag_store, run_id, [_spec("t0", priority=5), _spec("t1"), _spec("t2")], security)
-    dead = dag_store.claim("dead", run_id=run_id, lease_seconds=0.5)
+    # The dead holder's lease is long until A has claimed (a short one could run out on
+    # a loaded machine before A asks, and A would take t0 over), then cut short.
+    dead = dag_store.claim("dead", run_id=run_id, lease_seconds=60)
     assert dead is not None and dead.task_id == "t0"
     live = dag_store.claim("A", run_id=run_id, lease_seconds=60)
     assert live is not None and live.task_id == "t1"
+    dag_store.renew(dead, 0.5)
     time.sleep(0.6)  # the dead holder's lease runs out
     request = ClaimRequest("A", run_id, ("w",), 60.0)
     assert _publish(dag_store, tmp_path, live, request, inline=True) is None

@@ -33,7 +33,14 @@ def test_seed_offline_example_runs_as_written() -> None:
     assert out.stdout.strip() == "succeeded"
 
 
-def _submit(tmp_path: Path, run_id: str, n: int, sleep_ms: int = 10) -> tuple[str, Path]:
+def _submit(
+    tmp_path: Path,
+    run_id: str,
+    n: int,
+    sleep_ms: int = 10,
+    metadata: dict[str, dict] | None = None,
+) -> tuple[str, Path]:
+    """A run of ``n`` sleepy tasks; ``metadata`` adds to chosen tasks' metadata by id."""
     db = tmp_path / "dag.sqlite3"
     store = SqliteTaskGraphStore(db)
     dag = LightDAG(
@@ -51,7 +58,7 @@ def _submit(tmp_path: Path, run_id: str, n: int, sleep_ms: int = 10) -> tuple[st
             acceptance_contract={},
             worker_key="sleepy",
             verifier_key="ok",
-            metadata={"sleep_ms": sleep_ms},
+            metadata={"sleep_ms": sleep_ms, **(metadata or {}).get(f"t{i}", {})},
         )
         for i in range(n)
     ]
@@ -131,7 +138,16 @@ def test_cli_errors_are_one_line_and_typed(tmp_path: Path) -> None:
 
 
 def test_several_worker_processes_share_one_sqlite_file(tmp_path: Path) -> None:
-    db, art = _submit(tmp_path, "multi", 40, sleep_ms=100)
+    # Every task first waits (bounded) until two worker processes have started one: the
+    # first process up cannot finish the run alone before the others have started.
+    meet = {"meet": {"file": str(tmp_path / "met.txt"), "workers": 2}}
+    db, art = _submit(
+        tmp_path,
+        "multi",
+        40,
+        sleep_ms=100,
+        metadata=dict.fromkeys((f"t{i}" for i in range(40)), meet),
+    )
     args = [
         "dag",
         "worker",
@@ -185,7 +201,10 @@ def test_sigterm_lets_a_worker_finish_its_attempt_and_exit_cleanly(tmp_path: Pat
     import signal
     import time
 
-    db, art = _submit(tmp_path, "term", 1, sleep_ms=1500)
+    # The attempt lasts until the test lets it end, after SIGTERM: the signal lands
+    # mid-attempt whatever the machine's speed.
+    released = tmp_path / "released"
+    db, art = _submit(tmp_path, "term", 1, metadata={"t0": {"hold_until": str(released)}})
     proc = subprocess.Popen(
         [
             *CLI,
@@ -212,7 +231,11 @@ def test_sigterm_lets_a_worker_finish_its_attempt_and_exit_cleanly(tmp_path: Pat
             store.get_task("term", "t0").status.value != "running" and time.monotonic() < deadline
         ):
             time.sleep(0.05)
+        assert store.get_task("term", "t0").status.value == "running"
         proc.send_signal(signal.SIGTERM)  # mid-attempt
+        # Let the signal land first (had it come late, the check is weaker, not wrong).
+        time.sleep(0.2)
+        released.touch()
         assert proc.wait(30) == 0, proc.stderr.read() if proc.stderr else ""
         assert store.get_run("term").status.value == "succeeded"  # the attempt in flight finished
         store.close()
@@ -250,17 +273,21 @@ def test_a_killed_run_is_finished_by_running_it_again(tmp_path: Path) -> None:
     import signal
     import time
 
-    db, art = _submit(tmp_path, "again", 12, sleep_ms=200)
+    # t11 holds its attempt until the process is killed: the kill lands mid-attempt.
+    released = tmp_path / "released"
+    db, art = _submit(
+        tmp_path, "again", 12, sleep_ms=200, metadata={"t11": {"hold_until": str(released)}}
+    )
     proc = subprocess.Popen(
         [sys.executable, "-c", RUNNER, db, str(art), "again"], env=_env(), stdout=subprocess.DEVNULL
     )
     store = SqliteTaskGraphStore(db)
     try:
         deadline = time.monotonic() + 60
-        while (
-            sum(t.status.value == "verified" for t in store.list_tasks("again")) < 3
-            and time.monotonic() < deadline
-        ):
+        while time.monotonic() < deadline:
+            tasks = {t.task_id: t.status.value for t in store.list_tasks("again")}
+            if tasks["t11"] == "running" and sum(v == "verified" for v in tasks.values()) >= 3:
+                break
             time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -268,6 +295,7 @@ def test_a_killed_run_is_finished_by_running_it_again(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+        released.touch()
     before = {t.task_id: t.status.value for t in store.list_tasks("again")}
     assert {"running", "verifying"} & set(before.values()), before  # killed mid-attempt
     dag = LightDAG(

@@ -403,11 +403,13 @@ def test_backend_kills_are_survived(postgres_url: str, tmp_path: Path) -> None:
     import psycopg
     from lightagent.errors import StorageError
 
-    # enough work to outlast 20 kills at 0.1 s apart on a fast machine (~8 in flight)
     n_tasks = int(os.environ.get("DAG_BACKEND_KILL_TASKS", "800"))
     run_id = f"bkill-{uuid.uuid4().hex[:8]}"
     store = SqlTaskGraphStore(postgres_url)
     art = tmp_path / "art"
+    # Every attempt waits for this file, made after the 21st kill: the run cannot end
+    # before the kills the test counts on, however fast or slow the machine.
+    enough = tmp_path / "enough-kills"
     tasks = [
         TaskSpec(
             task_id=f"t{i:04d}",
@@ -415,7 +417,7 @@ def test_backend_kills_are_survived(postgres_url: str, tmp_path: Path) -> None:
             acceptance_contract={},
             worker_key="sleepy",
             verifier_key="ok",
-            metadata={"sleep_ms": 20},
+            metadata={"sleep_ms": 20, "hold_until": str(enough)},
         )
         for i in range(n_tasks)
     ]
@@ -465,6 +467,8 @@ def test_backend_kills_are_survived(postgres_url: str, tmp_path: Path) -> None:
                 if pids:
                     admin.execute("SELECT pg_terminate_backend(%s)", (rng.choice(pids),))
                     killed += 1
+                    if killed == 21:
+                        enough.touch()
     finally:
         for proc in workers:
             if proc.is_alive():

@@ -76,9 +76,12 @@ def test_stale_attempt_writes_are_all_rejected_and_nothing_lands(
     dag_store, run_id, security, tmp_path
 ) -> None:
     _create(dag_store, run_id, [_spec()], security)
-    old = dag_store.claim("A", run_id=run_id, lease_seconds=0.2)
+    # A long lease while B is refused (a short one could run out on a loaded machine
+    # before B even asks), then shortened to run out.
+    old = dag_store.claim("A", run_id=run_id, lease_seconds=60)
     assert old is not None and old.fence == 1
     assert dag_store.claim("B", run_id=run_id, lease_seconds=0.2) is None  # lease still held
+    dag_store.renew(old, 0.2)
     time.sleep(0.35)
     new = dag_store.claim("B", run_id=run_id, lease_seconds=30)
     assert new is not None and new.fence == 2 and new.task_id == old.task_id
@@ -175,8 +178,10 @@ def test_scheduler_lease_epochs_never_restart(dag_store, run_id, security) -> No
 def test_heartbeat_keeps_a_task_slower_than_its_lease(make_dag, run_id, security) -> None:
     dag = make_dag(
         config=DAGConfig(
-            task_lease_seconds=0.5,
-            heartbeat_interval=0.1,
+            # The lease outlasts a renewal held up for over a second on a loaded machine;
+            # the task outlasts two leases.
+            task_lease_seconds=1.5,
+            heartbeat_interval=0.15,
             poll_interval=0.01,
             poll_interval_max=0.05,
         ),
@@ -184,7 +189,7 @@ def test_heartbeat_keeps_a_task_slower_than_its_lease(make_dag, run_id, security
     )
 
     def slow(context):
-        time.sleep(1.4)  # almost three leases
+        time.sleep(3.2)  # more than two leases
         return TaskOutcome.candidate("slow")
 
     dag.register_worker("w", slow)

@@ -137,10 +137,16 @@ def _peak_tracker():
 def test_max_concurrency(make_dag, run_id, security) -> None:
     dag = _ok(make_dag, max_concurrency=2)
     state, enter, leave = _peak_tracker()
+    both_in = threading.Event()
 
     def work(ctx):
         enter()
-        time.sleep(0.1)
+        if state["now"] == 2:
+            both_in.set()
+        # The first task waits for a second one to join it (bounded: a scheduler that never
+        # runs two at once fails the peak check below instead of hanging).
+        both_in.wait(30)
+        time.sleep(0.05)  # lingers, so a third task started too early would be counted
         leave()
         return TaskOutcome.candidate("x")
 

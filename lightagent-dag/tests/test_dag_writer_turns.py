@@ -12,8 +12,10 @@ from lightagent_dag.sql.turns import WriterTurns
 fcntl = pytest.importorskip("fcntl")  # the cross-process half needs flock (not on Windows)
 
 
-def _take_turn(database: str, took: object) -> None:
-    with WriterTurns(database).turn():
+def _take_turn(database: str, took: object, trying: object) -> None:
+    turns = WriterTurns(database)
+    trying.set()  # type: ignore[attr-defined]
+    with turns.turn():
         took.value = time.monotonic()  # type: ignore[attr-defined]
 
 
@@ -21,11 +23,14 @@ def test_a_turn_excludes_other_processes_until_it_ends(tmp_path) -> None:
     database = str(tmp_path / "dag.sqlite3")
     turns = WriterTurns(database)
     ctx = multiprocessing.get_context("spawn")
-    took = ctx.Value("d", 0.0)
+    took, trying = ctx.Value("d", 0.0), ctx.Event()
     with turns.turn():
-        child = ctx.Process(target=_take_turn, args=(database, took))
+        child = ctx.Process(target=_take_turn, args=(database, took, trying))
         child.start()
-        time.sleep(1.0)  # the child is up and waiting on the lock file by now
+        # A spawned child can take seconds to start on a loaded machine: the window in
+        # which it must not get the turn opens only once it is asking for it.
+        assert trying.wait(60), "the child never asked for the turn"
+        time.sleep(1.0)
         assert took.value == 0.0, "another process took the turn while it was held"
         released = time.monotonic()
     child.join(30)
@@ -104,7 +109,7 @@ def test_reads_never_wait_for_a_writer_that_holds_its_turn(tmp_path) -> None:
             )
         )
         reader.start()
-        reader.join(5)
+        reader.join(20)  # a reader waiting for the writer would wait its 30 s
         assert not reader.is_alive(), "a read waited for the writer's turn"
         assert got[0].status.value == "running" and [t.task_id for t in got[1]] == ["t"]
     finally:

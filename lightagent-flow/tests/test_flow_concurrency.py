@@ -19,7 +19,7 @@ def test_d_starts_when_b_ends_not_when_slow_c_ends() -> None:
     async def slow_c(query: str) -> str:
         order.append("C started")
         try:  # C ends only after D has ended (bounded, so a staged scheduler fails, not hangs)
-            await asyncio.wait_for(release.wait(), 3)
+            await asyncio.wait_for(release.wait(), 30)
         except asyncio.TimeoutError:
             order.append("C gave up waiting")
         return "c"
@@ -49,7 +49,7 @@ def test_d_starts_when_b_ends_not_when_slow_c_ends() -> None:
 
 
 def test_sync_agents_of_independent_branches_run_in_parallel_threads() -> None:
-    barrier = threading.Barrier(2, timeout=5)
+    barrier = threading.Barrier(2, timeout=30)
 
     def meet(query: str) -> str:
         barrier.wait()  # deadlocks (BrokenBarrierError) unless both run at once
@@ -238,11 +238,22 @@ def test_cancellation_token_stops_the_run(recorder: Any, flow_executor: Any) -> 
 
 def test_max_concurrency_limits_parallel_steps() -> None:
     live = {"now": 0, "max": 0}
+    both_in: list[asyncio.Event] = []
 
     async def tracked(query: str) -> str:
+        if not both_in:
+            both_in.append(asyncio.Event())
         live["now"] += 1
         live["max"] = max(live["max"], live["now"])
-        await asyncio.sleep(0.01)
+        if live["now"] == 2:
+            both_in[0].set()
+        # The first step waits for a second one to join it (bounded: a flow that never
+        # runs two at once fails the check below instead of hanging).
+        try:
+            await asyncio.wait_for(both_in[0].wait(), 30)
+        except asyncio.TimeoutError:
+            pass
+        await asyncio.sleep(0.01)  # lingers, so a third step started too early is counted
         live["now"] -= 1
         return "ok"
 
@@ -342,10 +353,10 @@ def test_a_dependant_starts_only_after_its_dependency_is_committed() -> None:
             self, run_id: str, step: dict[str, Any], *, epoch: int | None = None
         ) -> bool:
             if step["name"] == "A":  # A ends while B's commit is in flight
-                assert b_committing.wait(5)
+                assert b_committing.wait(30)
             if step["name"] == "B":
                 b_committing.set()
-                assert a_committed.wait(5)
+                assert a_committed.wait(30)
                 # The window in which a scheduler that reads B's status would start C.
                 c_started.wait(1.0)
                 order.append("B committed")

@@ -187,10 +187,22 @@ def test_tool_failure_marks_only_its_tool_span(loopback_server, traced) -> None:
 
 
 def test_parallel_tool_calls_each_end_when_they_return(loopback_server, traced) -> None:
+    fast_finished = threading.Event()
+
+    class FastFinished:
+        """Hears the moment each tool call returns, as the tracing observer does."""
+
+        wants_tool_finished = True
+
+        def on_event(self, run, event) -> None:
+            if event["type"] == "tool_finished" and event["data"]["name"] == "fast":
+                fast_finished.set()
+
     @tool
     def slow() -> str:
-        """Takes a while."""
-        time.sleep(0.5)
+        """Returns only once fast's return has been reported (bounded: were the two
+        reported together at the round's end, the check below fails instead of hanging)."""
+        fast_finished.wait(30)
         return "slow"
 
     @tool
@@ -202,7 +214,7 @@ def test_parallel_tool_calls_each_end_when_they_return(loopback_server, traced) 
         {"tool_calls": [{"name": "slow", "arguments": {}}, {"name": "fast", "arguments": {}}]},
         "both",
     )
-    agent = agent_for(loopback_server, tools=[slow, fast])
+    agent = agent_for(loopback_server, tools=[slow, fast], observers=[FastFinished()])
     assert agent.run("go") == "both"
     slow_span, fast_span = traced.one("execute_tool slow"), traced.one("execute_tool fast")
     assert fast_span.end_time < slow_span.end_time  # not both at the end of the round

@@ -145,12 +145,20 @@ def test_an_agent_with_a_wider_context_of_its_own_is_refused(loopback_server) ->
 def test_runs_over_the_concurrency_limit_queue_and_all_complete(loopback_server, tmp_path) -> None:
     lock = threading.Lock()
     live = {"now": 0, "max": 0}
+    limit_reached = threading.Event()
 
     def slow(body):
         with lock:
             live["now"] += 1
             live["max"] = max(live["max"], live["now"])
-        time.sleep(0.15)
+        # The first requests wait (bounded) until both slots are busy and the other three
+        # runs wait in line: the limit is reached however slowly the runs start.
+        deadline = time.monotonic() + 30
+        while not limit_reached.is_set() and time.monotonic() < deadline:
+            if live["now"] == 2 and m.queued == 3:
+                limit_reached.set()
+            time.sleep(0.01)
+        time.sleep(0.05)  # lingers, so a run started over the limit would be counted
         with lock:
             live["now"] -= 1
         return "ok " + body["messages"][-1]["content"]

@@ -97,7 +97,12 @@ from lightagent import LightAgent, RunContext, tool
 @tool
 def slow_lookup(item: str) -> str:
     '''Look something up.'''
-    time.sleep(4)
+    # Says it is in the tool, then runs until the test lets it end (bounded).
+    folder = os.environ["TOOL_FILES"]
+    open(os.path.join(folder, "in-tool"), "w").close()
+    deadline = time.monotonic() + 120
+    while not os.path.exists(os.path.join(folder, "release")) and time.monotonic() < deadline:
+        time.sleep(0.02)
     return item + ": found"
 
 support = LightAgent(name="support", model="gpt-4.1", api_key="upstream",
@@ -109,7 +114,7 @@ def _start(
     tmp_path: Path, upstream: str, *args: str, key: str | None = KEY, **env_vars: str
 ) -> subprocess.Popen:
     (tmp_path / "served_app.py").write_text(textwrap.dedent(APP))
-    env = {**os.environ, "UPSTREAM_URL": upstream, **env_vars}
+    env = {**os.environ, "UPSTREAM_URL": upstream, "TOOL_FILES": str(tmp_path), **env_vars}
     env.pop("LIGHTAGENT_SERVE_API_KEY", None)
     if key is not None:
         env["LIGHTAGENT_SERVE_API_KEY"] = key
@@ -158,11 +163,12 @@ def test_sigterm_lets_in_flight_requests_finish_then_exits(loopback_server, tmp_
         )
         worker.start()
         # the run is in its slow tool (a first request also imports the openai SDK: slow
-        # on a busy machine)
-        _wait_for(lambda: len(loopback_server.requests) == 1, timeout=90)
+        # on a busy machine); the tool runs until the test releases it
+        _wait_for(lambda: (tmp_path / "in-tool").exists(), timeout=90)
+        assert len(loopback_server.requests) == 1
         proc.send_signal(signal.SIGTERM)
         refused = False
-        deadline = time.monotonic() + 3.5  # the in-flight run takes 4 s more
+        deadline = time.monotonic() + 60
         while not refused and time.monotonic() < deadline:
             try:
                 httpx.get(f"{base_url}/models", headers={"Authorization": f"Bearer {KEY}"})
@@ -171,6 +177,7 @@ def test_sigterm_lets_in_flight_requests_finish_then_exits(loopback_server, tmp_
                 refused = True  # no new connections while draining
         assert refused
         assert worker.is_alive()  # ... while the in-flight request still runs
+        (tmp_path / "release").touch()
         worker.join(120)
         assert answers == ["Order 7 was found."]
         assert proc.wait(60) == 0

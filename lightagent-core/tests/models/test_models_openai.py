@@ -19,6 +19,9 @@ from lightagent_contracts.loopback import LoopbackServer
 
 HI = ModelRequest([{"role": "user", "content": "hi"}])
 ADD = [{"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}]
+# The read timeout of the stall tests: a stall (5 s) exceeds it, while the answer's first
+# bytes, sent at once, arrive well within it even on a loaded machine.
+STALL_TIMEOUT = 2.0
 
 
 def model(srv: LoopbackServer, **kw: Any) -> OpenAIModel:
@@ -224,7 +227,7 @@ def test_openai_stream_stall_hits_read_timeout_never_hangs(loopback_server: Loop
     }
     loopback_server.reply(LoopbackServer.raw(chunks=[chunk], done=False, stall=5.0))
     with pytest.raises(ModelError) as info:
-        drain(model(loopback_server, timeout=0.3))
+        drain(model(loopback_server, timeout=STALL_TIMEOUT))
     assert info.value.code == "LA-TRUNCATED" and "Timeout" in info.value.details["cause"]
 
 
@@ -491,7 +494,7 @@ def test_openai_astream_truncation_and_inband_error(loopback_server: LoopbackSer
         LoopbackServer.raw(chunks=[chunk], done=False, stall=5.0),
         LoopbackServer.raw(chunks=[chunk, {"error": {"message": "overloaded", "code": 529}}]),
     )
-    m = model(loopback_server, timeout=0.3)
+    m = model(loopback_server, timeout=STALL_TIMEOUT)
 
     async def consume() -> list[Any]:
         return [item async for item in m.astream(HI)]
@@ -597,7 +600,7 @@ def test_openai_fault_after_done_keeps_the_complete_answer(
         "choices": [{"index": 0, "delta": {"content": "whole"}, "finish_reason": "stop"}],
     }
     loopback_server.reply(LoopbackServer.raw(chunks=[done], **fault))
-    _, r = drain(model(loopback_server, timeout=0.3))
+    _, r = drain(model(loopback_server, timeout=STALL_TIMEOUT))
     assert r.content == "whole" and r.finish_reason == "stop"
 
 

@@ -28,10 +28,14 @@ async def anap(seconds: float, label: str = "") -> dict:
     return {"label": label, "thread": threading.current_thread().name}
 
 
+STUCK_RELEASE, STUCK_RETURNED = threading.Event(), threading.Event()
+
+
 @tool(timeout=0.2)
 def stuck(release: str = "") -> str:
-    """Blocks longer than its timeout."""
-    time.sleep(1.0)
+    """Blocks longer than its timeout (until the test releases it)."""
+    STUCK_RELEASE.wait(30)
+    STUCK_RETURNED.set()
     return "late"
 
 
@@ -109,38 +113,62 @@ def call(name: str, arguments: str = "{}", call_id: str | None = None) -> ToolCa
     return ToolCall(id=call_id or f"id_{name}", name=name, arguments=arguments)
 
 
-def test_sync_tools_run_concurrently_in_threads(dispatcher):
-    calls = [call("nap", f'{{"seconds": 0.3, "label": "{i}"}}', f"c{i}") for i in range(5)]
-    started = time.perf_counter()
+def test_sync_tools_run_concurrently_in_threads():
+    together = threading.Barrier(5, timeout=30)
+
+    @tool
+    def meet(label: str) -> str:
+        """Naps once all five calls run at once."""
+        together.wait()  # BrokenBarrierError (an error outcome) unless the five run at once
+        time.sleep(0.3)
+        return f"napped {label}"
+
+    dispatcher = AsyncToolDispatcher(ToolRegistry([meet]), default_timeout=60)
+    calls = [call("meet", f'{{"label": "{i}"}}', f"c{i}") for i in range(5)]
     outcomes = dispatcher.run_calls(calls)
-    wall = time.perf_counter() - started
     assert [o.output for o in outcomes] == [f"napped {i}" for i in range(5)]
     assert [o.call_id for o in outcomes] == [f"c{i}" for i in range(5)]
-    assert wall < 1.0  # sequential would take 1.5 s
     assert all(o.ok and o.latency_ms >= 250 for o in outcomes)
 
 
-def test_async_driver_keeps_the_loop_free_while_sync_tools_run(dispatcher):
+def test_async_driver_keeps_the_loop_free_while_sync_tools_run():
+    lock = threading.Lock()
+    blocking = {"now": 0}
+    all_blocking, loop_ticked = threading.Event(), threading.Event()
     ticks = []
 
+    @tool
+    def block() -> str:
+        """Holds its thread until the loop has ticked while all five sync calls block."""
+        with lock:
+            blocking["now"] += 1
+            if blocking["now"] == 5:
+                all_blocking.set()
+        return "ticked" if loop_ticked.wait(30) else "the loop stood still"
+
     async def heartbeat():
-        while True:
+        await asyncio.to_thread(all_blocking.wait, 30)
+        for _ in range(8):  # the five sync calls block their threads all along
             ticks.append(time.perf_counter())
             await asyncio.sleep(0.02)
+        loop_ticked.set()
+
+    dispatcher = AsyncToolDispatcher(ToolRegistry([block, anap]), default_timeout=60)
 
     async def main():
         beat = asyncio.ensure_future(heartbeat())
-        calls = [call("nap", '{"seconds": 0.3}', f"s{i}") for i in range(5)]
+        calls = [call("block", "{}", f"s{i}") for i in range(5)]
         calls += [call("anap", f'{{"seconds": 0.3, "label": "a{i}"}}', f"a{i}") for i in range(3)]
-        started = time.perf_counter()
         outcomes = await dispatcher.arun_calls(calls)
-        wall = time.perf_counter() - started
         beat.cancel()
-        return outcomes, wall, threading.current_thread().name
+        return outcomes, threading.current_thread().name
 
-    outcomes, wall, loop_thread = asyncio.run(main())
-    assert wall < 1.0
-    assert len(ticks) >= 8  # the loop kept ticking during the 0.3 s of blocking tools
+    try:
+        outcomes, loop_thread = asyncio.run(main())
+    finally:
+        loop_ticked.set()  # frees the threads of a failed run
+    assert [o.output for o in outcomes][:5] == ["ticked"] * 5
+    assert len(ticks) == 8  # the loop kept ticking while every sync tool blocked
     assert [o.call_id for o in outcomes][-3:] == ["a0", "a1", "a2"]
     assert (
         f'"thread": "{loop_thread}"' in outcomes[-1].output
@@ -148,9 +176,13 @@ def test_async_driver_keeps_the_loop_free_while_sync_tools_run(dispatcher):
 
 
 def test_sync_timeout_is_reported_and_the_call_abandoned(dispatcher):
-    started = time.perf_counter()
-    [outcome] = dispatcher.run_calls([call("stuck")])
-    assert time.perf_counter() - started < 0.8
+    STUCK_RELEASE.clear()
+    STUCK_RETURNED.clear()
+    try:
+        [outcome] = dispatcher.run_calls([call("stuck")])
+        assert not STUCK_RETURNED.is_set()  # returned while the tool still blocks its thread
+    finally:
+        STUCK_RELEASE.set()
     assert outcome.error.code == "LA-TOOL-TIMEOUT"
     assert outcome.output.startswith(
         "Error [LA-TOOL-TIMEOUT] tool `stuck` did not finish within 0.2s"
@@ -534,12 +566,23 @@ def test_async_outcomes_are_reported_one_at_a_time_as_they_finish():
     assert heard[-1] == "s" and set(heard) == {"s", "q", "q2"}
 
 
-def test_timed_out_calls_are_reported_and_a_crash_still_reports_the_finished_ones(dispatcher):
+def test_timed_out_calls_are_reported_and_a_crash_still_reports_the_finished_ones():
     heard = []
-    outcomes = dispatcher.run_calls(
-        [call("stuck", "{}", "late"), call("nap", '{"seconds": 0.01}', "n")],
-        on_outcome=lambda o: heard.append((o.call_id, o.error.code if o.error else None)),
-    )
+    release = threading.Event()
+
+    @tool(timeout=2.0)
+    def held() -> str:
+        """Blocks past its timeout, which the quick call beats even on a loaded machine."""
+        release.wait(30)
+        return "late"
+
+    try:
+        outcomes = AsyncToolDispatcher(ToolRegistry([held, nap]), default_timeout=10).run_calls(
+            [call("held", "{}", "late"), call("nap", '{"seconds": 0.01}', "n")],
+            on_outcome=lambda o: heard.append((o.call_id, o.error.code if o.error else None)),
+        )
+    finally:
+        release.set()
     assert heard == [("n", None), ("late", "LA-TOOL-TIMEOUT")]
     assert outcomes[0].error.code == "LA-TOOL-TIMEOUT"
 
@@ -556,9 +599,12 @@ def test_timed_out_calls_are_reported_and_a_crash_still_reports_the_finished_one
 
     @tool
     def dies() -> str:
-        """Stands in for the process dying after the other call returned."""
-        returned.wait(5)
-        time.sleep(0.2)
+        """Stands in for the process dying once the other call's return was reported (the
+        wait is bounded: a dispatcher holding it back fails the check below)."""
+        returned.wait(30)
+        deadline = time.monotonic() + 30
+        while ("n", None) not in heard and time.monotonic() < deadline:
+            time.sleep(0.01)
         raise Crash()
 
     reg = ToolRegistry([dies, returns])

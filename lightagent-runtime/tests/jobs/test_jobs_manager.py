@@ -63,7 +63,7 @@ def test_a_job_runs_records_output_and_steps_and_another_manager_awaits_it(
         record = jobs.start("invoice", invoice, arguments={"order": "o-7"}, metadata={"k": 1})
         assert record.status is JobStatus.pending and record.session_id == "s1"
         # another manager (another store object) sees the job running and its output so far
-        for _ in range(500):
+        for _ in range(6000):  # up to a minute
             seen = await reader.refresh()
             if seen and seen[0].output:
                 break
@@ -291,7 +291,7 @@ def test_a_stale_holder_is_fenced_and_stops_when_its_job_is_taken_over(open_stor
             ],
         )
         # the heartbeat sees the newer epoch and cancels the job's token; its writes fail
-        for _ in range(500):
+        for _ in range(6000):  # up to a minute
             if token.cancelled:
                 break
             await asyncio.sleep(0.01)
@@ -300,7 +300,7 @@ def test_a_stale_holder_is_fenced_and_stops_when_its_job_is_taken_over(open_stor
             await jobs.renew_lease(record.job_id, 10, owner=jobs.worker_id, expected_epoch=1)
         assert info.value.code == "LA-JOB-FENCED"
         assert info.value.details["current_epoch"] == 2
-        for _ in range(500):
+        for _ in range(6000):  # up to a minute
             if record.job_id not in jobs._local:
                 break
             await asyncio.sleep(0.01)
@@ -323,7 +323,7 @@ def test_a_closed_worker_leaves_its_jobs_interrupted_for_another_to_take_over(op
     async def main() -> None:
         jobs = manager(open_store)
         record = jobs.start("count", count, lease_seconds=30)
-        for _ in range(500):
+        for _ in range(6000):  # up to a minute
             if any(r.steps for r in await jobs.refresh()):
                 break
             await asyncio.sleep(0.01)
@@ -352,7 +352,7 @@ def test_starting_an_interrupted_job_again_by_its_key_takes_it_over(open_store) 
     async def main() -> None:
         jobs = manager(open_store)
         record = jobs.start("once", once, idempotency_key="k")
-        for _ in range(500):
+        for _ in range(6000):  # up to a minute
             if any(r.steps for r in await jobs.refresh()):
                 break
             await asyncio.sleep(0.01)
@@ -485,20 +485,34 @@ def test_another_owners_session_is_refused(open_store) -> None:
 
 
 def test_the_heartbeat_renews_the_lease_so_no_one_takes_over_a_live_job(open_store) -> None:
+    # A lease of 1.5 s renewed every 0.5 s: a renewal held up for a second on a loaded
+    # machine still lands in time. The job ends only once it has outlived its first lease
+    # and seen three renewals.
+    release: list[asyncio.Event] = []
+
     async def slow(ctx) -> str:
-        await asyncio.sleep(1.0)  # more than three leases of 0.3 s
+        await asyncio.wait_for(release[0].wait(), 60)
         return "done"
 
     async def main() -> None:
+        release.append(asyncio.Event())
         jobs = manager(open_store)
         rival = manager(open_store)
         rival.register("slow", slow)
-        record = jobs.start("slow", slow, lease_seconds=0.3)
+        log = open_store()
+        record = jobs.start("slow", slow, lease_seconds=1.5)
         await jobs.recorded(record.job_id)
-        for _ in range(8):
+        first_lease_over = time.time() + 1.5  # the first lease ends before this
+        deadline = time.monotonic() + 60
+        while True:
             await asyncio.sleep(0.1)
             assert await rival.take_over() == []  # renewed before it could expire
             assert await rival.mark_interrupted() == []
+            renewed = [e for e in log.events("s1") if e.type == "job.lease_renewed"]
+            if len(renewed) >= 3 and time.time() > first_lease_over:
+                break
+            assert time.monotonic() < deadline, "the lease was not renewed"
+        release[0].set()
         done = await rival.wait(record.job_id, timeout=30)
         assert done.status is JobStatus.success and done.attempts == 1
 
@@ -591,7 +605,7 @@ def test_an_executor_gets_the_job_its_steps_and_its_end_and_owns_the_job(open_st
         # an executor's job: no lease to expire, so nobody takes it over
         held = jobs.start("ship", ship, arguments={"hold": True})
         await jobs.recorded(held.job_id)
-        for _ in range(500):
+        for _ in range(6000):  # up to a minute
             await jobs.refresh()
             if jobs.get(held.job_id).steps:
                 break
@@ -613,7 +627,7 @@ def test_an_executor_gets_the_job_its_steps_and_its_end_and_owns_the_job(open_st
         assert ended.status is JobStatus.cancelled and ended.error["code"] == "LA-CANCELLED"
         assert executor.calls[-1] == ("cancel", "s1")
         gate[0].set()
-        for _ in range(500):
+        for _ in range(6000):  # up to a minute
             if held.job_id not in jobs._local:
                 break
             await asyncio.sleep(0.01)
