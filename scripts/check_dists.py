@@ -38,6 +38,20 @@ def _run(*cmd: str) -> str:
     return proc.stdout
 
 
+def _install(py: str, wheelhouse: str, requirement: str) -> None:
+    """``pip install requirement`` into the venv of ``py``, from the wheels in ``wheelhouse``."""
+    _run(
+        py,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--find-links",
+        str(Path(wheelhouse).resolve()),
+        requirement,
+    )
+
+
 def main(wheelhouse: str) -> int:
     wheels = sorted(Path(wheelhouse).resolve().glob("*.whl"))
     names = {w.name.split("-")[0] for w in wheels}
@@ -75,16 +89,7 @@ def main(wheelhouse: str) -> int:
     with tempfile.TemporaryDirectory(prefix="lightagent-check-dists-") as tmp:
         venv.create(tmp, with_pip=True)
         py = str(Path(tmp) / "bin" / "python")
-        _run(
-            py,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--find-links",
-            str(Path(wheelhouse).resolve()),
-            f"lightagent-core[flow,dag]=={version}",
-        )
+        _install(py, wheelhouse, f"lightagent-core[flow,dag]=={version}")
         _run(
             py,
             "-c",
@@ -115,31 +120,13 @@ def main(wheelhouse: str) -> int:
         # the kernel by itself: tools, a durable SQLite session and resume, no plugin
         venv.create(tmp, with_pip=True)
         py = str(Path(tmp) / "bin" / "python")
-        _run(
-            py,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--find-links",
-            str(Path(wheelhouse).resolve()),
-            f"lightagent-core=={version}",
-        )
+        _install(py, wheelhouse, f"lightagent-core=={version}")
         listing = json.loads(_run(str(Path(tmp) / "bin" / "lightagent"), "plugins", "--json"))
         if {p["name"] for p in listing} - {"lightagent-core"}:
             raise SystemExit(f"check-dists: lightagent-core alone lists {listing}")
         print(_run(py, str(ROOT / "scripts" / "core_alone.py")).strip())
         # then the `postgres` extra: the dialect arrives as a plugin, found by URL scheme
-        _run(
-            py,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--find-links",
-            str(Path(wheelhouse).resolve()),
-            f"lightagent-core[postgres]=={version}",
-        )
+        _install(py, wheelhouse, f"lightagent-core[postgres]=={version}")
         opened = _run(
             py,
             "-c",

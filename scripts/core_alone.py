@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,17 +92,12 @@ def _check_missing_names() -> int:
         else:
             raise SystemExit(f"core-alone: run({option}=...) accepted without its extra")
     url = "postgresql+psycopg://app@127.0.0.1/sessions"  # lightagent-postgres: not installed
-    for build in (
+    checked += _refused(
+        "postgres",
+        "a PostgreSQL session store built",
         lambda: lightagent.SqlSessionStore(url),
         lambda: LightAgent(model=ScriptedModel(["x"]), session_store=url).run("q", session_id="s"),
-    ):
-        try:
-            build()
-        except MissingExtraError as exc:
-            assert exc.details["install"] == "pip install 'lightagent-core[postgres]'", exc
-            checked += 1
-        else:
-            raise SystemExit("core-alone: a PostgreSQL session store built without its extra")
+    )
     for attribute, extra in vocabulary.ATTRIBUTES.items():
         try:
             getattr(agent, attribute)
@@ -115,26 +111,33 @@ def _check_missing_names() -> int:
 
 def _check_no_selection() -> int:
     import lightagent.tools
-    from lightagent.errors import MissingExtraError
 
     tools = [tool(name=f"t{i}", description=f"Item number {i}.")(lambda: "ok") for i in range(20)]
     model = ScriptedModel(["ok"])
     LightAgent(model=model, tools=tools).run("item number 3")  # filter_tools=True
     if len(model.requests[0].tools or ()) != 20:
         raise SystemExit("core-alone: an agent without a tool selector did not offer every tool")
-    checked = 0
-    for use in (
+    return _refused(
+        "selection",
+        "tool selection worked",
         lambda: lightagent.tools.ToolRegistry(tools).select("item"),
         lambda: lightagent.tools.ToolIndex,
-    ):
+    )
+
+
+def _refused(extra: str, what: str, *uses: Callable[[], Any]) -> int:
+    """How many of ``uses`` fail with ``LA-MISSING-EXTRA`` naming ``extra``'s install line
+    (all, or this exits saying ``what`` happened without it)."""
+    from lightagent.errors import MissingExtraError
+
+    for use in uses:
         try:
             use()
         except MissingExtraError as exc:
-            assert exc.details["install"] == "pip install 'lightagent-core[selection]'", exc
-            checked += 1
+            assert exc.details["install"] == f"pip install 'lightagent-core[{extra}]'", exc
         else:
-            raise SystemExit("core-alone: tool selection worked without lightagent-selection")
-    return checked
+            raise SystemExit(f"core-alone: {what} without its extra")
+    return len(uses)
 
 
 def main() -> int:
